@@ -1,0 +1,329 @@
+/* cli: the command line: parse options, run the requested mode, map errors to exit statuses. */
+#include "config.h"
+
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "core/proc.h"
+#include "core/runtime.h"
+#include "core/snapshot.h"
+#include "core/source.h"
+#include "core/unwind.h"
+
+enum {
+    OPT_DUMP = 256,
+    OPT_JSON,
+    OPT_BLOCKING,
+    OPT_FILTER,
+    OPT_NO_COLOR,
+};
+
+static const char USAGE[] =
+    "Usage: pytop -p PID                     live view of a running Python process\n"
+    "       pytop [options] -- CMD [ARGS...] start CMD and show it live\n"
+    "       pytop -p PID --dump [--json]     one snapshot to stdout, then exit\n"
+    "       pytop -p PID -b [-n N] [-d SECS] a snapshot every SECS, N times\n"
+    "\n"
+    "Options:\n"
+    "  -p, --pid PID         the process to inspect\n"
+    "      --dump            print one snapshot (text, like a traceback) and exit\n"
+    "      --json            write snapshots as JSON\n"
+    "  -o, --output FILE     where --dump and -b write (default: stdout)\n"
+    "  -b, --batch           batch mode\n"
+    "  -n, --iterations N    batch mode: stop after N snapshots\n"
+    "  -d, --delay SECS      refresh / batch interval (default 1.0)\n"
+    "  -r, --rate HZ         sampling rate (default 100; 1k, 10khz, max)\n"
+    "      --blocking        pause the target while each sample is read\n"
+    "      --filter TEXT     start with this filter\n"
+    "      --no-color        no colours (NO_COLOR is honoured too)\n"
+    "  -h, --help            this help\n"
+    "  -V, --version         print the version\n"
+    "\n"
+    "Exit status: 0 success, 1 the target could not be inspected, 2 bad usage.\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "pytop: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (try 'pytop --help')\n");
+    return -1;
+}
+
+static int parse_pid(const char *s, pid_t *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v <= 0 || v > INT_MAX) {
+        return -1;
+    }
+    *out = (pid_t)v;
+    return 0;
+}
+
+static int parse_positive(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno != 0 || end == s || *end != '\0' || !isfinite(v) || v <= 0) {
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* "100", "1k", "10khz", "2.5kHz", "max". */
+static int parse_rate(const char *s, double *out)
+{
+    char *end;
+    if (strcmp(s, "max") == 0) {
+        *out = 0;
+        return 0;
+    }
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno != 0 || end == s || !isfinite(v) || v <= 0) {
+        return -1;
+    }
+    if (*end == 'k' || *end == 'K') {
+        v *= 1000;
+        end++;
+    }
+    if (strcasecmp(end, "hz") == 0) {
+        end += 2;
+    }
+    if (*end != '\0' || v > 1e6) {
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_option(int c, const char *arg, struct cli_options *o)
+{
+    long n;
+    char *end;
+    switch (c) {
+    case 'p':
+        return parse_pid(arg, &o->pid) < 0 ? usage_error("bad PID '%s'", arg) : 0;
+    case OPT_DUMP:
+        o->mode = CLI_MODE_DUMP;
+        return 0;
+    case OPT_JSON:
+        o->json = true;
+        return 0;
+    case 'o':
+        o->output = arg;
+        return 0;
+    case 'b':
+        o->mode = CLI_MODE_BATCH;
+        return 0;
+    case 'n':
+        errno = 0;
+        n = strtol(arg, &end, 10);
+        if (errno != 0 || end == arg || *end != '\0' || n <= 0 || n > INT_MAX) {
+            return usage_error("bad iteration count '%s'", arg);
+        }
+        o->iterations = (int)n;
+        return 0;
+    case 'd':
+        return parse_positive(arg, &o->delay) < 0 ? usage_error("bad delay '%s'", arg) : 0;
+    case 'r':
+        return parse_rate(arg, &o->rate_hz) < 0 ? usage_error("bad rate '%s'", arg) : 0;
+    case OPT_BLOCKING:
+        o->blocking = true;
+        return 0;
+    case OPT_FILTER:
+        o->filter = arg;
+        return 0;
+    case OPT_NO_COLOR:
+        o->no_color = true;
+        return 0;
+    case 'h':
+        o->mode = CLI_MODE_HELP;
+        return 0;
+    case 'V':
+        o->mode = CLI_MODE_VERSION;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+int cli_parse(int argc, char **argv, struct cli_options *o)
+{
+    static const struct option longopts[] = {
+        {"pid", required_argument, NULL, 'p'},
+        {"dump", no_argument, NULL, OPT_DUMP},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"output", required_argument, NULL, 'o'},
+        {"batch", no_argument, NULL, 'b'},
+        {"iterations", required_argument, NULL, 'n'},
+        {"delay", required_argument, NULL, 'd'},
+        {"rate", required_argument, NULL, 'r'},
+        {"blocking", no_argument, NULL, OPT_BLOCKING},
+        {"filter", required_argument, NULL, OPT_FILTER},
+        {"no-color", no_argument, NULL, OPT_NO_COLOR},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    memset(o, 0, sizeof *o);
+    o->mode = CLI_MODE_LIVE;
+    o->delay = 1.0;
+    o->rate_hz = 100;
+    o->no_color = getenv("NO_COLOR") != NULL && getenv("NO_COLOR")[0] != '\0';
+    opterr = 0;
+    int c;
+    /* '+': stop at the first non-option, so a command's own options are left alone. */
+    while ((c = getopt_long(argc, argv, "+p:o:bn:d:r:hV", longopts, NULL)) != -1) {
+        if (c == '?' || c == ':') {
+            const char *bad = argv[optind - 1];
+            return usage_error(optopt && c == ':' ? "option '%s' needs a value"
+                                                  : "unknown option or missing value: '%s'",
+                               bad);
+        }
+        if (parse_option(c, optarg, o) < 0) {
+            return -1;
+        }
+    }
+    if (o->mode == CLI_MODE_HELP || o->mode == CLI_MODE_VERSION) {
+        return 0;
+    }
+    if (optind < argc) {
+        if (o->pid != 0) {
+            return usage_error("give either -p PID or a command, not both%s", "");
+        }
+        o->command = &argv[optind];
+    } else if (o->pid == 0) {
+        return usage_error("no process given: use -p PID or -- COMMAND%s", "");
+    }
+    if (o->json && o->mode == CLI_MODE_LIVE) {
+        return usage_error("--json goes with --dump or -b%s", "");
+    }
+    return 0;
+}
+
+/* The one-line hint that goes with an error that stops pytop. */
+static const char *hint_for(const struct pt_error *e)
+{
+    switch (e->code) {
+    case PT_E_PERM:
+        return "run as the target's user with kernel.yama.ptrace_scope=0 (sysctl), or as root "
+               "/ with CAP_SYS_PTRACE (containers: --cap-add SYS_PTRACE)";
+    case PT_E_NOTPY:
+        return "is it a Python process? pytop looks for the interpreter in the executable and "
+               "in libpython";
+    case PT_E_UNSUPPORTED:
+        return "pytop supports CPython 3.13 to 3.15 with the GIL";
+    default:
+        return NULL;
+    }
+}
+
+static int target_error(const struct pt_error *e)
+{
+    const char *hint = hint_for(e);
+    fprintf(stderr, "pytop: %s\n", e->msg);
+    if (hint != NULL) {
+        fprintf(stderr, "pytop: hint: %s\n", hint);
+    }
+    return CLI_EXIT_TARGET;
+}
+
+static const char *source_line(void *ctx, const char *file, size_t file_len, int line,
+                               size_t *len)
+{
+    return source_cache_line(ctx, file, file_len, line, len);
+}
+
+/* Opens -o FILE for writing, or stdout. */
+static FILE *open_output(const char *path)
+{
+    if (path == NULL || strcmp(path, "-") == 0) {
+        return stdout;
+    }
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        fprintf(stderr, "pytop: cannot write %s: %s\n", path, strerror(errno));
+    }
+    return f;
+}
+
+static int run_dump(const struct cli_options *o)
+{
+    struct pt_error err = {0};
+    struct runtime rt;
+    struct unwind *u = NULL;
+    struct snapshot *s = NULL;
+    struct source_cache *src = NULL;
+    int status = CLI_EXIT_TARGET;
+    struct proc *p = proc_open(o->pid, &err);
+    if (p == NULL || runtime_locate(p, &rt, &err) < 0 || (u = unwind_new(p, &rt, &err)) == NULL ||
+        (s = unwind_snapshot(u, &err)) == NULL) {
+        status = target_error(&err);
+        goto out;
+    }
+    FILE *out = open_output(o->output);
+    if (out == NULL) {
+        goto out;
+    }
+    int rc;
+    if (o->json) {
+        rc = snapshot_write_json(s, out, true, &err);
+    } else {
+        src = source_cache_new(p);
+        struct snapshot_source lines = {source_line, src};
+        rc = snapshot_write_text(s, out, src ? &lines : NULL, &err);
+    }
+    if (fflush(out) != 0 || rc < 0) {
+        fprintf(stderr, "pytop: writing the snapshot failed: %s\n",
+                rc < 0 ? err.msg : strerror(errno));
+    } else {
+        status = CLI_EXIT_OK;
+    }
+    if (out != stdout) {
+        fclose(out);
+    }
+out:
+    source_cache_free(src);
+    snapshot_free(s);
+    unwind_free(u);
+    proc_close(p);
+    return status;
+}
+
+int cli_run(const struct cli_options *o)
+{
+    switch (o->mode) {
+    case CLI_MODE_HELP:
+        fputs(USAGE, stdout);
+        return CLI_EXIT_OK;
+    case CLI_MODE_VERSION:
+        printf("pytop %s\n", PACKAGE_VERSION);
+        return CLI_EXIT_OK;
+    case CLI_MODE_DUMP:
+        if (o->command != NULL) {
+            fprintf(stderr, "pytop: --dump needs -p PID\n");
+            return CLI_EXIT_USAGE;
+        }
+        return run_dump(o);
+    case CLI_MODE_LIVE:
+    case CLI_MODE_BATCH:
+        break;
+    }
+    fprintf(stderr, "pytop: the live view and batch mode are not built yet; use -p PID --dump "
+                    "[--json]\n");
+    return CLI_EXIT_USAGE;
+}

@@ -1,0 +1,233 @@
+/* code: code objects read from the target, cached by address, and their source positions. */
+#include "config.h"
+
+#include "core/code.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/layout/layout.h"
+#include "core/limits.h"
+#include "core/pyobj.h"
+
+/* Bytecode larger than this many code units is not plausible. */
+enum { CODE_MAX_UNITS = 1 << 24 };
+
+struct code_cache {
+    struct code_info **slots;  /* open addressing, LIMIT_CODE_CACHE * 2 slots */
+    size_t n_slots;
+    size_t used;
+    uint64_t generation;
+    uint64_t hits;
+};
+
+struct code_cache *code_cache_new(struct pt_error *err)
+{
+    struct code_cache *c = calloc(1, sizeof *c);
+    if (c != NULL) {
+        c->n_slots = (size_t)LIMIT_CODE_CACHE * 2;
+        c->slots = calloc(c->n_slots, sizeof *c->slots);
+    }
+    if (c == NULL || c->slots == NULL) {
+        free(c);
+        pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+        return NULL;
+    }
+    c->generation = UINT64_MAX;
+    return c;
+}
+
+static void info_free(struct code_info *ci)
+{
+    if (ci != NULL) {
+        free(ci->filename);
+        free(ci->name);
+        free(ci->qualname);
+        free(ci->linetable);
+        free(ci);
+    }
+}
+
+static void cache_clear(struct code_cache *c)
+{
+    for (size_t i = 0; i < c->n_slots; i++) {
+        info_free(c->slots[i]);
+        c->slots[i] = NULL;
+    }
+    c->used = 0;
+}
+
+void code_cache_free(struct code_cache *c)
+{
+    if (c != NULL) {
+        cache_clear(c);
+        free(c->slots);
+        free(c);
+    }
+}
+
+void code_cache_set_generation(struct code_cache *c, uint64_t generation)
+{
+    if (generation != c->generation) {
+        cache_clear(c);
+        c->generation = generation;
+    }
+}
+
+size_t code_cache_size(const struct code_cache *c)
+{
+    return c->used;
+}
+
+uint64_t code_cache_hits(const struct code_cache *c)
+{
+    return c->hits;
+}
+
+static size_t slot_of(const struct code_cache *c, uint64_t addr)
+{
+    uint64_t h = (addr >> 4) * 0x9e3779b97f4a7c15ull;
+    return (size_t)(h >> 20) % c->n_slots;
+}
+
+/* The fields an entry is built from, in enum code_key order. */
+static int read_key(const struct py_layout *L, const uint8_t *raw, uint64_t key[CODE_KEY_N])
+{
+    key[CODE_KEY_QUALNAME] = 0;
+    if (!layout_read_u64(raw, L->code.size, L->object.ob_type, &key[CODE_KEY_TYPE]) ||
+        !layout_read_u64(raw, L->code.size, L->code.filename, &key[CODE_KEY_FILENAME]) ||
+        !layout_read_u64(raw, L->code.size, L->code.name, &key[CODE_KEY_NAME]) ||
+        !layout_read_u64(raw, L->code.size, L->code.linetable, &key[CODE_KEY_LINETABLE]) ||
+        !layout_read_uint(raw, L->code.size, L->code.firstlineno, 4,
+                          &key[CODE_KEY_FIRSTLINENO])) {
+        return -1;
+    }
+    if (layout_has(L->code.qualname) &&
+        !layout_read_u64(raw, L->code.size, L->code.qualname, &key[CODE_KEY_QUALNAME])) {
+        return -1;
+    }
+    return 0;
+}
+
+static int read_string(struct proc *p, const struct py_layout *L, uint64_t addr, char **out,
+                       size_t *len, struct pt_error *err)
+{
+    char buf[LIMIT_STRING];
+    long n = pyobj_read_str(p, L, addr, buf, sizeof buf, err);
+    if (n < 0) {
+        return -1;
+    }
+    *out = malloc((size_t)n + 1);
+    if (*out == NULL) {
+        return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+    }
+    memcpy(*out, buf, (size_t)n);
+    (*out)[n] = '\0';
+    *len = (size_t)n;
+    return 0;
+}
+
+static struct code_info *info_read(struct proc *p, const struct py_layout *L, uint64_t addr,
+                                   const uint64_t key[CODE_KEY_N], struct pt_error *err)
+{
+    struct code_info *ci = calloc(1, sizeof *ci);
+    if (ci == NULL) {
+        pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+        return NULL;
+    }
+    ci->addr = addr;
+    memcpy(ci->key, key, sizeof ci->key);
+    ci->firstlineno = (int)(int32_t)key[CODE_KEY_FIRSTLINENO];
+    /* 3.11 added co_qualname (Include/cpython/code.h); before it, co_name stands in. */
+    uint64_t qualname = layout_has(L->code.qualname) ? key[CODE_KEY_QUALNAME]
+                                                     : key[CODE_KEY_NAME];
+    if (read_string(p, L, key[CODE_KEY_FILENAME], &ci->filename, &ci->filename_len, err) < 0 ||
+        read_string(p, L, key[CODE_KEY_NAME], &ci->name, &ci->name_len, err) < 0 ||
+        read_string(p, L, qualname, &ci->qualname, &ci->qualname_len, err) < 0 ||
+        pyobj_read_bytes(p, L, key[CODE_KEY_LINETABLE], LIMIT_LINETABLE, &ci->linetable,
+                         &ci->linetable_len, err) < 0) {
+        pt_error_prefix(err, "code object at 0x%" PRIx64, addr);
+        info_free(ci);
+        return NULL;
+    }
+    return ci;
+}
+
+static size_t find_slot(const struct code_cache *c, uint64_t addr)
+{
+    size_t i = slot_of(c, addr);
+    size_t probes = 0;
+    while (c->slots[i] != NULL && c->slots[i]->addr != addr && probes++ < c->n_slots) {
+        i = (i + 1) % c->n_slots;
+    }
+    return i;
+}
+
+const struct code_info *code_cache_find(const struct code_cache *c, uint64_t addr)
+{
+    const struct code_info *ci = c->slots[find_slot(c, addr)];
+    return ci != NULL && ci->addr == addr ? ci : NULL;
+}
+
+const struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
+                                       const struct py_layout *L, uint64_t code_type,
+                                       uint64_t addr, const uint8_t *raw,
+                                       struct pt_error *err)
+{
+    uint64_t key[CODE_KEY_N];
+    if (read_key(L, raw, key) < 0) {
+        pt_error_set(err, PT_E_BADLAYOUT, 0, "code object at 0x%" PRIx64 " unreadable", addr);
+        return NULL;
+    }
+    if (code_type != 0 && key[CODE_KEY_TYPE] != code_type) {
+        pt_error_set(err, PT_E_BADLAYOUT, 0, "object at 0x%" PRIx64 " is not a code object",
+                     addr);
+        return NULL;
+    }
+    size_t i = find_slot(c, addr);
+    struct code_info *old = c->slots[i];
+    if (old != NULL && old->addr == addr && memcmp(old->key, key, sizeof key) == 0) {
+        c->hits++;
+        return old;
+    }
+    struct code_info *ci = info_read(p, L, addr, key, err);
+    if (ci == NULL) {
+        return NULL;
+    }
+    if (old == NULL && c->used >= LIMIT_CODE_CACHE) {
+        cache_clear(c);
+        return code_cache_get(c, p, L, code_type, addr, raw, err);
+    }
+    if (old == NULL) {
+        c->used++;
+    }
+    info_free(old);
+    c->slots[i] = ci;
+    return ci;
+}
+
+int code_location(const struct code_info *ci, const struct py_layout *L, uint64_t instr_addr,
+                  struct linetable_loc *out, struct pt_error *err)
+{
+    uint64_t start = ci->addr + L->code.code_adaptive;
+    if (instr_addr < start || instr_addr - start >= (uint64_t)CODE_MAX_UNITS * 2) {
+        return pt_error_set(err, PT_E_FORMAT, 0,
+                            "instruction pointer 0x%" PRIx64 " outside code at 0x%" PRIx64,
+                            instr_addr, ci->addr);
+    }
+    uint64_t offset = instr_addr - start;
+    switch (L->linetable) {
+    case LINETABLE_LOCATIONS:
+        return linetable_locations_find(ci->linetable, ci->linetable_len, ci->firstlineno,
+                                        (uint32_t)(offset / 2), out, err);
+    case LINETABLE_V310:
+        return linetable_v310_find(ci->linetable, ci->linetable_len, ci->firstlineno,
+                                   (uint32_t)offset, out, err);
+    case LINETABLE_LNOTAB:
+        return linetable_lnotab_find(ci->linetable, ci->linetable_len, ci->firstlineno,
+                                     (uint32_t)offset, out, err);
+    }
+    return pt_error_set(err, PT_E_BADLAYOUT, 0, "unknown line table format");
+}

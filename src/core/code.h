@@ -1,0 +1,75 @@
+/* code: code objects read from the target, cached by address, and their source positions. */
+#ifndef PYTOP_CORE_CODE_H
+#define PYTOP_CORE_CODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/linetable.h"
+
+struct proc;
+struct py_layout;
+struct pt_error;
+
+enum code_key {
+    CODE_KEY_TYPE,
+    CODE_KEY_FILENAME,
+    CODE_KEY_NAME,
+    CODE_KEY_QUALNAME,
+    CODE_KEY_LINETABLE,
+    CODE_KEY_FIRSTLINENO,
+    CODE_KEY_N,
+};
+
+/* What pytop keeps of one code object. Strings are UTF-8 (possibly with invalid bytes from
+ * lone surrogates), not NUL-terminated. */
+struct code_info {
+    uint64_t addr;
+    char *filename;
+    size_t filename_len;
+    char *name;
+    size_t name_len;
+    char *qualname;        /* co_qualname, or co_name where the version has no qualname */
+    size_t qualname_len;
+    uint8_t *linetable;
+    size_t linetable_len;
+    int firstlineno;
+    /* The fields the entry was built from; a code object whose fields differ is a new one
+     * at a reused address. */
+    uint64_t key[CODE_KEY_N];
+};
+
+struct code_cache;
+
+/* Errors: PT_E_NOMEM. */
+struct code_cache *code_cache_new(struct pt_error *err);
+void code_cache_free(struct code_cache *c);
+
+/* Drops every entry when GENERATION differs from the last one seen (3.14+ targets bump it
+ * when code objects are freed). */
+void code_cache_set_generation(struct code_cache *c, uint64_t generation);
+
+/* Returns the code object at ADDR, whose raw struct bytes (L->code.size of them) the caller has
+ * already read into RAW: served from the cache when those bytes name the same strings and
+ * tables, else read and decoded. CODE_TYPE is the target's PyCode_Type address (0 to skip the
+ * type check). The result stays valid until the next call on C. Errors: PT_E_READ,
+ * PT_E_FORMAT, PT_E_BADLAYOUT (not a code object), PT_E_NOMEM. */
+const struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
+                                       const struct py_layout *L, uint64_t code_type,
+                                       uint64_t addr, const uint8_t *raw,
+                                       struct pt_error *err);
+
+/* The cached entry for ADDR, or NULL; no validation and no reads. Valid until the next
+ * code_cache_get() or code_cache_set_generation(). */
+const struct code_info *code_cache_find(const struct code_cache *c, uint64_t addr);
+
+/* The source position of the instruction at INSTR_ADDR (the frame's instruction pointer) in
+ * code object CI at CODE_ADDR. Errors: PT_E_FORMAT (bad table or pointer outside the code). */
+int code_location(const struct code_info *ci, const struct py_layout *L, uint64_t instr_addr,
+                  struct linetable_loc *out, struct pt_error *err);
+
+/* Entries currently cached, and lookups served from the cache so far, for benchmarks. */
+size_t code_cache_size(const struct code_cache *c);
+uint64_t code_cache_hits(const struct code_cache *c);
+
+#endif

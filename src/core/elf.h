@@ -1,0 +1,53 @@
+/* elf: find sections and symbols in an ELF file and the load bias of its mapping. */
+#ifndef PYTOP_CORE_ELF_H
+#define PYTOP_CORE_ELF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct pt_error;
+
+struct elf_section {
+    uint64_t addr;    /* sh_addr: the link-time virtual address */
+    uint64_t offset;  /* sh_offset in the file */
+    uint64_t size;
+};
+
+struct elf_symbol {
+    uint64_t value;   /* st_value: link-time address */
+    uint64_t size;
+};
+
+struct elf;
+
+/* Parses the ELF image BUF[0..LEN), which must stay valid and unchanged until elf_close().
+ * ELF32 and ELF64, either byte order. Errors: PT_E_FORMAT (malformed or truncated), PT_E_NOMEM. */
+struct elf *elf_open_buf(const uint8_t *buf, size_t len, struct pt_error *err);
+
+/* Maps the file open on FD (the fd may be closed afterwards) and parses it as elf_open_buf().
+ * Files over LIMIT_ELF_FILE are refused (PT_E_LIMIT). Errors also: PT_E_IO. */
+struct elf *elf_open_fd(int fd, struct pt_error *err);
+
+void elf_close(struct elf *e);
+
+/* Finds section NAME. Returns 0 and fills OUT, 1 when there is no such section (ERR untouched),
+ * or -1 (PT_E_FORMAT) when the section table is malformed. */
+int elf_find_section(const struct elf *e, const char *name, struct elf_section *out,
+                     struct pt_error *err);
+
+/* Finds a defined symbol NAME in .dynsym, then .symtab (LOCAL symbols included). Returns 0 and
+ * fills OUT, 1 when absent, -1 on a malformed table. */
+int elf_find_symbol(const struct elf *e, const char *name, struct elf_symbol *out,
+                    struct pt_error *err);
+
+/* The load bias (runtime address minus link-time address) of the image, given one of its file
+ * mappings: MAP_START mapped from file offset MAP_OFFSET. Returns 0 and fills *BIAS, or -1
+ * (PT_E_FORMAT) when no PT_LOAD segment covers that offset. */
+int elf_load_bias(const struct elf *e, uint64_t map_start, uint64_t map_offset, uint64_t *bias,
+                  struct pt_error *err);
+
+/* True for ET_DYN images (shared objects and PIE executables). */
+bool elf_is_dyn(const struct elf *e);
+
+#endif

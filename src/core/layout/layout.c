@@ -1,0 +1,182 @@
+/* layout: pick pytop's definition of the target's version and check it is self-consistent. */
+#include "config.h"
+
+#include "core/layout/layout.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/layout/debug_offsets.h"
+#include "core/limits.h"
+
+/* _Py_DebugOffsets starts with the cookie, then the version and free-threaded flag as uint64. */
+enum {
+    DEBUG_OFFSETS_VERSION_AT = 8,
+    DEBUG_OFFSETS_FREE_THREADED_AT = 16,
+    DEBUG_OFFSETS_HEADER = 24,
+};
+
+static const char DEBUG_COOKIE[8] = {'x', 'd', 'e', 'b', 'u', 'g', 'p', 'y'};
+
+bool layout_read_uint(const void *buf, size_t size, uint64_t off, unsigned width, uint64_t *out)
+{
+    uint64_t end;
+    if (off == LAYOUT_NONE || __builtin_add_overflow(off, width, &end) || end > size) {
+        return false;
+    }
+    const uint8_t *p = (const uint8_t *)buf + off;
+    switch (width) {
+    case 1:
+        *out = p[0];
+        return true;
+    case 2: {
+        uint16_t v;
+        memcpy(&v, p, sizeof v);
+        *out = v;
+        return true;
+    }
+    case 4: {
+        uint32_t v;
+        memcpy(&v, p, sizeof v);
+        *out = v;
+        return true;
+    }
+    case 8:
+        memcpy(out, p, sizeof *out);
+        return true;
+    default:
+        return false;
+    }
+}
+
+void layout_version_string(uint64_t hexversion, char *buf, size_t size)
+{
+    unsigned major = (unsigned)(hexversion >> 24) & 0xff;
+    unsigned minor = (unsigned)(hexversion >> 16) & 0xff;
+    unsigned micro = (unsigned)(hexversion >> 8) & 0xff;
+    unsigned level = (unsigned)(hexversion >> 4) & 0xf;
+    unsigned serial = (unsigned)hexversion & 0xf;
+    const char *tag = level == 0xa ? "a" : level == 0xb ? "b" : level == 0xc ? "rc" : "";
+    if (level == 0xf) {
+        snprintf(buf, size, "%u.%u.%u", major, minor, micro);
+    } else {
+        snprintf(buf, size, "%u.%u.%u%s%u", major, minor, micro, tag, serial);
+    }
+}
+
+const char *layout_newest_supported(void)
+{
+    return "3.15";
+}
+
+/* An offset of a field of WIDTH bytes that must lie inside a struct of SIZE bytes. */
+static bool field_fits(uint64_t off, uint64_t width, uint64_t size)
+{
+    uint64_t end;
+    return off == LAYOUT_NONE || (!__builtin_add_overflow(off, width, &end) && end <= size);
+}
+
+static int check_struct(const char *what, uint64_t size, uint64_t max, const uint64_t *offs,
+                        size_t n, struct pt_error *err)
+{
+    if (size == 0 || size > max) {
+        return pt_error_set(err, PT_E_BADLAYOUT, 0, "%s size %" PRIu64 " is implausible", what,
+                            size);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!field_fits(offs[i], 8, size)) {
+            return pt_error_set(err, PT_E_BADLAYOUT, 0,
+                                "%s field %zu at offset %" PRIu64 " lies outside its %" PRIu64
+                                " bytes",
+                                what, i, offs[i], size);
+        }
+    }
+    return 0;
+}
+
+/* Every struct pytop reads whole must hold the fields it takes from it. */
+static int validate(struct py_layout *L, struct pt_error *err)
+{
+    const uint64_t thread[] = {L->thread.next, L->thread.interp, L->thread.current_frame,
+                               L->thread.thread_id, L->thread.native_thread_id,
+                               L->thread.datastack_chunk, L->thread.status,
+                               L->thread.holds_gil, L->thread.gil_requested,
+                               L->thread.current_exception, L->thread.exc_state_value};
+    const uint64_t frame[] = {L->frame.previous, L->frame.executable, L->frame.instr_ptr};
+    const uint64_t code[] = {L->code.filename, L->code.name, L->code.qualname,
+                             L->code.linetable, L->object.ob_type};
+    const uint64_t bytes[] = {L->bytes.ob_size, L->object.ob_type};
+    const uint64_t runtime[] = {L->runtime.interpreters_head};
+    /* Structs read whole must fit the read buffers; the runtime is only read field by field. */
+    if (check_struct("thread state", L->thread.size, LIMIT_OBJECT_READ, thread,
+                     sizeof thread / sizeof thread[0], err) < 0 ||
+        check_struct("interpreter frame", L->frame.size, LAYOUT_FRAME_HEADER_MAX, frame,
+                     sizeof frame / sizeof frame[0], err) < 0 ||
+        check_struct("code object", L->code.size, LIMIT_OBJECT_READ, code,
+                     sizeof code / sizeof code[0], err) < 0 ||
+        check_struct("bytes object", L->bytes.size, LIMIT_OBJECT_READ, bytes,
+                     sizeof bytes / sizeof bytes[0], err) < 0 ||
+        check_struct("runtime state", L->runtime.size, UINT32_MAX, runtime, 1, err) < 0) {
+        return -1;
+    }
+    if (!field_fits(L->frame.owner, 1, L->frame.size) ||
+        !field_fits(L->code.firstlineno, 4, L->code.size) ||
+        L->code.code_adaptive > L->code.size + 64 || L->bytes.ob_sval > L->bytes.size ||
+        L->unicode.ascii_size > 256 || L->unicode.compact_size > 256 ||
+        !field_fits(L->unicode.state, 4, L->unicode.ascii_size) ||
+        !field_fits(L->unicode.length, 8, L->unicode.ascii_size) ||
+        L->unicode.kind_shift > 29 || L->unicode.compact_bit > 31 || L->unicode.ascii_bit > 31 ||
+        L->thread.holds_gil_bit > 31) {
+        return pt_error_set(err, PT_E_BADLAYOUT, 0, "debug offsets are inconsistent");
+    }
+    L->max_struct = L->thread.size > L->code.size ? L->thread.size : L->code.size;
+    return 0;
+}
+
+int layout_from_debug_offsets(const uint8_t *blob, size_t len, struct py_layout *L,
+                              struct pt_error *err)
+{
+    uint64_t version;
+    uint64_t free_threaded;
+    if (len < DEBUG_OFFSETS_HEADER || memcmp(blob, DEBUG_COOKIE, sizeof DEBUG_COOKIE) != 0) {
+        return pt_error_set(err, PT_E_NOTPY, 0, "no _Py_DebugOffsets cookie");
+    }
+    layout_read_u64(blob, len, DEBUG_OFFSETS_VERSION_AT, &version);
+    layout_read_u64(blob, len, DEBUG_OFFSETS_FREE_THREADED_AT, &free_threaded);
+    memset(L, 0, sizeof *L);
+    L->hexversion = version;
+    L->free_threaded = free_threaded != 0;
+
+    char vs[32];
+    layout_version_string(version, vs, sizeof vs);
+    if (L->free_threaded) {
+        return pt_error_set(err, PT_E_UNSUPPORTED, 0,
+                            "Python %s free-threaded build is not supported yet (GIL builds of "
+                            "3.13 to %s are)",
+                            vs, layout_newest_supported());
+    }
+    unsigned major = (unsigned)(version >> 24) & 0xff;
+    unsigned minor = (unsigned)(version >> 16) & 0xff;
+    int rc;
+    switch (major == 3 ? minor : 0) {
+    case 13:
+        rc = layout_v3_13_fill(blob, len, L, err);
+        break;
+    case 14:
+        rc = layout_v3_14_fill(blob, len, L, err);
+        break;
+    case 15:
+        rc = layout_v3_15_fill(blob, len, L, err);
+        break;
+    default:
+        return pt_error_set(err, PT_E_UNSUPPORTED, 0,
+                            "Python %s is not supported (pytop reads 3.13 to %s)", vs,
+                            layout_newest_supported());
+    }
+    if (rc < 0 || validate(L, err) < 0) {
+        return pt_error_prefix(err, "Python %s", vs);
+    }
+    return 0;
+}

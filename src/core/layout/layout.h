@@ -1,0 +1,149 @@
+/* layout: the offsets and sizes pytop uses to read one Python version, whatever its source. */
+#ifndef PYTOP_CORE_LAYOUT_LAYOUT_H
+#define PYTOP_CORE_LAYOUT_LAYOUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct pt_error;
+
+/* An offset the target's version does not have. */
+#define LAYOUT_NONE UINT64_MAX
+
+/* The most bytes of an interpreter frame's fixed header pytop reads. */
+enum { LAYOUT_FRAME_HEADER_MAX = 256 };
+
+enum layout_linetable {
+    LINETABLE_LNOTAB,     /* co_lnotab, up to 3.9 */
+    LINETABLE_V310,       /* co_linetable of 3.10 */
+    LINETABLE_LOCATIONS,  /* co_linetable with columns, 3.11+ */
+};
+
+enum layout_gil_source {
+    GIL_FROM_HOLDER,      /* the interpreter's GIL says which thread last took it, and if held */
+    GIL_FROM_THREAD,      /* each thread state has a holds_gil field */
+    GIL_FROM_STATUS_BIT,  /* a bit in the thread state's _status word */
+};
+
+/* Everything the walker knows about a target's memory layout. Offsets are relative to the start
+ * of the named struct; sizes are whole-struct sizes used to read each struct in one go. */
+struct py_layout {
+    uint64_t hexversion;
+    bool free_threaded;
+
+    struct {
+        uint64_t size;
+        uint64_t finalizing;
+        uint64_t interpreters_head;
+    } runtime;
+
+    struct {
+        uint64_t id;
+        uint64_t next;
+        uint64_t threads_head;
+        uint64_t threads_main;       /* LAYOUT_NONE: the main thread is unknown */
+        uint64_t gc;
+        uint64_t imports_modules;
+        uint64_t gil_locked;         /* within the interpreter state */
+        uint64_t gil_holder;         /* within the interpreter state */
+        uint64_t code_object_generation;  /* LAYOUT_NONE before 3.14 */
+    } interp;
+
+    struct {
+        uint64_t size;
+        uint64_t next;
+        uint64_t interp;
+        uint64_t current_frame;
+        uint64_t thread_id;
+        uint64_t native_thread_id;
+        uint64_t datastack_chunk;
+        uint64_t status;
+        uint64_t holds_gil;          /* GIL_FROM_THREAD */
+        unsigned holds_gil_bit;      /* GIL_FROM_STATUS_BIT: bit number in the status word */
+        uint64_t gil_requested;      /* LAYOUT_NONE when the version has none */
+        uint64_t current_exception;  /* LAYOUT_NONE when unknown */
+        uint64_t exc_state_value;    /* exc_state.exc_value; LAYOUT_NONE when unknown */
+    } thread;
+    enum layout_gil_source gil_source;
+
+    struct {
+        uint64_t size;               /* bytes of the fixed header read per frame */
+        uint64_t previous;
+        uint64_t executable;
+        uint64_t instr_ptr;
+        uint64_t owner;
+        uint64_t executable_tag_mask;  /* low bits of a tagged stack reference */
+        int owner_generator;
+        int owner_cstack;            /* -1: no such owner */
+        int owner_interpreter;       /* -1: no such owner */
+    } frame;
+
+    struct {
+        uint64_t size;
+        uint64_t filename;
+        uint64_t name;
+        uint64_t qualname;           /* LAYOUT_NONE before 3.11 */
+        uint64_t linetable;
+        uint64_t firstlineno;
+        uint64_t code_adaptive;      /* start of the bytecode inside the code object */
+    } code;
+    enum layout_linetable linetable;
+
+    struct {
+        uint64_t ob_type;
+    } object;
+
+    struct {
+        uint64_t size;
+        uint64_t ob_size;
+        uint64_t ob_sval;
+    } bytes;
+
+    struct {
+        uint64_t state;
+        uint64_t length;
+        uint64_t ascii_size;         /* where a compact ASCII string's characters start */
+        uint64_t compact_size;       /* where a compact non-ASCII string's characters start */
+        unsigned kind_shift;         /* bit positions inside the 32-bit state word */
+        unsigned compact_bit;
+        unsigned ascii_bit;
+    } unicode;
+
+    struct {
+        uint64_t size;
+        uint64_t collecting;
+    } gc;
+
+    /* Largest thread-state and code-object reads, for buffers. */
+    uint64_t max_struct;
+};
+
+/* Fills L from the target's _Py_DebugOffsets bytes BLOB[0..LEN) (3.13+): reads the version and
+ * free-threaded flag, picks pytop's definition of that version's struct, and checks that every
+ * offset lies inside its struct and every size is plausible. Errors: PT_E_UNSUPPORTED (naming
+ * the version and the newest supported), PT_E_BADLAYOUT. */
+int layout_from_debug_offsets(const uint8_t *blob, size_t len, struct py_layout *L,
+                              struct pt_error *err);
+
+/* "3.15.2" (or "3.15.0a1", "3.15.2+") from a PY_VERSION_HEX, into BUF. */
+void layout_version_string(uint64_t hexversion, char *buf, size_t size);
+
+/* The newest version pytop supports, for error messages ("3.15"). */
+const char *layout_newest_supported(void);
+
+/* Reads a little-endian integer of WIDTH bytes (1, 2, 4 or 8) at OFF in BUF[0..SIZE). Returns
+ * false (and leaves *OUT alone) when it does not fit. */
+bool layout_read_uint(const void *buf, size_t size, uint64_t off, unsigned width, uint64_t *out);
+
+static inline bool layout_read_u64(const void *buf, size_t size, uint64_t off, uint64_t *out)
+{
+    return layout_read_uint(buf, size, off, 8, out);
+}
+
+static inline bool layout_has(uint64_t off)
+{
+    return off != LAYOUT_NONE;
+}
+
+#endif

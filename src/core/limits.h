@@ -1,0 +1,24 @@
+/* limits: every bound pytop puts on sizes and counts that come from the target. */
+#ifndef PYTOP_CORE_LIMITS_H
+#define PYTOP_CORE_LIMITS_H
+
+enum {
+    LIMIT_INTERPRETERS = 256,        /* interpreters walked per snapshot */
+    LIMIT_THREADS = 4096,            /* thread states walked per interpreter */
+    LIMIT_FRAMES = 8192,             /* frames walked per thread; deeper is truncated */
+    LIMIT_STRING = 4096,             /* bytes kept of one target string (names, file names) */
+    LIMIT_LINETABLE = 1 << 20,       /* bytes of one code object's line table */
+    LIMIT_CODE_CACHE = 1 << 16,      /* code objects kept in the cache */
+    LIMIT_CHUNK_READ = 1 << 20,      /* bytes of one data-stack chunk read at once */
+    LIMIT_MAPS = 1 << 16,            /* lines of /proc/PID/maps */
+    LIMIT_MAPS_BYTES = 16 << 20,     /* bytes of /proc/PID/maps */
+    LIMIT_TASKS = 1 << 16,           /* entries of /proc/PID/task */
+    LIMIT_ELF_SECTIONS = 1 << 16,    /* section headers in one ELF file */
+    LIMIT_ELF_SYMBOLS = 1 << 22,     /* symbols scanned in one symbol table */
+    LIMIT_ELF_FILE = 1 << 30,        /* bytes of an ELF file pytop maps */
+    LIMIT_DEBUG_OFFSETS = 4096,      /* bytes of _Py_DebugOffsets read */
+    LIMIT_OBJECT_READ = 1 << 16,     /* bytes of one fixed-size struct read (thread, code) */
+    LIMIT_DICT_ENTRIES = 1 << 16,    /* entries scanned in one target dict */
+};
+
+#endif

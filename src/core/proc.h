@@ -1,0 +1,102 @@
+/* proc: one target process (memory, mappings, threads, files seen through its root). */
+#ifndef PYTOP_CORE_PROC_H
+#define PYTOP_CORE_PROC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct pt_error;
+
+enum {
+    PROC_READ_MAX = 1 << 24, /* largest single read */
+    PROC_IOV_MAX = 1024,     /* most regions in one proc_read_many() call */
+};
+
+/* One region of target memory to copy into DST. */
+struct proc_iov {
+    uint64_t addr;
+    void *dst;
+    size_t len;
+};
+
+/* One line of /proc/PID/maps. PATH is "" for anonymous mappings. */
+struct proc_map {
+    uint64_t start;
+    uint64_t end;
+    uint64_t offset;
+    uint64_t inode;
+    bool readable;
+    bool writable;
+    bool executable;
+    char *path;
+};
+
+/* What the kernel says of one thread (from /proc/PID/task/TID/stat). */
+struct proc_task_stat {
+    char state;          /* R, S, D, T, Z, ... */
+    uint64_t utime;      /* clock ticks */
+    uint64_t stime;      /* clock ticks */
+    int processor;
+};
+
+/* How much I/O the handle has done, for benchmarks. */
+struct proc_counters {
+    uint64_t syscalls;   /* memory-read system calls */
+    uint64_t bytes;      /* bytes read from target memory */
+};
+
+struct proc;
+
+/* Opens PID for reading. Errors: PT_E_NOPROC, PT_E_PERM. The caller closes it. */
+struct proc *proc_open(pid_t pid, struct pt_error *err);
+void proc_close(struct proc *p);
+pid_t proc_pid(const struct proc *p);
+
+/* Copies exactly LEN bytes at ADDR into DST, or fails: PT_E_READ (naming ADDR), PT_E_GONE,
+ * PT_E_PERM. LEN is at most PROC_READ_MAX. */
+int proc_read_bytes(struct proc *p, uint64_t addr, void *dst, size_t len, struct pt_error *err);
+
+/* Reads N regions (N <= PROC_IOV_MAX) in as few system calls as the OS allows. Every region is
+ * read completely or the call fails as proc_read_bytes() does. */
+int proc_read_many(struct proc *p, const struct proc_iov *iov, size_t n, struct pt_error *err);
+
+/* Reads the mappings afresh. *MAPS stays valid until the next proc_maps() or proc_close(). */
+int proc_maps(struct proc *p, const struct proc_map **maps, size_t *n, struct pt_error *err);
+
+/* Parses the text of a maps file. On success *OUT (N entries) is owned by the caller and freed
+ * with proc_maps_free(). Errors: PT_E_FORMAT, PT_E_LIMIT, PT_E_NOMEM. */
+int proc_maps_parse(const char *text, size_t len, struct proc_map **out, size_t *n,
+                    struct pt_error *err);
+void proc_maps_free(struct proc_map *maps, size_t n);
+
+/* Lists the kernel thread ids of the process into TIDS (at most MAX), sorted ascending. */
+int proc_tasks(struct proc *p, pid_t *tids, size_t max, size_t *n, struct pt_error *err);
+
+/* Reads one thread's state. Errors: PT_E_GONE when the thread has exited. */
+int proc_task_stat(struct proc *p, pid_t tid, struct proc_task_stat *st, struct pt_error *err);
+
+/* Parses the text of a /proc/.../stat file. */
+int proc_stat_parse(const char *text, size_t len, struct proc_task_stat *st,
+                    struct pt_error *err);
+
+/* Opens PATH as the target sees it (through /proc/PID/root), read-only. Returns an fd. */
+int proc_open_file(struct proc *p, const char *path, struct pt_error *err);
+
+/* The target's command line with NULs turned to spaces, into BUF (always NUL-terminated). */
+int proc_cmdline(struct proc *p, char *buf, size_t size, struct pt_error *err);
+
+/* The path /proc/PID/exe points to, into BUF. */
+int proc_exe(struct proc *p, char *buf, size_t size, struct pt_error *err);
+
+/* Stops every thread of the target (SIGSTOP-free: ptrace seize+interrupt) and resumes them. */
+int proc_pause(struct proc *p, struct pt_error *err);
+void proc_resume(struct proc *p);
+
+/* Clock ticks per second, for proc_task_stat times. */
+long proc_clock_ticks(void);
+
+struct proc_counters proc_get_counters(const struct proc *p);
+
+#endif

@@ -1,0 +1,30 @@
+/* runtime: find the Python interpreter inside a target process and learn its layout. */
+#ifndef PYTOP_CORE_RUNTIME_H
+#define PYTOP_CORE_RUNTIME_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/layout/layout.h"
+
+struct proc;
+struct pt_error;
+
+struct runtime {
+    uint64_t runtime_addr;    /* _PyRuntime in the target */
+    uint64_t code_type_addr;  /* PyCode_Type; 0 when the binary does not export it */
+    uint64_t none_addr;       /* _Py_NoneStruct; 0 when unknown */
+    struct py_layout layout;
+    char version[32];         /* "3.15.2" */
+    bool debug_build;
+    char binary[PATH_MAX];    /* the mapped file that holds the runtime, as the target sees it */
+};
+
+/* Finds the interpreter: looks through the target's mapped ELF files (its executable first, then
+ * anything named like python or libpython) for the .PyRuntime section or the _PyRuntime symbol,
+ * reads _Py_DebugOffsets there and selects the layout. Errors: PT_E_NOTPY (no interpreter found),
+ * PT_E_UNSUPPORTED (names the version), PT_E_BADLAYOUT, PT_E_PERM, PT_E_GONE. */
+int runtime_locate(struct proc *p, struct runtime *rt, struct pt_error *err);
+
+#endif

@@ -1,0 +1,138 @@
+/* snapshot: what pytop saw in the target at one moment, and its text and JSON writers. */
+#ifndef PYTOP_CORE_SNAPSHOT_H
+#define PYTOP_CORE_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+struct pt_error;
+
+enum { SNAPSHOT_MAX_WARNINGS = 256 };
+
+/* A string from the target: bytes plus length, not necessarily UTF-8, never NUL-terminated by
+ * contract (writers escape). PTR == NULL means unknown (JSON null, "?" on screen). */
+struct snap_str {
+    const char *ptr;
+    size_t len;
+};
+
+enum snap_frame_kind {
+    SNAP_FRAME_PYTHON = 0,
+    SNAP_FRAME_NATIVE,
+    SNAP_FRAME_GC,
+    SNAP_FRAME_SHIM,
+};
+
+/* Unknown integers are -1 (JSON null). */
+struct snap_frame {
+    struct snap_str function;   /* qualified name (co_qualname), else co_name */
+    struct snap_str name;       /* co_name */
+    struct snap_str file;       /* co_filename */
+    int line;
+    int end_line;
+    int col;
+    int end_col;
+    enum snap_frame_kind kind;
+};
+
+/* A tri-state flag: the target may not say. */
+enum snap_bool { SNAP_NO = 0, SNAP_YES = 1, SNAP_UNKNOWN = -1 };
+
+struct snap_thread {
+    pid_t tid;                  /* kernel thread id; 0 when unknown */
+    uint64_t thread_id;         /* threading.get_ident(); 0 when unknown */
+    struct snap_str name;       /* threading name; ptr NULL when unknown */
+    bool main;
+    enum snap_bool gil;
+    enum snap_bool gil_requested;
+    enum snap_bool on_cpu;
+    enum snap_bool has_exception;
+    enum snap_bool in_gc;
+    struct snap_frame *frames;  /* innermost first */
+    size_t n_frames;
+    bool frames_truncated;      /* deeper than LIMIT_FRAMES, or the walk stopped at an error */
+};
+
+struct snap_gc_gen {
+    int generation;
+    int64_t count;
+    int64_t threshold;
+    int64_t collections;
+    int64_t collected;
+    int64_t uncollectable;
+};
+
+struct snap_gc {
+    bool present;               /* false: the whole GC section is null */
+    enum snap_bool collecting;
+    struct snap_gc_gen *generations;
+    size_t n_generations;
+};
+
+struct snap_interp {
+    int64_t id;
+    struct snap_thread *threads;
+    size_t n_threads;
+    struct snap_gc gc;
+};
+
+struct snap_python {
+    struct snap_str version;    /* "3.15.2" */
+    uint64_t hexversion;        /* PY_VERSION_HEX; 0 when unknown */
+    bool free_threaded;
+    enum snap_bool debug_build;
+    struct snap_str binary;     /* path of the ELF holding the runtime */
+};
+
+struct snapshot {
+    pid_t pid;
+    double time;                /* seconds since the epoch */
+    struct snap_python python;
+    struct snap_interp *interps;
+    size_t n_interps;
+    struct snap_str *warnings;  /* each a short reason something is missing */
+    size_t n_warnings;
+    struct snapshot_arena *arena;
+};
+
+/* Creates an empty snapshot with its own arena. Errors: PT_E_NOMEM. */
+struct snapshot *snapshot_new(struct pt_error *err);
+void snapshot_free(struct snapshot *s);
+
+/* Arena allocation: memory lives until snapshot_free(). NULL on out of memory. Zeroed, and
+ * aligned for any type. */
+void *snapshot_alloc(struct snapshot *s, size_t size);
+/* Like snapshot_alloc for an array of N elements of SIZE bytes; NULL also when N * SIZE
+ * overflows. */
+void *snapshot_alloc_array(struct snapshot *s, size_t n, size_t size);
+/* Copies LEN bytes into the arena; the result's ptr is NULL on out of memory. */
+struct snap_str snapshot_strdup(struct snapshot *s, const char *bytes, size_t len);
+/* Adds a printf-style warning; silently dropped on out of memory. Past SNAPSHOT_MAX_WARNINGS
+ * the last one kept says that more were dropped. */
+void snapshot_warn(struct snapshot *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Text that describes a thread's state as CPython's tools word it: "main thread, has GIL, on CPU"
+ * or "idle". Flags that are unknown are left out, and "idle" is said only when the thread is
+ * known to hold no GIL, want none and be off CPU; so the text may be empty. Written into BUF
+ * (NUL-terminated, truncated to SIZE). */
+void snapshot_thread_state_words(const struct snap_thread *t, char *buf, size_t size);
+
+/* Source lines for the text writer. Given a file name as the target sees it and a 1-based line
+ * number, returns the line's text (without trailing newline) in a buffer the callback owns, or
+ * NULL when unavailable. CTX is passed through. May be NULL (no source lines). */
+struct snapshot_source {
+    const char *(*line)(void *ctx, const char *file, size_t file_len, int line, size_t *len);
+    void *ctx;
+};
+
+/* Writes S as one JSON document (no trailing newline unless NEWLINE). Errors: PT_E_IO. */
+int snapshot_write_json(const struct snapshot *s, FILE *out, bool newline, struct pt_error *err);
+
+/* Writes S as the traceback-like text dump. Errors: PT_E_IO. */
+int snapshot_write_text(const struct snapshot *s, FILE *out, const struct snapshot_source *src,
+                        struct pt_error *err);
+
+#endif

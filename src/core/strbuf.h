@@ -1,0 +1,32 @@
+/* strbuf: a growable byte buffer for building text, with escaping for JSON. */
+#ifndef PYTOP_CORE_STRBUF_H
+#define PYTOP_CORE_STRBUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A zeroed struct strbuf is empty and valid. DATA is always NUL-terminated once non-NULL.
+ * After an allocation failure FAILED is set and further appends do nothing. */
+struct strbuf {
+    char *data;
+    size_t len;
+    size_t cap;
+    bool failed;
+};
+
+void strbuf_append(struct strbuf *sb, const char *bytes, size_t len);
+void strbuf_puts(struct strbuf *sb, const char *s);
+void strbuf_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends BYTES[0..LEN) as a JSON string literal, quotes included. Valid UTF-8 passes through;
+ * control characters become \uXXXX or \n-style escapes; each byte that is not part of valid
+ * UTF-8 becomes \uDCxx (the lone-surrogate escape Python's "surrogateescape" uses), so the
+ * original bytes can be recovered. BYTES == NULL appends null (an unknown string). */
+void strbuf_json_string(struct strbuf *sb, const char *bytes, size_t len);
+/* Appends BYTES[0..LEN) for display: printable valid UTF-8 passes through; control characters
+ * (C0, DEL, C1) and bytes that are not valid UTF-8 become \xNN, one escape per byte. */
+void strbuf_text(struct strbuf *sb, const char *bytes, size_t len);
+/* Like strbuf_text, between double quotes, with " and \ escaped as \" and \\. */
+void strbuf_text_quoted(struct strbuf *sb, const char *bytes, size_t len);
+void strbuf_free(struct strbuf *sb);
+
+#endif

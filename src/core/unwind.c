@@ -1,0 +1,617 @@
+/* unwind: walk a target's interpreters, threads and frames into a snapshot. */
+#include "config.h"
+
+#include "core/unwind.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "core/code.h"
+#include "core/error.h"
+#include "core/layout/layout.h"
+#include "core/limits.h"
+#include "core/proc.h"
+#include "core/runtime.h"
+#include "core/snapshot.h"
+
+/* A data-stack chunk starts with previous, size and top (Include/cpython/pystate.h). */
+enum {
+    CHUNK_SIZE_AT = 8,
+    CHUNK_HEADER = 24,
+};
+
+/* One Python frame found in a thread's chain, before its code object is looked at. */
+struct raw_frame {
+    uint64_t code_addr;
+    uint64_t instr_ptr;
+};
+
+/* What one thread state says, and where its frames are. */
+struct thread_ctx {
+    uint64_t addr;
+    uint64_t next;
+    uint64_t current_frame;
+    uint64_t thread_id;
+    uint64_t native_id;
+    uint64_t chunk_addr;
+    enum snap_bool gil;
+    enum snap_bool gil_requested;
+    enum snap_bool has_exception;
+    uint8_t *chunk;          /* copy of [chunk_addr, chunk_addr + chunk_len), or NULL */
+    size_t chunk_len;
+    struct raw_frame *frames;
+    size_t n_frames;
+    bool truncated;
+    bool frames_failed;
+};
+
+/* The interpreter-state fields the walk needs, read in one batch. */
+struct interp_fields {
+    uint64_t id;
+    uint64_t next;
+    uint64_t threads_head;
+    uint64_t threads_main;
+    uint64_t gil_locked;
+    uint64_t gil_holder;
+    uint64_t code_generation;
+    uint64_t gc_collecting;
+};
+
+struct unwind {
+    struct proc *proc;
+    const struct runtime *rt;
+    const struct py_layout *L;
+    struct code_cache *codes;
+    uint8_t *code_buf;       /* raw code structs of one batch */
+};
+
+struct unwind *unwind_new(struct proc *p, const struct runtime *rt, struct pt_error *err)
+{
+    struct unwind *u = calloc(1, sizeof *u);
+    if (u == NULL) {
+        pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+        return NULL;
+    }
+    u->proc = p;
+    u->rt = rt;
+    u->L = &rt->layout;
+    u->codes = code_cache_new(err);
+    u->code_buf = malloc((size_t)PROC_IOV_MAX * u->L->code.size);
+    if (u->codes == NULL || u->code_buf == NULL) {
+        unwind_free(u);
+        pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+        return NULL;
+    }
+    return u;
+}
+
+void unwind_free(struct unwind *u)
+{
+    if (u != NULL) {
+        code_cache_free(u->codes);
+        free(u->code_buf);
+        free(u);
+    }
+}
+
+struct unwind_stats unwind_get_stats(const struct unwind *u)
+{
+    struct unwind_stats st = {
+        .code_cache_entries = code_cache_size(u->codes),
+        .code_cache_hits = code_cache_hits(u->codes),
+    };
+    return st;
+}
+
+/* Reads the scattered interpreter fields in one system call. Fields the version lacks are 0. */
+static int read_interp(struct unwind *u, uint64_t addr, struct interp_fields *f,
+                       struct pt_error *err)
+{
+    const struct py_layout *L = u->L;
+    struct {
+        uint64_t off;
+        uint64_t *dst;
+        size_t len;
+    } want[] = {
+        {L->interp.id, &f->id, 8},
+        {L->interp.next, &f->next, 8},
+        {L->interp.threads_head, &f->threads_head, 8},
+        {L->interp.threads_main, &f->threads_main, 8},
+        {L->interp.gil_locked, &f->gil_locked, 4},
+        {L->interp.gil_holder, &f->gil_holder, 8},
+        {L->interp.code_object_generation, &f->code_generation, 8},
+        {L->interp.gc + L->gc.collecting, &f->gc_collecting, 4},
+    };
+    struct proc_iov iov[sizeof want / sizeof want[0]];
+    size_t n = 0;
+    memset(f, 0, sizeof *f);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        if (!layout_has(want[i].off) || want[i].off >= LIMIT_OBJECT_READ * 16ull) {
+            continue;
+        }
+        iov[n].addr = addr + want[i].off;
+        iov[n].dst = want[i].dst;
+        iov[n].len = want[i].len;
+        n++;
+    }
+    if (proc_read_many(u->proc, iov, n, err) < 0) {
+        return pt_error_prefix(err, "interpreter state at 0x%" PRIx64, addr);
+    }
+    /* 4-byte fields were read into the low half of a zeroed uint64_t (little-endian hosts). */
+    if (!layout_has(L->interp.code_object_generation)) {
+        f->code_generation = UINT64_MAX;
+    }
+    return 0;
+}
+
+static enum snap_bool read_flag(const uint8_t *buf, size_t size, uint64_t off, unsigned width)
+{
+    uint64_t v;
+    if (!layout_has(off) || !layout_read_uint(buf, size, off, width, &v)) {
+        return SNAP_UNKNOWN;
+    }
+    return v != 0 ? SNAP_YES : SNAP_NO;
+}
+
+static enum snap_bool thread_gil(const struct unwind *u, const uint8_t *ts,
+                                 const struct interp_fields *in, uint64_t ts_addr)
+{
+    const struct py_layout *L = u->L;
+    uint64_t status;
+    switch (L->gil_source) {
+    case GIL_FROM_THREAD:
+        return read_flag(ts, L->thread.size, L->thread.holds_gil, 4);
+    case GIL_FROM_STATUS_BIT:
+        if (!layout_read_uint(ts, L->thread.size, L->thread.status, 4, &status)) {
+            return SNAP_UNKNOWN;
+        }
+        return (status >> L->thread.holds_gil_bit) & 1u ? SNAP_YES : SNAP_NO;
+    case GIL_FROM_HOLDER:
+        return in->gil_locked != 0 && in->gil_holder == ts_addr ? SNAP_YES : SNAP_NO;
+    }
+    return SNAP_UNKNOWN;
+}
+
+/* An exception is being raised (current_exception) or handled (exc_state holds one). */
+static enum snap_bool thread_exception(const struct unwind *u, const uint8_t *ts)
+{
+    const struct py_layout *L = u->L;
+    uint64_t cur = 0;
+    uint64_t handled = 0;
+    bool know_cur = layout_read_u64(ts, L->thread.size, L->thread.current_exception, &cur);
+    bool know_handled = layout_read_u64(ts, L->thread.size, L->thread.exc_state_value, &handled);
+    if (!know_cur && !know_handled) {
+        return SNAP_UNKNOWN;
+    }
+    if (handled == u->rt->none_addr) {
+        handled = 0;
+    }
+    return cur != 0 || handled != 0 ? SNAP_YES : SNAP_NO;
+}
+
+static int read_thread(struct unwind *u, uint64_t addr, const struct interp_fields *in,
+                       struct thread_ctx *t, struct pt_error *err)
+{
+    const struct py_layout *L = u->L;
+    uint8_t ts[LIMIT_OBJECT_READ];
+    if (proc_read_bytes(u->proc, addr, ts, L->thread.size, err) < 0) {
+        return pt_error_prefix(err, "thread state at 0x%" PRIx64, addr);
+    }
+    memset(t, 0, sizeof *t);
+    t->addr = addr;
+    layout_read_u64(ts, L->thread.size, L->thread.next, &t->next);
+    layout_read_u64(ts, L->thread.size, L->thread.current_frame, &t->current_frame);
+    layout_read_u64(ts, L->thread.size, L->thread.thread_id, &t->thread_id);
+    layout_read_u64(ts, L->thread.size, L->thread.native_thread_id, &t->native_id);
+    layout_read_u64(ts, L->thread.size, L->thread.datastack_chunk, &t->chunk_addr);
+    t->gil = thread_gil(u, ts, in, addr);
+    t->gil_requested = read_flag(ts, L->thread.size, L->thread.gil_requested, 4);
+    if (t->gil == SNAP_YES && t->gil_requested == SNAP_YES) {
+        t->gil_requested = SNAP_NO;
+    }
+    t->has_exception = thread_exception(u, ts);
+    return 0;
+}
+
+/* The region of a thread's current data-stack chunk that holds its frames: from the chunk's
+ * start to the end of the newest frame's header. Zero when the newest frame is elsewhere. */
+static size_t chunk_span(const struct unwind *u, const struct thread_ctx *t)
+{
+    uint64_t end;
+    if (t->chunk_addr == 0 || t->current_frame < t->chunk_addr + CHUNK_HEADER ||
+        __builtin_add_overflow(t->current_frame, u->L->frame.size, &end) ||
+        end - t->chunk_addr > LIMIT_CHUNK_READ) {
+        return 0;
+    }
+    return (size_t)(end - t->chunk_addr);
+}
+
+/* Copies the used part of every thread's newest chunk, in as few system calls as possible. */
+static void read_chunks(struct unwind *u, struct thread_ctx *ts, size_t n)
+{
+    struct proc_iov iov[PROC_IOV_MAX];
+    size_t idx[PROC_IOV_MAX];
+    size_t k = 0;
+    for (size_t i = 0; i <= n; i++) {
+        if (i < n) {
+            size_t len = chunk_span(u, &ts[i]);
+            ts[i].chunk = len ? malloc(len) : NULL;
+            if (ts[i].chunk != NULL) {
+                iov[k] = (struct proc_iov){ts[i].chunk_addr, ts[i].chunk, len};
+                idx[k++] = i;
+                ts[i].chunk_len = len;
+            }
+        }
+        if (k == PROC_IOV_MAX || (i == n && k > 0)) {
+            /* A batch that fails is retried one by one, so one bad thread costs only itself. */
+            if (proc_read_many(u->proc, iov, k, NULL) < 0) {
+                for (size_t j = 0; j < k; j++) {
+                    if (proc_read_bytes(u->proc, iov[j].addr, iov[j].dst, iov[j].len, NULL) < 0) {
+                        free(ts[idx[j]].chunk);
+                        ts[idx[j]].chunk = NULL;
+                        ts[idx[j]].chunk_len = 0;
+                    }
+                }
+            }
+            k = 0;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t size;
+        /* The chunk must be as large as the span we took for it. */
+        if (ts[i].chunk != NULL &&
+            (!layout_read_u64(ts[i].chunk, ts[i].chunk_len, CHUNK_SIZE_AT, &size) ||
+             size < ts[i].chunk_len)) {
+            free(ts[i].chunk);
+            ts[i].chunk = NULL;
+            ts[i].chunk_len = 0;
+        }
+    }
+}
+
+/* The header of the frame at ADDR: from the chunk copy when it lies there, else read. */
+static const uint8_t *frame_header(struct unwind *u, const struct thread_ctx *t, uint64_t addr,
+                                   uint8_t *buf, struct pt_error *err)
+{
+    uint64_t size = u->L->frame.size;
+    if (t->chunk != NULL && addr >= t->chunk_addr && addr - t->chunk_addr <= t->chunk_len &&
+        t->chunk_len - (addr - t->chunk_addr) >= size) {
+        return t->chunk + (addr - t->chunk_addr);
+    }
+    if (proc_read_bytes(u->proc, addr, buf, size, err) < 0) {
+        pt_error_prefix(err, "frame at 0x%" PRIx64, addr);
+        return NULL;
+    }
+    return buf;
+}
+
+static int push_frame(struct thread_ctx *t, uint64_t code_addr, uint64_t instr_ptr,
+                      size_t *cap, struct pt_error *err)
+{
+    if (t->n_frames == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 64;
+        struct raw_frame *nf = realloc(t->frames, ncap * sizeof *nf);
+        if (nf == NULL) {
+            return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+        }
+        t->frames = nf;
+        *cap = ncap;
+    }
+    t->frames[t->n_frames++] = (struct raw_frame){code_addr, instr_ptr};
+    return 0;
+}
+
+/* Follows the thread's frame chain (newest first), keeping the Python frames. Frames the
+ * interpreter itself owns (C-stack entry shims) are skipped, as CPython's own unwinder does. */
+static int walk_frames(struct unwind *u, struct thread_ctx *t, struct pt_error *err)
+{
+    const struct py_layout *L = u->L;
+    uint8_t buf[LAYOUT_FRAME_HEADER_MAX];
+    size_t cap = 0;
+    uint64_t addr = t->current_frame;
+    size_t steps = 0;
+    while (addr != 0) {
+        if (steps++ == LIMIT_FRAMES) {
+            t->truncated = true;
+            return 0;
+        }
+        const uint8_t *h = frame_header(u, t, addr, buf, err);
+        uint64_t prev = 0;
+        uint64_t owner = 0;
+        uint64_t exec = 0;
+        uint64_t instr = 0;
+        if (h == NULL) {
+            return -1;
+        }
+        layout_read_u64(h, L->frame.size, L->frame.previous, &prev);
+        layout_read_uint(h, L->frame.size, L->frame.owner, 1, &owner);
+        layout_read_u64(h, L->frame.size, L->frame.executable, &exec);
+        layout_read_u64(h, L->frame.size, L->frame.instr_ptr, &instr);
+        exec &= ~L->frame.executable_tag_mask;
+        bool shim = (int)owner == L->frame.owner_cstack || (int)owner == L->frame.owner_interpreter;
+        if (!shim && exec != 0 && push_frame(t, exec, instr, &cap, err) < 0) {
+            return -1;
+        }
+        addr = prev;
+    }
+    return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a;
+    uint64_t y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Brings every code object the threads' frames name into the cache: their structs are read in
+ * batches of one system call; strings and tables only for objects not cached yet. */
+static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool trust_cache,
+                       struct snapshot *s)
+{
+    const struct py_layout *L = u->L;
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        total += ts[i].n_frames;
+    }
+    uint64_t *addrs = malloc((total ? total : 1) * sizeof *addrs);
+    if (addrs == NULL) {
+        snapshot_warn(s, "out of memory reading code objects");
+        return;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < ts[i].n_frames; j++) {
+            addrs[k++] = ts[i].frames[j].code_addr;
+        }
+    }
+    qsort(addrs, k, sizeof *addrs, cmp_u64);
+    size_t uniq = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (uniq == 0 || addrs[uniq - 1] != addrs[i]) {
+            addrs[uniq++] = addrs[i];
+        }
+    }
+    /* With a code-object generation (3.14+), an unchanged generation vouches for cached
+     * entries; without one, each entry is checked against its object's current fields.
+     * Only the main interpreter's generation is tracked, so subinterpreters always check. */
+    if (trust_cache) {
+        size_t keep = 0;
+        for (size_t i = 0; i < uniq; i++) {
+            if (code_cache_find(u->codes, addrs[i]) == NULL) {
+                addrs[keep++] = addrs[i];
+            }
+        }
+        uniq = keep;
+    }
+    struct proc_iov iov[PROC_IOV_MAX];
+    for (size_t base = 0; base < uniq; base += PROC_IOV_MAX) {
+        size_t m = uniq - base < PROC_IOV_MAX ? uniq - base : PROC_IOV_MAX;
+        for (size_t j = 0; j < m; j++) {
+            iov[j] = (struct proc_iov){addrs[base + j], u->code_buf + j * L->code.size,
+                                       L->code.size};
+        }
+        bool batch_ok = proc_read_many(u->proc, iov, m, NULL) == 0;
+        for (size_t j = 0; j < m; j++) {
+            struct pt_error e = {0};
+            if ((!batch_ok && proc_read_bytes(u->proc, iov[j].addr, iov[j].dst, iov[j].len,
+                                              &e) < 0) ||
+                code_cache_get(u->codes, u->proc, L, u->rt->code_type_addr, iov[j].addr,
+                               iov[j].dst, &e) == NULL) {
+                snapshot_warn(s, "code object at 0x%" PRIx64 ": %s", iov[j].addr, e.msg);
+            }
+        }
+    }
+    free(addrs);
+}
+
+static struct snap_str arena_str(struct snapshot *s, const char *p, size_t len)
+{
+    return snapshot_strdup(s, p, len);
+}
+
+/* Turns a thread's raw frames into snapshot frames; a frame that cannot be decoded stays with
+ * unknown fields and a warning. */
+static int build_frames(struct unwind *u, const struct thread_ctx *t, struct snapshot *s,
+                        struct snap_thread *out)
+{
+    out->frames = snapshot_alloc(s, (t->n_frames ? t->n_frames : 1) * sizeof *out->frames);
+    if (out->frames == NULL) {
+        return -1;
+    }
+    for (size_t i = 0; i < t->n_frames; i++) {
+        struct snap_frame *f = &out->frames[i];
+        const struct code_info *ci = code_cache_find(u->codes, t->frames[i].code_addr);
+        struct linetable_loc loc = {-1, -1, -1, -1};
+        struct pt_error e = {0};
+        f->kind = SNAP_FRAME_PYTHON;
+        f->line = f->end_line = f->col = f->end_col = -1;
+        if (ci == NULL) {
+            continue;
+        }
+        f->function = arena_str(s, ci->qualname, ci->qualname_len);
+        f->name = arena_str(s, ci->name, ci->name_len);
+        f->file = arena_str(s, ci->filename, ci->filename_len);
+        if (code_location(ci, u->L, t->frames[i].instr_ptr, &loc, &e) < 0) {
+            snapshot_warn(s, "thread %" PRIu64 ": frame %zu (%.*s): %s", t->native_id, i,
+                          (int)ci->qualname_len, ci->qualname, e.msg);
+        }
+        f->line = loc.line;
+        f->end_line = loc.end_line;
+        f->col = loc.col;
+        f->end_col = loc.end_col;
+    }
+    out->n_frames = t->n_frames;
+    out->frames_truncated = t->truncated || t->frames_failed;
+    return 0;
+}
+
+static void fill_thread(struct unwind *u, const struct thread_ctx *t,
+                        const struct interp_fields *in, struct snapshot *s,
+                        struct snap_thread *out)
+{
+    struct proc_task_stat st;
+    out->tid = (pid_t)t->native_id;
+    out->thread_id = t->thread_id;
+    out->main = in->threads_main != 0 && in->threads_main == t->addr;
+    out->gil = t->gil;
+    out->gil_requested = t->gil_requested;
+    out->has_exception = t->has_exception;
+    out->on_cpu = SNAP_UNKNOWN;
+    if (out->tid > 0 && proc_task_stat(u->proc, out->tid, &st, NULL) == 0) {
+        out->on_cpu = st.state == 'R' ? SNAP_YES : SNAP_NO;
+    }
+    /* A collection runs on the thread that holds the GIL; the others cannot be in it. */
+    if (in->gc_collecting == 0) {
+        out->in_gc = SNAP_NO;
+    } else {
+        out->in_gc = t->gil == SNAP_YES ? SNAP_YES : t->gil == SNAP_NO ? SNAP_NO : SNAP_UNKNOWN;
+    }
+    if (build_frames(u, t, s, out) < 0) {
+        snapshot_warn(s, "out of memory building frames");
+    }
+}
+
+/* Reads the thread-state list of one interpreter (capped, cycle-safe by the cap). */
+static size_t collect_threads(struct unwind *u, const struct interp_fields *in,
+                              struct thread_ctx **out, struct snapshot *s)
+{
+    struct thread_ctx *ts = NULL;
+    size_t n = 0;
+    size_t cap = 0;
+    uint64_t addr = in->threads_head;
+    while (addr != 0) {
+        if (n == LIMIT_THREADS) {
+            snapshot_warn(s, "interpreter %" PRId64 ": more than %d threads, rest not shown",
+                          (int64_t)in->id, LIMIT_THREADS);
+            break;
+        }
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            struct thread_ctx *nt = realloc(ts, ncap * sizeof *nt);
+            if (nt == NULL) {
+                snapshot_warn(s, "out of memory reading threads");
+                break;
+            }
+            ts = nt;
+            cap = ncap;
+        }
+        struct pt_error e = {0};
+        if (read_thread(u, addr, in, &ts[n], &e) < 0) {
+            snapshot_warn(s, "interpreter %" PRId64 ": thread list cut short: %s",
+                          (int64_t)in->id, e.msg);
+            break;
+        }
+        addr = ts[n].next;
+        n++;
+    }
+    *out = ts;
+    return n;
+}
+
+static void free_threads(struct thread_ctx *ts, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(ts[i].chunk);
+        free(ts[i].frames);
+    }
+    free(ts);
+}
+
+static int unwind_interp(struct unwind *u, const struct interp_fields *in, bool main_interp,
+                         struct snapshot *s, struct snap_interp *out)
+{
+    struct thread_ctx *ts = NULL;
+    size_t n = collect_threads(u, in, &ts, s);
+    read_chunks(u, ts, n);
+    for (size_t i = 0; i < n; i++) {
+        struct pt_error e = {0};
+        if (walk_frames(u, &ts[i], &e) < 0) {
+            ts[i].frames_failed = true;
+            snapshot_warn(s, "thread %" PRIu64 ": stack cut short: %s", ts[i].native_id, e.msg);
+        }
+    }
+    load_codes(u, ts, n, main_interp && layout_has(u->L->interp.code_object_generation), s);
+    out->id = (int64_t)in->id;
+    out->threads = snapshot_alloc(s, (n ? n : 1) * sizeof *out->threads);
+    if (out->threads == NULL) {
+        free_threads(ts, n);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        fill_thread(u, &ts[i], in, s, &out->threads[i]);
+    }
+    out->n_threads = n;
+    out->gc.present = false;
+    free_threads(ts, n);
+    return 0;
+}
+
+static void fill_python(const struct runtime *rt, struct snapshot *s)
+{
+    s->python.version = snapshot_strdup(s, rt->version, strlen(rt->version));
+    s->python.hexversion = rt->layout.hexversion;
+    s->python.free_threaded = rt->layout.free_threaded;
+    s->python.debug_build = rt->debug_build ? SNAP_YES : SNAP_NO;
+    s->python.binary = snapshot_strdup(s, rt->binary, strlen(rt->binary));
+}
+
+struct snapshot *unwind_snapshot(struct unwind *u, struct pt_error *err)
+{
+    struct snapshot *s = snapshot_new(err);
+    struct snap_interp interps[LIMIT_INTERPRETERS];
+    size_t n = 0;
+    uint64_t addr = 0;
+    struct timeval tv;
+    if (s == NULL) {
+        return NULL;
+    }
+    gettimeofday(&tv, NULL);
+    s->pid = proc_pid(u->proc);
+    s->time = (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+    fill_python(u->rt, s);
+    if (proc_read_bytes(u->proc, u->rt->runtime_addr + u->L->runtime.interpreters_head, &addr,
+                        sizeof addr, err) < 0) {
+        snapshot_free(s);
+        pt_error_prefix(err, "interpreter list");
+        return NULL;
+    }
+    while (addr != 0 && n < LIMIT_INTERPRETERS) {
+        struct interp_fields in;
+        struct pt_error e = {0};
+        if (read_interp(u, addr, &in, &e) < 0) {
+            if (n == 0) {
+                *err = e;
+                snapshot_free(s);
+                return NULL;
+            }
+            snapshot_warn(s, "interpreter list cut short: %s", e.msg);
+            break;
+        }
+        if (n == 0) {
+            code_cache_set_generation(u->codes, in.code_generation);
+        }
+        memset(&interps[n], 0, sizeof interps[n]);
+        if (unwind_interp(u, &in, n == 0, s, &interps[n]) < 0) {
+            snapshot_free(s);
+            pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+            return NULL;
+        }
+        n++;
+        addr = in.next;
+    }
+    if (addr != 0) {
+        snapshot_warn(s, "more than %d interpreters, rest not shown", LIMIT_INTERPRETERS);
+    }
+    s->interps = snapshot_alloc(s, (n ? n : 1) * sizeof *s->interps);
+    if (s->interps == NULL) {
+        snapshot_free(s);
+        pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+        return NULL;
+    }
+    memcpy(s->interps, interps, n * sizeof *interps);
+    s->n_interps = n;
+    return s;
+}
