@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,11 +52,16 @@ static const char USAGE[] =
     "\n"
     "Exit status: 0 success, 1 the target could not be inspected, 2 bad usage.\n";
 
-static int usage_error(const char *fmt, const char *arg)
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
     fprintf(stderr, "pytop: ");
-    fprintf(stderr, fmt, arg);
+    vfprintf(stderr, fmt, ap);
     fprintf(stderr, " (try 'pytop --help')\n");
+    va_end(ap);
     return -1;
 }
 
@@ -190,9 +196,7 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
     while ((c = getopt_long(argc, argv, "+p:o:bn:d:r:hV", longopts, NULL)) != -1) {
         if (c == '?' || c == ':') {
             const char *bad = argv[optind - 1];
-            return usage_error(optopt && c == ':' ? "option '%s' needs a value"
-                                                  : "unknown option or missing value: '%s'",
-                               bad);
+            return usage_error("unknown option or missing value: '%s'", bad);
         }
         if (parse_option(c, optarg, o) < 0) {
             return -1;
@@ -203,14 +207,14 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
     }
     if (optind < argc) {
         if (o->pid != 0) {
-            return usage_error("give either -p PID or a command, not both%s", "");
+            return usage_error("give either -p PID or a command, not both");
         }
         o->command = &argv[optind];
     } else if (o->pid == 0) {
-        return usage_error("no process given: use -p PID or -- COMMAND%s", "");
+        return usage_error("no process given: use -p PID or -- COMMAND");
     }
     if (o->json && o->mode == CLI_MODE_LIVE) {
-        return usage_error("--json goes with --dump or -b%s", "");
+        return usage_error("--json goes with --dump or -b");
     }
     return 0;
 }

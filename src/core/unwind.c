@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <time.h>
 
 #include "core/code.h"
 #include "core/error.h"
@@ -15,6 +16,7 @@
 #include "core/proc.h"
 #include "core/runtime.h"
 #include "core/snapshot.h"
+#include "core/threadnames.h"
 
 /* A data-stack chunk starts with previous, size and top (Include/cpython/pystate.h). */
 enum {
@@ -57,6 +59,7 @@ struct interp_fields {
     uint64_t gil_holder;
     uint64_t code_generation;
     uint64_t gc_collecting;
+    uint64_t modules;
 };
 
 struct unwind {
@@ -64,6 +67,7 @@ struct unwind {
     const struct runtime *rt;
     const struct py_layout *L;
     struct code_cache *codes;
+    struct threadnames *names;
     uint8_t *code_buf;       /* raw code structs of one batch */
 };
 
@@ -78,8 +82,9 @@ struct unwind *unwind_new(struct proc *p, const struct runtime *rt, struct pt_er
     u->rt = rt;
     u->L = &rt->layout;
     u->codes = code_cache_new(err);
+    u->names = threadnames_new();
     u->code_buf = malloc((size_t)PROC_IOV_MAX * u->L->code.size);
-    if (u->codes == NULL || u->code_buf == NULL) {
+    if (u->codes == NULL || u->code_buf == NULL || u->names == NULL) {
         unwind_free(u);
         pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
         return NULL;
@@ -91,6 +96,7 @@ void unwind_free(struct unwind *u)
 {
     if (u != NULL) {
         code_cache_free(u->codes);
+        threadnames_free(u->names);
         free(u->code_buf);
         free(u);
     }
@@ -123,6 +129,7 @@ static int read_interp(struct unwind *u, uint64_t addr, struct interp_fields *f,
         {L->interp.gil_holder, &f->gil_holder, 8},
         {L->interp.code_object_generation, &f->code_generation, 8},
         {L->interp.gc + L->gc.collecting, &f->gc_collecting, 4},
+        {L->interp.imports_modules, &f->modules, 8},
     };
     struct proc_iov iov[sizeof want / sizeof want[0]];
     size_t n = 0;
@@ -213,6 +220,32 @@ static int read_thread(struct unwind *u, uint64_t addr, const struct interp_fiel
     }
     t->has_exception = thread_exception(u, ts);
     return 0;
+}
+
+/* Thread names are re-read at most this often unless a new thread shows up. */
+static const double NAMES_MAX_AGE = 2.0;
+
+static double monotonic_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void update_names(struct unwind *u, uint64_t interp, const struct interp_fields *in,
+                         const struct thread_ctx *ts, size_t n, struct snapshot *s)
+{
+    uint64_t idents[LIMIT_THREADS];
+    struct pt_error e = {0};
+    for (size_t i = 0; i < n; i++) {
+        idents[i] = ts[i].thread_id;
+    }
+    if (in->modules != 0 &&
+        threadnames_update(u->names, u->proc, u->L, interp, in->modules, idents, n,
+                           monotonic_seconds(), NAMES_MAX_AGE, &e) < 0) {
+        snapshot_warn(s, "interpreter %" PRId64 ": thread names unavailable: %s",
+                      (int64_t)in->id, e.msg);
+    }
 }
 
 /* The region of a thread's current data-stack chunk that holds its frames: from the chunk's
@@ -448,11 +481,16 @@ static int build_frames(struct unwind *u, const struct thread_ctx *t, struct sna
     return 0;
 }
 
-static void fill_thread(struct unwind *u, const struct thread_ctx *t,
+static void fill_thread(struct unwind *u, uint64_t interp, const struct thread_ctx *t,
                         const struct interp_fields *in, struct snapshot *s,
                         struct snap_thread *out)
 {
     struct proc_task_stat st;
+    size_t name_len;
+    const char *name = threadnames_get(u->names, interp, t->thread_id, &name_len);
+    if (name != NULL) {
+        out->name = snapshot_strdup(s, name, name_len);
+    }
     out->tid = (pid_t)t->native_id;
     out->thread_id = t->thread_id;
     out->main = in->threads_main != 0 && in->threads_main == t->addr;
@@ -520,11 +558,12 @@ static void free_threads(struct thread_ctx *ts, size_t n)
     free(ts);
 }
 
-static int unwind_interp(struct unwind *u, const struct interp_fields *in, bool main_interp,
-                         struct snapshot *s, struct snap_interp *out)
+static int unwind_interp(struct unwind *u, uint64_t interp, const struct interp_fields *in,
+                         bool main_interp, struct snapshot *s, struct snap_interp *out)
 {
     struct thread_ctx *ts = NULL;
     size_t n = collect_threads(u, in, &ts, s);
+    update_names(u, interp, in, ts, n, s);
     read_chunks(u, ts, n);
     for (size_t i = 0; i < n; i++) {
         struct pt_error e = {0};
@@ -541,7 +580,7 @@ static int unwind_interp(struct unwind *u, const struct interp_fields *in, bool 
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
-        fill_thread(u, &ts[i], in, s, &out->threads[i]);
+        fill_thread(u, interp, &ts[i], in, s, &out->threads[i]);
     }
     out->n_threads = n;
     out->gc.present = false;
@@ -594,7 +633,7 @@ struct snapshot *unwind_snapshot(struct unwind *u, struct pt_error *err)
             code_cache_set_generation(u->codes, in.code_generation);
         }
         memset(&interps[n], 0, sizeof interps[n]);
-        if (unwind_interp(u, &in, n == 0, s, &interps[n]) < 0) {
+        if (unwind_interp(u, addr, &in, n == 0, s, &interps[n]) < 0) {
             snapshot_free(s);
             pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
             return NULL;

@@ -7,6 +7,7 @@
 
 struct py_layout;
 struct pt_error;
+struct layout_gen;
 
 /* Each fills L from BLOB[0..LEN), the target's _Py_DebugOffsets of that minor version.
  * Errors: PT_E_BADLAYOUT when BLOB is shorter than the version's struct. */
@@ -14,8 +15,12 @@ int layout_v3_13_fill(const uint8_t *blob, size_t len, struct py_layout *L, stru
 int layout_v3_14_fill(const uint8_t *blob, size_t len, struct py_layout *L, struct pt_error *err);
 int layout_v3_15_fill(const uint8_t *blob, size_t len, struct py_layout *L, struct pt_error *err);
 
+/* Fills the parts of L that come from tools/gen-layout's table G (called first; a version's
+ * debug offsets then override what they also describe). */
+void layout_apply_gen(const struct layout_gen *g, struct py_layout *L);
+
 /* A generated "absent" (-1) becomes LAYOUT_NONE. */
-static inline uint64_t layout_gen_offset(long long v)
+static inline uint64_t layout_gen_offset(int64_t v)
 {
     return v < 0 ? UINT64_MAX : (uint64_t)v;
 }

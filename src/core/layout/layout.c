@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/layout/debug_offsets.h"
+#include "core/layout/gen.h"
 #include "core/limits.h"
 
 /* _Py_DebugOffsets starts with the cookie, then the version and free-threaded flag as uint64. */
@@ -71,6 +72,54 @@ const char *layout_newest_supported(void)
     return "3.15";
 }
 
+void layout_apply_gen(const struct layout_gen *g, struct py_layout *L)
+{
+    L->interp.threads_main = layout_gen_offset(g->interp_threads_main);
+    L->interp.code_object_generation = LAYOUT_NONE;
+    L->thread.holds_gil = layout_gen_offset(g->thread_holds_gil);
+    L->thread.holds_gil_bit = (int)g->thread_holds_gil_bit;
+    L->thread.gil_requested = LAYOUT_NONE;
+    L->thread.current_exception = layout_gen_offset(g->thread_current_exception);
+    L->thread.exc_state_value = layout_gen_offset(g->thread_exc_state_value);
+    L->frame.owner_generator = (int)g->frame_owned_by_generator;
+    L->frame.owner_cstack = (int)g->frame_owned_by_cstack;
+    L->frame.owner_interpreter = (int)g->frame_owned_by_interpreter;
+    L->frame.executable_tag_mask = g->stackref_tag_bits < 0 ? 0 : (uint64_t)g->stackref_tag_bits;
+    L->unicode.compact_size = layout_gen_offset(g->unicode_compact_size);
+    L->unicode.kind_shift = (unsigned)g->unicode_kind_shift;
+    L->unicode.compact_bit = (unsigned)g->unicode_compact_bit;
+    L->unicode.ascii_bit = (unsigned)g->unicode_ascii_bit;
+
+    L->module_dict = layout_gen_offset(g->module_md_dict);
+    L->dict.size = layout_gen_offset(g->dict_size);
+    L->dict.ma_keys = layout_gen_offset(g->dict_ma_keys);
+    L->dict.ma_values = layout_gen_offset(g->dict_ma_values);
+    L->dict.log2_size = layout_gen_offset(g->dict_keys_log2_size);
+    L->dict.log2_index_bytes = layout_gen_offset(g->dict_keys_log2_index_bytes);
+    L->dict.kind = layout_gen_offset(g->dict_keys_kind);
+    L->dict.nentries = layout_gen_offset(g->dict_keys_nentries);
+    L->dict.indices = layout_gen_offset(g->dict_keys_indices);
+    L->dict.kind_general = (int)g->dict_kind_general;
+    L->dict.entry_size = layout_gen_offset(g->dict_entry_size);
+    L->dict.entry_key = layout_gen_offset(g->dict_entry_key);
+    L->dict.entry_value = layout_gen_offset(g->dict_entry_value);
+    L->dict.uentry_size = layout_gen_offset(g->dict_uentry_size);
+    L->dict.uentry_key = layout_gen_offset(g->dict_uentry_key);
+    L->dict.uentry_value = layout_gen_offset(g->dict_uentry_value);
+    L->dict.values_valid = layout_gen_offset(g->dict_values_valid);
+    L->dict.values_values = layout_gen_offset(g->dict_values_values);
+    L->type.flags = layout_gen_offset(g->type_flags);
+    L->type.basicsize = layout_gen_offset(g->type_basicsize);
+    L->type.cached_keys = layout_gen_offset(g->heaptype_cached_keys);
+    L->type.flag_inline_values = g->tpflags_inline_values < 0 ? 0 : (uint64_t)g->tpflags_inline_values;
+    L->type.flag_managed_dict = g->tpflags_managed_dict < 0 ? 0 : (uint64_t)g->tpflags_managed_dict;
+    L->type.managed_dict_offset = g->managed_dict_offset;
+    L->pylong.tag = layout_gen_offset(g->long_tag);
+    L->pylong.digits = layout_gen_offset(g->long_digits);
+    L->pylong.digit_bits = (unsigned)g->long_digit_bits;
+    L->pylong.non_size_bits = (unsigned)g->long_non_size_bits;
+}
+
 /* An offset of a field of WIDTH bytes that must lie inside a struct of SIZE bytes. */
 static bool field_fits(uint64_t off, uint64_t width, uint64_t size)
 {
@@ -128,7 +177,8 @@ static int validate(struct py_layout *L, struct pt_error *err)
         !field_fits(L->unicode.state, 4, L->unicode.ascii_size) ||
         !field_fits(L->unicode.length, 8, L->unicode.ascii_size) ||
         L->unicode.kind_shift > 29 || L->unicode.compact_bit > 31 || L->unicode.ascii_bit > 31 ||
-        L->thread.holds_gil_bit > 31) {
+        L->thread.holds_gil_bit > 31 || L->pylong.digit_bits == 0 || L->pylong.digit_bits > 32 ||
+        L->pylong.non_size_bits > 8) {
         return pt_error_set(err, PT_E_BADLAYOUT, 0, "debug offsets are inconsistent");
     }
     L->max_struct = L->thread.size > L->code.size ? L->thread.size : L->code.size;
@@ -175,6 +225,9 @@ int layout_from_debug_offsets(const uint8_t *blob, size_t len, struct py_layout 
                             "Python %s is not supported (pytop reads 3.13 to %s)", vs,
                             layout_newest_supported());
     }
+    L->gil_source = layout_has(L->thread.holds_gil) ? GIL_FROM_THREAD
+                    : L->thread.holds_gil_bit >= 0  ? GIL_FROM_STATUS_BIT
+                                                    : GIL_FROM_HOLDER;
     if (rc < 0 || validate(L, err) < 0) {
         return pt_error_prefix(err, "Python %s", vs);
     }

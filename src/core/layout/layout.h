@@ -60,7 +60,7 @@ struct py_layout {
         uint64_t datastack_chunk;
         uint64_t status;
         uint64_t holds_gil;          /* GIL_FROM_THREAD */
-        unsigned holds_gil_bit;      /* GIL_FROM_STATUS_BIT: bit number in the status word */
+        int holds_gil_bit;           /* bit number in the status word; -1: none */
         uint64_t gil_requested;      /* LAYOUT_NONE when the version has none */
         uint64_t current_exception;  /* LAYOUT_NONE when unknown */
         uint64_t exc_state_value;    /* exc_state.exc_value; LAYOUT_NONE when unknown */
@@ -114,6 +114,42 @@ struct py_layout {
         uint64_t size;
         uint64_t collecting;
     } gc;
+
+    /* Enough of dicts, instances and ints to read threading's names. */
+    uint64_t module_dict;            /* md_dict in a module object */
+    struct {
+        uint64_t size;
+        uint64_t ma_keys;
+        uint64_t ma_values;
+        uint64_t log2_size;          /* in the keys object: uint8 */
+        uint64_t log2_index_bytes;   /* uint8 */
+        uint64_t kind;               /* uint8 */
+        uint64_t nentries;           /* Py_ssize_t */
+        uint64_t indices;            /* where the index table starts */
+        int kind_general;            /* entries carry a hash; other kinds do not */
+        uint64_t entry_size;
+        uint64_t entry_key;
+        uint64_t entry_value;
+        uint64_t uentry_size;
+        uint64_t uentry_key;
+        uint64_t uentry_value;
+        uint64_t values_valid;       /* in a values block (inline values), uint8 */
+        uint64_t values_values;
+    } dict;
+    struct {
+        uint64_t flags;
+        uint64_t basicsize;
+        uint64_t cached_keys;        /* in a heap type */
+        uint64_t flag_inline_values; /* 0: the version has no such flag */
+        uint64_t flag_managed_dict;
+        int64_t managed_dict_offset; /* from the object's start; may be negative */
+    } type;
+    struct {
+        uint64_t tag;
+        uint64_t digits;
+        unsigned digit_bits;
+        unsigned non_size_bits;
+    } pylong;
 
     /* Largest thread-state and code-object reads, for buffers. */
     uint64_t max_struct;

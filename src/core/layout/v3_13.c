@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/layout/gen_3_13.h"
+#include "core/layout/gen.h"
 #include "core/layout/layout.h"
 
 /* Field for field the struct 3.13 embeds at the start of _PyRuntime. */
@@ -69,6 +69,7 @@ int layout_v3_13_fill(const uint8_t *blob, size_t len, struct py_layout *L, stru
         return pt_error_set(err, PT_E_BADLAYOUT, 0, "3.13 debug offsets truncated");
     }
     memcpy(&d, blob, sizeof d);
+    layout_apply_gen(&layout_gen_3_13, L);
 
     L->runtime.size = d.runtime_state.size;
     L->runtime.finalizing = d.runtime_state.finalizing;
@@ -77,12 +78,10 @@ int layout_v3_13_fill(const uint8_t *blob, size_t len, struct py_layout *L, stru
     L->interp.id = d.interpreter_state.id;
     L->interp.next = d.interpreter_state.next;
     L->interp.threads_head = d.interpreter_state.threads_head;
-    L->interp.threads_main = layout_gen_offset(GEN_3_13_INTERP_THREADS_MAIN);
     L->interp.gc = d.interpreter_state.gc;
     L->interp.imports_modules = d.interpreter_state.imports_modules;
     L->interp.gil_locked = d.interpreter_state.gil_runtime_state_locked;
     L->interp.gil_holder = d.interpreter_state.gil_runtime_state_holder;
-    L->interp.code_object_generation = LAYOUT_NONE;
 
     L->thread.size = d.thread_state.size;
     L->thread.next = d.thread_state.next;
@@ -92,22 +91,12 @@ int layout_v3_13_fill(const uint8_t *blob, size_t len, struct py_layout *L, stru
     L->thread.native_thread_id = d.thread_state.native_thread_id;
     L->thread.datastack_chunk = d.thread_state.datastack_chunk;
     L->thread.status = d.thread_state.status;
-    L->thread.holds_gil = LAYOUT_NONE;
-    L->thread.holds_gil_bit = GEN_3_13_THREAD_HOLDS_GIL_BIT;
-    L->thread.gil_requested = LAYOUT_NONE;
-    L->thread.current_exception = layout_gen_offset(GEN_3_13_THREAD_CURRENT_EXCEPTION);
-    L->thread.exc_state_value = layout_gen_offset(GEN_3_13_THREAD_EXC_STATE_VALUE);
-    L->gil_source = GIL_FROM_STATUS_BIT;
 
     L->frame.size = d.interpreter_frame.localsplus;
     L->frame.previous = d.interpreter_frame.previous;
     L->frame.executable = d.interpreter_frame.executable;
     L->frame.instr_ptr = d.interpreter_frame.instr_ptr;
     L->frame.owner = d.interpreter_frame.owner;
-    L->frame.executable_tag_mask = 0;
-    L->frame.owner_generator = GEN_3_13_FRAME_OWNED_BY_GENERATOR;
-    L->frame.owner_cstack = GEN_3_13_FRAME_OWNED_BY_CSTACK;
-    L->frame.owner_interpreter = GEN_3_13_FRAME_OWNED_BY_INTERPRETER;
 
     L->code.size = d.code_object.size;
     L->code.filename = d.code_object.filename;
@@ -125,10 +114,6 @@ int layout_v3_13_fill(const uint8_t *blob, size_t len, struct py_layout *L, stru
     L->unicode.state = d.unicode_object.state;
     L->unicode.length = d.unicode_object.length;
     L->unicode.ascii_size = d.unicode_object.asciiobject_size;
-    L->unicode.compact_size = GEN_3_13_UNICODE_COMPACT_SIZE;
-    L->unicode.kind_shift = GEN_3_13_UNICODE_KIND_SHIFT;
-    L->unicode.compact_bit = GEN_3_13_UNICODE_COMPACT_BIT;
-    L->unicode.ascii_bit = GEN_3_13_UNICODE_ASCII_BIT;
 
     L->gc.size = d.gc.size;
     L->gc.collecting = d.gc.collecting;

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/layout/gen_3_15.h"
+#include "core/layout/gen.h"
 #include "core/layout/layout.h"
 
 /* Field for field the struct 3.15 embeds at the start of _PyRuntime. */
@@ -91,6 +91,7 @@ int layout_v3_15_fill(const uint8_t *blob, size_t len, struct py_layout *L, stru
         return pt_error_set(err, PT_E_BADLAYOUT, 0, "3.15 debug offsets truncated");
     }
     memcpy(&d, blob, sizeof d);
+    layout_apply_gen(&layout_gen_3_15, L);
 
     L->runtime.size = d.runtime_state.size;
     L->runtime.finalizing = d.runtime_state.finalizing;
@@ -115,21 +116,15 @@ int layout_v3_15_fill(const uint8_t *blob, size_t len, struct py_layout *L, stru
     L->thread.datastack_chunk = d.thread_state.datastack_chunk;
     L->thread.status = d.thread_state.status;
     L->thread.holds_gil = d.thread_state.holds_gil;
-    L->thread.holds_gil_bit = 0;
     L->thread.gil_requested = d.thread_state.gil_requested;
     L->thread.current_exception = d.thread_state.current_exception;
     L->thread.exc_state_value = d.thread_state.exc_state + d.err_stackitem.exc_value;
-    L->gil_source = GIL_FROM_THREAD;
 
     L->frame.size = d.interpreter_frame.localsplus;
     L->frame.previous = d.interpreter_frame.previous;
     L->frame.executable = d.interpreter_frame.executable;
     L->frame.instr_ptr = d.interpreter_frame.instr_ptr;
     L->frame.owner = d.interpreter_frame.owner;
-    L->frame.executable_tag_mask = (uint64_t)GEN_3_15_STACKREF_TAG_BITS;
-    L->frame.owner_generator = GEN_3_15_FRAME_OWNED_BY_GENERATOR;
-    L->frame.owner_cstack = GEN_3_15_FRAME_OWNED_BY_CSTACK;
-    L->frame.owner_interpreter = GEN_3_15_FRAME_OWNED_BY_INTERPRETER;
 
     L->code.size = d.code_object.size;
     L->code.filename = d.code_object.filename;
@@ -148,9 +143,6 @@ int layout_v3_15_fill(const uint8_t *blob, size_t len, struct py_layout *L, stru
     L->unicode.length = d.unicode_object.length;
     L->unicode.ascii_size = d.unicode_object.asciiobject_size;
     L->unicode.compact_size = d.unicode_object.compactunicodeobject_size;
-    L->unicode.kind_shift = GEN_3_15_UNICODE_KIND_SHIFT;
-    L->unicode.compact_bit = GEN_3_15_UNICODE_COMPACT_BIT;
-    L->unicode.ascii_bit = GEN_3_15_UNICODE_ASCII_BIT;
 
     L->gc.size = d.gc.size;
     L->gc.collecting = d.gc.collecting;

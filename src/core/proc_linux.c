@@ -1,0 +1,799 @@
+/* proc_linux: the proc module on Linux, through process_vm_readv, /proc and ptrace. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1 /* process_vm_readv(); configure's AC_USE_SYSTEM_EXTENSIONS also sets it */
+#endif
+#include "config.h"
+
+#include "core/proc.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "core/limits.h"
+
+enum {
+    PAUSE_ROUNDS = 16,    /* task-list passes before proc_pause() gives up on new threads */
+    STAT_BYTES = 2048,    /* one stat line: 52 numbers and a comm of at most 64 bytes */
+    MAPS_FIRST_BYTES = 1 << 16,
+};
+
+/* A thread proc_pause() stopped. SIG is the signal it was about to take when it stopped
+ * (a signal-delivery-stop); detaching hands it back so the target never loses a signal.
+ * TID comes first so that compare_pids() sorts and searches these as well. */
+struct seized {
+    pid_t tid;
+    int sig;
+};
+
+struct pause_state {
+    pid_t tids[LIMIT_TASKS];            /* the task list of the current pass */
+    struct seized seized[LIMIT_TASKS]; /* the threads stopped so far, sorted after each pass */
+    size_t nseized;
+};
+
+struct proc {
+    pid_t pid;
+    int mem_fd;   /* /proc/PID/mem, opened on first need */
+    bool use_mem; /* process_vm_readv was refused (ENOSYS, or EPERM under seccomp) */
+    struct proc_counters counters;
+    struct proc_map *maps; /* from the last proc_maps() */
+    size_t nmaps;
+    bool paused;
+    struct pause_state *pause; /* allocated by the first proc_pause() */
+    struct iovec local[PROC_IOV_MAX];
+    struct iovec remote[PROC_IOV_MAX];
+};
+
+/* Where a batch read has got to: region I, of which DONE bytes are copied. */
+struct batch_pos {
+    size_t i;
+    size_t done;
+};
+
+/* A read position in text that is not NUL-terminated. */
+struct cursor {
+    const char *at;
+    const char *end;
+};
+
+/* Reads until EOF or SIZE bytes; retries EINTR. Returns the length, or -1 with errno set. */
+static ssize_t read_all(int fd, char *buf, size_t size)
+{
+    size_t len = 0;
+    while (len < size) {
+        ssize_t got = read(fd, buf + len, size - len);
+        if (got == 0 || (got < 0 && errno != EINTR)) {
+            return got < 0 ? -1 : (ssize_t)len;
+        }
+        len += got > 0 ? (size_t)got : 0;
+    }
+    return (ssize_t)len;
+}
+
+/* Reads /proc/PID/task/TID/stat. Returns 0, or -1 with errno set (EINVAL if malformed). */
+static int read_stat_file(pid_t pid, pid_t tid, struct proc_task_stat *st)
+{
+    char buf[STAT_BYTES];
+    snprintf(buf, sizeof buf, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+    int fd = open(buf, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return -1;
+    }
+    ssize_t len = read_all(fd, buf, sizeof buf);
+    int saved = errno;
+    close(fd);
+    errno = len < 0 ? saved : EINVAL;
+    return len >= 0 && proc_stat_parse(buf, (size_t)len, st, NULL) == 0 ? 0 : -1;
+}
+
+/* True when PID no longer runs: no such process, or only its zombie is left. A zombie keeps
+ * /proc/PID, but its memory is gone. */
+static bool process_is_gone(pid_t pid)
+{
+    if (kill(pid, 0) < 0 && errno == ESRCH) {
+        return true;
+    }
+    struct proc_task_stat st;
+    if (read_stat_file(pid, pid, &st) < 0) {
+        return errno == ENOENT || errno == ESRCH;
+    }
+    return st.state == 'Z' || st.state == 'X';
+}
+
+/* Names what went wrong opening or reading WHAT (a /proc file of P). Returns -1. */
+static int proc_file_failed(const struct proc *p, int e, const char *what, struct pt_error *err)
+{
+    if (e == ESRCH || (e == ENOENT && process_is_gone(p->pid))) {
+        return pt_error_set(err, PT_E_GONE, e, "process %d exited", (int)p->pid);
+    }
+    if (e == EPERM || e == EACCES) {
+        return pt_error_set(err, PT_E_PERM, e, "not allowed to read the %s of process %d", what,
+                            (int)p->pid);
+    }
+    return pt_error_set(err, PT_E_IO, e, "cannot read the %s of process %d: %s", what,
+                        (int)p->pid, strerror(e));
+}
+
+/* Opens /proc/PID/NAME. Returns the fd, or -1 naming the problem. */
+static int open_proc_file(const struct proc *p, const char *name, struct pt_error *err)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)p->pid, name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return proc_file_failed(p, errno, name, err);
+    }
+    return fd;
+}
+
+struct proc *proc_open(pid_t pid, struct pt_error *err)
+{
+    char path[64];
+    struct stat sb;
+    snprintf(path, sizeof path, "/proc/%d", (int)pid);
+    if (pid <= 0 || stat(path, &sb) < 0) {
+        pt_error_set(err, PT_E_NOPROC, pid <= 0 ? ESRCH : errno, "no process with PID %d",
+                     (int)pid);
+        return NULL;
+    }
+    struct proc *p = calloc(1, sizeof *p);
+    if (p == NULL) {
+        pt_error_set(err, PT_E_NOMEM, ENOMEM, "no memory for process %d", (int)pid);
+        return NULL;
+    }
+    p->pid = pid;
+    p->mem_fd = -1;
+    return p;
+}
+
+void proc_close(struct proc *p)
+{
+    if (p == NULL) {
+        return;
+    }
+    proc_resume(p);
+    if (p->mem_fd >= 0) {
+        close(p->mem_fd);
+    }
+    proc_maps_free(p->maps, p->nmaps);
+    free(p->pause);
+    free(p);
+}
+
+pid_t proc_pid(const struct proc *p)
+{
+    return p->pid;
+}
+
+struct proc_counters proc_get_counters(const struct proc *p)
+{
+    return p->counters;
+}
+
+long proc_clock_ticks(void)
+{
+    long ticks = sysconf(_SC_CLK_TCK);
+    return ticks > 0 ? ticks : 100;
+}
+
+/* Names why region R could not be read, telling a bad address from a vanished process. */
+static int read_failed(const struct proc *p, int e, const struct proc_iov *r, struct pt_error *err)
+{
+    bool gone = e == ESRCH || process_is_gone(p->pid);
+    if (gone || e == EPERM || e == EACCES) {
+        return proc_file_failed(p, gone ? ESRCH : e, "memory", err);
+    }
+    return pt_error_set(err, PT_E_READ, e, "cannot read %zu bytes at 0x%" PRIx64, r->len, r->addr);
+}
+
+/* Moves POS on by BYTES, past regions that are complete (or empty). */
+static void batch_advance(const struct proc_iov *iov, size_t n, struct batch_pos *pos,
+                          size_t bytes)
+{
+    while (pos->i < n) {
+        size_t left = iov[pos->i].len - pos->done;
+        if (bytes < left) {
+            pos->done += bytes;
+            return;
+        }
+        bytes -= left;
+        pos->i++;
+        pos->done = 0;
+    }
+}
+
+/* Reads from POS on with process_vm_readv, which stops at the first region it cannot read and
+ * returns how far it got: go on from there, and a region that really cannot be read fails on
+ * its own. Returns 0, -1, or 1 when the call is refused and /proc/PID/mem must do instead. */
+static int read_vm(struct proc *p, const struct proc_iov *iov, size_t n, struct batch_pos *pos,
+                   struct pt_error *err)
+{
+    while (pos->i < n) {
+        int cnt = 0;
+        for (size_t j = pos->i; j < n; j++) {
+            size_t skip = j == pos->i ? pos->done : 0;
+            size_t left = iov[j].len - skip;
+            if (left == 0) {
+                continue;
+            }
+            p->local[cnt] = (struct iovec){(char *)iov[j].dst + skip, left};
+            p->remote[cnt++] = (struct iovec){(void *)(uintptr_t)(iov[j].addr + skip), left};
+        }
+        ssize_t got = process_vm_readv(p->pid, p->local, (unsigned long)cnt, p->remote,
+                                       (unsigned long)cnt, 0);
+        p->counters.syscalls++;
+        if (got < 0 && (errno == ENOSYS || errno == EPERM)) {
+            p->use_mem = true;
+            return 1;
+        }
+        if (got <= 0) {
+            return read_failed(p, got < 0 ? errno : EFAULT, &iov[pos->i], err);
+        }
+        p->counters.bytes += (uint64_t)got;
+        batch_advance(iov, n, pos, (size_t)got);
+    }
+    return 0;
+}
+
+/* Reads from POS on with pread on /proc/PID/mem, one region at a time. */
+static int read_mem(struct proc *p, const struct proc_iov *iov, size_t n, struct batch_pos *pos,
+                    struct pt_error *err)
+{
+    if (p->mem_fd < 0 && (p->mem_fd = open_proc_file(p, "mem", err)) < 0) {
+        return -1;
+    }
+    while (pos->i < n) {
+        const struct proc_iov *r = &iov[pos->i];
+        ssize_t got = pread(p->mem_fd, (char *)r->dst + pos->done, r->len - pos->done,
+                            (off_t)(r->addr + pos->done));
+        p->counters.syscalls++;
+        if (got < 0 && errno == EINTR) {
+            continue;
+        }
+        if (got <= 0) {
+            return read_failed(p, got < 0 ? errno : EIO, r, err);
+        }
+        p->counters.bytes += (uint64_t)got;
+        batch_advance(iov, n, pos, (size_t)got);
+    }
+    return 0;
+}
+
+int proc_read_many(struct proc *p, const struct proc_iov *iov, size_t n, struct pt_error *err)
+{
+    if (n > PROC_IOV_MAX) {
+        return pt_error_set(err, PT_E_LIMIT, 0, "%zu regions in one read, at most %d", n,
+                            PROC_IOV_MAX);
+    }
+    for (size_t i = 0; i < n; i++) {
+        uintptr_t end;
+        if (iov[i].len > PROC_READ_MAX) {
+            return pt_error_set(err, PT_E_LIMIT, 0, "read of %zu bytes at 0x%" PRIx64
+                                ", at most %d", iov[i].len, iov[i].addr, PROC_READ_MAX);
+        }
+        if ((uintptr_t)iov[i].addr != iov[i].addr ||
+            __builtin_add_overflow((uintptr_t)iov[i].addr, iov[i].len, &end)) {
+            return pt_error_set(err, PT_E_READ, EFAULT, "cannot read %zu bytes at 0x%" PRIx64,
+                                iov[i].len, iov[i].addr);
+        }
+    }
+    struct batch_pos pos = {0, 0};
+    batch_advance(iov, n, &pos, 0);
+    if (!p->use_mem) {
+        int rc = read_vm(p, iov, n, &pos, err);
+        if (rc <= 0) {
+            return rc;
+        }
+    }
+    return read_mem(p, iov, n, &pos, err);
+}
+
+int proc_read_bytes(struct proc *p, uint64_t addr, void *dst, size_t len, struct pt_error *err)
+{
+    struct proc_iov one = {.addr = addr, .dst = dst, .len = len};
+    return proc_read_many(p, &one, 1, err);
+}
+
+static bool take_char(struct cursor *c, char ch)
+{
+    bool ok = c->at < c->end && *c->at == ch;
+    c->at += ok;
+    return ok;
+}
+
+/* Takes one or more digits in BASE (10 or 16, lower-case) whose value fits in 64 bits. */
+static bool take_number(struct cursor *c, unsigned base, uint64_t *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    uint64_t v = 0;
+    const char *start = c->at;
+    for (; c->at < c->end; c->at++) {
+        const char *d = memchr(digits, *c->at, base);
+        if (d == NULL) {
+            break;
+        }
+        if (__builtin_mul_overflow(v, base, &v) ||
+            __builtin_add_overflow(v, (uint64_t)(d - digits), &v)) {
+            return false;
+        }
+    }
+    *out = v;
+    return c->at != start;
+}
+
+/* Takes "rwxp"-style permissions: each letter or '-', then 'p' (private) or 's' (shared). */
+static bool take_perms(struct cursor *c, struct proc_map *m)
+{
+    const char *s = c->at;
+    if (c->end - s < 4 || (s[0] != 'r' && s[0] != '-') || (s[1] != 'w' && s[1] != '-') ||
+        (s[2] != 'x' && s[2] != '-') || (s[3] != 'p' && s[3] != 's')) {
+        return false;
+    }
+    m->readable = s[0] == 'r';
+    m->writable = s[1] == 'w';
+    m->executable = s[2] == 'x';
+    c->at += 4;
+    return true;
+}
+
+/* Parses one maps line, "start-end perms offset major:minor inode [path]". The path is the rest
+ * of the line after the padding, spaces and " (deleted)" included. Returns NULL or what is
+ * wrong with the line. */
+static const char *parse_map_line(struct cursor *c, struct proc_map *m, struct cursor *path)
+{
+    uint64_t major;
+    uint64_t minor;
+    if (!take_number(c, 16, &m->start) || !take_char(c, '-') || !take_number(c, 16, &m->end)) {
+        return "bad address range";
+    }
+    if (m->start > m->end) {
+        return "start address after end address";
+    }
+    if (!take_char(c, ' ') || !take_perms(c, m)) {
+        return "bad permissions";
+    }
+    if (!take_char(c, ' ') || !take_number(c, 16, &m->offset)) {
+        return "bad offset";
+    }
+    if (!take_char(c, ' ') || !take_number(c, 16, &major) || !take_char(c, ':') ||
+        !take_number(c, 16, &minor)) {
+        return "bad device";
+    }
+    if (!take_char(c, ' ') || !take_number(c, 10, &m->inode) ||
+        (c->at < c->end && !take_char(c, ' '))) {
+        return "bad inode";
+    }
+    while (c->at < c->end && *c->at == ' ') {
+        c->at++;
+    }
+    *path = *c;
+    if (memchr(path->at, '\0', (size_t)(path->end - path->at)) != NULL) {
+        return "NUL byte in path";
+    }
+    return NULL;
+}
+
+/* Parses the line at C into a new entry of *MAPS, growing it. */
+static int add_map_line(struct cursor *c, size_t line, struct proc_map **maps, size_t *n,
+                        size_t *cap, struct pt_error *err)
+{
+    if (*n == LIMIT_MAPS) {
+        return pt_error_set(err, PT_E_LIMIT, 0, "more than %d mappings", LIMIT_MAPS);
+    }
+    if (*n == *cap) {
+        size_t bigger = *cap == 0 ? 64 : *cap * 2;
+        struct proc_map *grown = realloc(*maps, bigger * sizeof *grown);
+        if (grown == NULL) {
+            return pt_error_set(err, PT_E_NOMEM, ENOMEM, "no memory for %zu mappings", bigger);
+        }
+        *maps = grown;
+        *cap = bigger;
+    }
+    struct proc_map m = {0};
+    struct cursor path;
+    const char *problem = parse_map_line(c, &m, &path);
+    if (problem != NULL) {
+        return pt_error_set(err, PT_E_FORMAT, 0, "maps line %zu: %s", line, problem);
+    }
+    m.path = strndup(path.at, (size_t)(path.end - path.at));
+    if (m.path == NULL) {
+        return pt_error_set(err, PT_E_NOMEM, ENOMEM, "no memory for a mapping path");
+    }
+    (*maps)[(*n)++] = m;
+    return 0;
+}
+
+int proc_maps_parse(const char *text, size_t len, struct proc_map **out, size_t *n,
+                    struct pt_error *err)
+{
+    struct proc_map *maps = NULL;
+    size_t count = 0;
+    size_t cap = 0;
+    size_t line = 0;
+    const char *at = text;
+    const char *end = text + len;
+    while (at < end) {
+        const char *nl = memchr(at, '\n', (size_t)(end - at));
+        struct cursor c = {at, nl != NULL ? nl : end};
+        line++;
+        at = nl != NULL ? nl + 1 : end;
+        if (add_map_line(&c, line, &maps, &count, &cap, err) < 0) {
+            proc_maps_free(maps, count);
+            return -1;
+        }
+    }
+    *out = maps;
+    *n = count;
+    return 0;
+}
+
+void proc_maps_free(struct proc_map *maps, size_t n)
+{
+    if (maps == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        free(maps[i].path);
+    }
+    free(maps);
+}
+
+/* Reads all of /proc/PID/NAME, up to LIMIT bytes, into a new buffer the caller frees. */
+static int slurp_proc_file(const struct proc *p, const char *name, size_t limit, char **out,
+                           size_t *out_len, struct pt_error *err)
+{
+    int fd = open_proc_file(p, name, err);
+    if (fd < 0) {
+        return -1;
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = 1;
+    for (size_t cap = MAPS_FIRST_BYTES; rc > 0; cap = cap * 2 < limit ? cap * 2 : limit) {
+        char *grown = realloc(buf, cap + 1); /* a spare byte: reading it shows there is more */
+        ssize_t got = grown != NULL ? read_all(fd, grown + len, cap + 1 - len) : 0;
+        buf = grown != NULL ? grown : buf;
+        len += got > 0 ? (size_t)got : 0;
+        if (grown == NULL) {
+            rc = pt_error_set(err, PT_E_NOMEM, ENOMEM, "no memory for the %s of process %d",
+                              name, (int)p->pid);
+        } else if (got < 0) {
+            rc = proc_file_failed(p, errno, name, err);
+        } else if (len > limit) {
+            rc = pt_error_set(err, PT_E_LIMIT, 0, "the %s of process %d are over %zu bytes", name,
+                              (int)p->pid, limit);
+        } else if (len <= cap) {
+            rc = 0;
+        }
+    }
+    close(fd);
+    if (rc < 0) {
+        free(buf);
+        return -1;
+    }
+    *out = buf;
+    *out_len = len;
+    return 0;
+}
+
+int proc_maps(struct proc *p, const struct proc_map **maps, size_t *n, struct pt_error *err)
+{
+    char *text;
+    size_t len;
+    if (slurp_proc_file(p, "maps", LIMIT_MAPS_BYTES, &text, &len, err) < 0) {
+        return -1;
+    }
+    proc_maps_free(p->maps, p->nmaps);
+    p->nmaps = 0;
+    int rc = proc_maps_parse(text, len, &p->maps, &p->nmaps, err);
+    free(text);
+    if (rc < 0) {
+        p->maps = NULL;
+        return pt_error_prefix(err, "maps of process %d", (int)p->pid);
+    }
+    *maps = p->maps;
+    *n = p->nmaps;
+    return 0;
+}
+
+/* Parses a directory entry name as a thread id: decimal, positive, fits a pid_t. */
+static bool parse_tid(const char *name, pid_t *tid)
+{
+    struct cursor c = {name, name + strlen(name)};
+    uint64_t v;
+    if (!take_number(&c, 10, &v) || c.at != c.end || v == 0 || v > INT_MAX) {
+        return false;
+    }
+    *tid = (pid_t)v;
+    return true;
+}
+
+static int compare_pids(const void *a, const void *b)
+{
+    pid_t x = *(const pid_t *)a;
+    pid_t y = *(const pid_t *)b;
+    return (x > y) - (x < y);
+}
+
+int proc_tasks(struct proc *p, pid_t *tids, size_t max, size_t *n, struct pt_error *err)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)p->pid);
+    DIR *dir = opendir(path);
+    if (dir == NULL) {
+        return proc_file_failed(p, errno, "task list", err);
+    }
+    size_t cap = max < LIMIT_TASKS ? max : LIMIT_TASKS;
+    size_t count = 0;
+    int rc = 0;
+    struct dirent *de;
+    errno = 0; /* nothing in the loop sets it but readdir (and the error that ends it) */
+    while (rc == 0 && (de = readdir(dir)) != NULL) {
+        pid_t tid;
+        if (!parse_tid(de->d_name, &tid)) {
+            continue;
+        }
+        if (count == cap) {
+            rc = pt_error_set(err, PT_E_LIMIT, 0, "process %d has more than %zu threads",
+                              (int)p->pid, cap);
+        } else {
+            tids[count++] = tid;
+        }
+    }
+    if (rc == 0 && errno != 0) {
+        rc = proc_file_failed(p, errno, "task list", err);
+    }
+    closedir(dir);
+    if (rc < 0) {
+        return -1;
+    }
+    qsort(tids, count, sizeof *tids, compare_pids);
+    *n = count;
+    return 0;
+}
+
+/* Takes all of FIELD as a decimal number. */
+static bool take_stat_number(struct cursor field, uint64_t *out)
+{
+    return take_number(&field, 10, out) && field.at == field.end;
+}
+
+int proc_stat_parse(const char *text, size_t len, struct proc_task_stat *st,
+                    struct pt_error *err)
+{
+    /* "pid (comm) state ppid ...": comm may hold spaces and ')', so it ends at the last ')'. */
+    const char *close = len > 0 ? memrchr(text, ')', len) : NULL;
+    if (close == NULL || memchr(text, '(', (size_t)(close - text)) == NULL) {
+        return pt_error_set(err, PT_E_FORMAT, 0, "stat: no command name in parentheses");
+    }
+    struct cursor c = {close + 1, text + len};
+    struct cursor field[40]; /* numbered as in proc(5), from 3 (state) to 39 (processor) */
+    for (int i = 3; i <= 39; i++) {
+        if (!take_char(&c, ' ')) {
+            return pt_error_set(err, PT_E_FORMAT, 0, "stat: ends before field %d", i);
+        }
+        field[i].at = c.at;
+        while (c.at < c.end && *c.at != ' ' && *c.at != '\n') {
+            c.at++;
+        }
+        field[i].end = c.at;
+    }
+    struct proc_task_stat out = {.state = *field[3].at};
+    uint64_t processor;
+    if (field[3].end - field[3].at != 1 || !isalpha((unsigned char)out.state)) {
+        return pt_error_set(err, PT_E_FORMAT, 0, "stat: bad state");
+    }
+    if (!take_stat_number(field[14], &out.utime) || !take_stat_number(field[15], &out.stime) ||
+        !take_stat_number(field[39], &processor) || processor > INT_MAX) {
+        return pt_error_set(err, PT_E_FORMAT, 0, "stat: bad times or processor");
+    }
+    out.processor = (int)processor;
+    *st = out;
+    return 0;
+}
+
+int proc_task_stat(struct proc *p, pid_t tid, struct proc_task_stat *st, struct pt_error *err)
+{
+    if (read_stat_file(p->pid, tid, st) == 0) {
+        return 0;
+    }
+    int e = errno;
+    if (e == ENOENT || e == ESRCH) {
+        return pt_error_set(err, PT_E_GONE, e, "thread %d of process %d exited", (int)tid,
+                            (int)p->pid);
+    }
+    if (e == EINVAL) {
+        return pt_error_set(err, PT_E_FORMAT, 0, "malformed stat of thread %d of process %d",
+                            (int)tid, (int)p->pid);
+    }
+    return proc_file_failed(p, e, "thread stat", err);
+}
+
+int proc_open_file(struct proc *p, const char *path, struct pt_error *err)
+{
+    char full[PATH_MAX];
+    if (path[0] != '/') {
+        return pt_error_set(err, PT_E_IO, EINVAL, "not an absolute path: %s", path);
+    }
+    int w = snprintf(full, sizeof full, "/proc/%d/root%s", (int)p->pid, path);
+    if (w < 0 || (size_t)w >= sizeof full) {
+        return pt_error_set(err, PT_E_IO, ENAMETOOLONG, "path too long: %.64s...", path);
+    }
+    /* O_NONBLOCK: a target could put a FIFO where a mapped file was; opening that must not
+     * hang pytop. Only regular files are handed out, so the flag changes nothing else. */
+    int fd = open(full, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) {
+        return proc_file_failed(p, errno, path, err);
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return pt_error_set(err, PT_E_IO, EINVAL, "not a regular file: %s", path);
+    }
+    return fd;
+}
+
+int proc_cmdline(struct proc *p, char *buf, size_t size, struct pt_error *err)
+{
+    if (size == 0) {
+        return pt_error_set(err, PT_E_LIMIT, 0, "no room for a command line");
+    }
+    buf[0] = '\0';
+    int fd = open_proc_file(p, "cmdline", err);
+    if (fd < 0) {
+        return -1;
+    }
+    ssize_t len = read_all(fd, buf, size - 1);
+    int e = errno;
+    close(fd);
+    if (len < 0) {
+        return proc_file_failed(p, e, "cmdline", err);
+    }
+    for (ssize_t i = 0; i < len; i++) {
+        if (buf[i] == '\0') {
+            buf[i] = ' ';
+        }
+    }
+    while (len > 0 && buf[len - 1] == ' ') {
+        len--;
+    }
+    buf[len] = '\0';
+    return 0;
+}
+
+int proc_exe(struct proc *p, char *buf, size_t size, struct pt_error *err)
+{
+    char path[64];
+    if (size == 0) {
+        return pt_error_set(err, PT_E_LIMIT, 0, "no room for an executable path");
+    }
+    buf[0] = '\0';
+    snprintf(path, sizeof path, "/proc/%d/exe", (int)p->pid);
+    ssize_t len = readlink(path, buf, size);
+    if (len < 0) {
+        return proc_file_failed(p, errno, "executable", err);
+    }
+    if ((size_t)len >= size) {
+        buf[0] = '\0';
+        return pt_error_set(err, PT_E_LIMIT, 0, "executable path of process %d is over %zu bytes",
+                            (int)p->pid, size - 1);
+    }
+    buf[len] = '\0';
+    return 0;
+}
+
+/* Seizes and stops thread TID. Returns 1 when it is stopped (and recorded), 0 when it exited
+ * or is a zombie, -1 on error. A seized thread is waited for before this returns, so every
+ * recorded thread is stopped and can be detached. */
+static int seize_thread(struct proc *p, pid_t tid, struct pt_error *err)
+{
+    struct pause_state *ps = p->pause;
+    struct proc_task_stat st;
+    int status;
+    pid_t w;
+    if (ps->nseized == LIMIT_TASKS) {
+        return pt_error_set(err, PT_E_LIMIT, 0, "process %d has more than %d threads",
+                            (int)p->pid, LIMIT_TASKS);
+    }
+    if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0) {
+        int e = errno;
+        bool perm = e == EPERM || e == EACCES;
+        /* Seizing a zombie thread (a main thread that exited before the others) gives EPERM. */
+        if (e == ESRCH || read_stat_file(p->pid, tid, &st) < 0 || st.state == 'Z' ||
+            st.state == 'X') {
+            return 0;
+        }
+        return pt_error_set(err, perm ? PT_E_PERM : PT_E_IO, e,
+                            "cannot pause thread %d of process %d: %s", (int)tid, (int)p->pid,
+                            perm ? "not allowed, or already traced" : strerror(e));
+    }
+    /* If this fails the thread is exiting, and waitpid reports that. */
+    ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
+    do {
+        w = waitpid(tid, &status, __WALL);
+    } while (w < 0 && errno == EINTR);
+    if (w < 0 || !WIFSTOPPED(status)) {
+        return 0;
+    }
+    /* status >> 16 is 0 only in a signal-delivery-stop; then the signal was dequeued. */
+    int sig = (status >> 16) == 0 ? WSTOPSIG(status) : 0;
+    ps->seized[ps->nseized++] = (struct seized){.tid = tid, .sig = sig};
+    return 1;
+}
+
+int proc_pause(struct proc *p, struct pt_error *err)
+{
+    if (p->paused) {
+        return 0;
+    }
+    if (p->pid == getpid()) {
+        return pt_error_set(err, PT_E_PERM, 0, "pytop cannot pause itself");
+    }
+    if (p->pause == NULL && (p->pause = calloc(1, sizeof *p->pause)) == NULL) {
+        return pt_error_set(err, PT_E_NOMEM, ENOMEM, "no memory for a thread list");
+    }
+    struct pause_state *ps = p->pause;
+    p->paused = true;
+    /* A running thread may start another before it is stopped, so list the threads again
+     * until a pass finds none still running; stopped threads cannot start any. */
+    for (int round = 0; round < PAUSE_ROUNDS; round++) {
+        size_t n;
+        size_t sorted = ps->nseized;
+        int added = 0;
+        if (proc_tasks(p, ps->tids, LIMIT_TASKS, &n, err) < 0) {
+            goto fail;
+        }
+        for (size_t i = 0; i < n; i++) {
+            int rc = 0;
+            if (bsearch(&ps->tids[i], ps->seized, sorted, sizeof *ps->seized, compare_pids) ==
+                NULL) {
+                rc = seize_thread(p, ps->tids[i], err);
+            }
+            if (rc < 0) {
+                goto fail;
+            }
+            added += rc;
+        }
+        qsort(ps->seized, ps->nseized, sizeof *ps->seized, compare_pids);
+        if (added == 0) {
+            return 0;
+        }
+    }
+    pt_error_set(err, PT_E_LIMIT, 0, "process %d kept starting threads while being paused",
+                 (int)p->pid);
+fail:
+    proc_resume(p);
+    return -1;
+}
+
+void proc_resume(struct proc *p)
+{
+    if (p == NULL || !p->paused) {
+        return;
+    }
+    struct pause_state *ps = p->pause;
+    for (size_t i = 0; i < ps->nseized; i++) {
+        uintptr_t sig = (uintptr_t)ps->seized[i].sig;
+        if (ptrace(PTRACE_DETACH, ps->seized[i].tid, NULL, (void *)sig) < 0 && errno == ESRCH) {
+            /* Killed while stopped: its zombie is reported to us, its tracer, to reap. */
+            int status;
+            waitpid(ps->seized[i].tid, &status, __WALL | WNOHANG);
+        }
+    }
+    ps->nseized = 0;
+    p->paused = false;
+}

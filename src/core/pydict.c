@@ -1,0 +1,316 @@
+/* pydict: look up str keys in target dicts and instance attributes, and read ints. */
+#include "config.h"
+
+#include "core/pydict.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/layout/layout.h"
+#include "core/limits.h"
+#include "core/proc.h"
+#include "core/pyobj.h"
+
+enum {
+    KEYS_MAX_LOG2 = 30,
+    KEY_NAME_MAX = 64,    /* longest key pytop looks for */
+    TYPE_READ_MAX = 4096, /* bytes of a heap type read to reach ht_cached_keys */
+};
+
+/* A dict's keys object, its entries copied out. */
+struct keys {
+    bool general;         /* entries carry a hash */
+    uint64_t n;           /* entries in use (dk_nentries) */
+    uint64_t entry_size;
+    uint64_t key_at;
+    uint64_t value_at;
+    uint8_t *entries;     /* n * entry_size bytes */
+};
+
+static int read_keys(struct proc *p, const struct py_layout *L, uint64_t addr, struct keys *k,
+                     struct pt_error *err)
+{
+    uint8_t hdr[64];
+    uint64_t log2_size = 0;
+    uint64_t log2_index = 0;
+    uint64_t kind = 0;
+    uint64_t nentries = 0;
+    memset(k, 0, sizeof *k);
+    if (L->dict.indices > sizeof hdr || addr == 0) {
+        return pt_error_set(err, PT_E_BADLAYOUT, 0, "dict keys layout unusable");
+    }
+    if (proc_read_bytes(p, addr, hdr, L->dict.indices, err) < 0) {
+        return pt_error_prefix(err, "dict keys at 0x%" PRIx64, addr);
+    }
+    layout_read_uint(hdr, L->dict.indices, L->dict.log2_size, 1, &log2_size);
+    layout_read_uint(hdr, L->dict.indices, L->dict.log2_index_bytes, 1, &log2_index);
+    layout_read_uint(hdr, L->dict.indices, L->dict.kind, 1, &kind);
+    layout_read_u64(hdr, L->dict.indices, L->dict.nentries, &nentries);
+    /* Index entries are 1 to 8 bytes, one per slot. */
+    if (log2_size > KEYS_MAX_LOG2 || log2_index < log2_size || log2_index > log2_size + 3 ||
+        nentries > ((uint64_t)1 << log2_size)) {
+        return pt_error_set(err, PT_E_FORMAT, 0, "dict keys at 0x%" PRIx64 " are malformed",
+                            addr);
+    }
+    if (nentries > LIMIT_DICT_ENTRIES) {
+        return pt_error_set(err, PT_E_LIMIT, 0, "dict with %" PRIu64 " entries", nentries);
+    }
+    k->general = (int)kind == L->dict.kind_general;
+    k->n = nentries;
+    k->entry_size = k->general ? L->dict.entry_size : L->dict.uentry_size;
+    k->key_at = k->general ? L->dict.entry_key : L->dict.uentry_key;
+    k->value_at = k->general ? L->dict.entry_value : L->dict.uentry_value;
+    k->entries = malloc(nentries ? nentries * k->entry_size : 1);
+    if (k->entries == NULL) {
+        return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+    }
+    uint64_t at = addr + L->dict.indices + ((uint64_t)1 << log2_index);
+    if (nentries > 0 && proc_read_bytes(p, at, k->entries, nentries * k->entry_size, err) < 0) {
+        free(k->entries);
+        k->entries = NULL;
+        return pt_error_prefix(err, "dict entries at 0x%" PRIx64, at);
+    }
+    return 0;
+}
+
+static uint64_t entry_field(const struct keys *k, uint64_t i, uint64_t off)
+{
+    uint64_t v = 0;
+    layout_read_u64(k->entries + i * k->entry_size, k->entry_size, off, &v);
+    return v;
+}
+
+/* Index of the entry whose key is the ASCII str KEY, or -1. All candidate keys are read in one
+ * batch: just enough of each to compare header and characters. */
+static long find_key(struct proc *p, const struct py_layout *L, const struct keys *k,
+                     const char *key, struct pt_error *err)
+{
+    size_t klen = strlen(key);
+    size_t want = L->unicode.ascii_size + klen;
+    if (klen > KEY_NAME_MAX) {
+        return pt_error_set(err, PT_E_LIMIT, 0, "key too long");
+    }
+    uint8_t(*bufs)[256] = malloc(PROC_IOV_MAX * sizeof *bufs);
+    struct proc_iov *iov = malloc(PROC_IOV_MAX * sizeof *iov);
+    uint64_t *idx = malloc(PROC_IOV_MAX * sizeof *idx);
+    long found = -1;
+    if (bufs == NULL || iov == NULL || idx == NULL || want > sizeof bufs[0]) {
+        found = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+        goto out;
+    }
+    for (uint64_t base = 0; base < k->n && found < 0; base += PROC_IOV_MAX) {
+        size_t m = 0;
+        for (uint64_t i = base; i < k->n && i < base + PROC_IOV_MAX; i++) {
+            uint64_t kaddr = entry_field(k, i, k->key_at);
+            if (kaddr != 0) {
+                iov[m] = (struct proc_iov){kaddr, bufs[m], want};
+                idx[m++] = i;
+            }
+        }
+        bool batch = proc_read_many(p, iov, m, NULL) == 0;
+        for (size_t j = 0; j < m && found < 0; j++) {
+            struct pyobj_str_info info;
+            if (!batch && proc_read_bytes(p, iov[j].addr, bufs[j], want, NULL) < 0) {
+                continue;
+            }
+            if (pyobj_str_parse_header(L, bufs[j], want, &info, NULL) == 0 && info.kind == 1 &&
+                info.length == klen && info.data_off == L->unicode.ascii_size &&
+                memcmp(bufs[j] + info.data_off, key, klen) == 0) {
+                found = (long)idx[j];
+            }
+        }
+    }
+out:
+    free(bufs);
+    free(iov);
+    free(idx);
+    return found;
+}
+
+/* Value I of a split dict's values block at VALUES. */
+static int split_value(struct proc *p, const struct py_layout *L, uint64_t values, uint64_t i,
+                       uint64_t *out, struct pt_error *err)
+{
+    if (proc_read_bytes(p, values + L->dict.values_values + i * 8, out, 8, err) < 0) {
+        return pt_error_prefix(err, "dict values at 0x%" PRIx64, values);
+    }
+    return 0;
+}
+
+static int read_dict(struct proc *p, const struct py_layout *L, uint64_t dict_addr,
+                     uint64_t *keys, uint64_t *values, struct pt_error *err)
+{
+    uint8_t buf[128];
+    if (dict_addr == 0 || L->dict.size > sizeof buf) {
+        return pt_error_set(err, PT_E_FORMAT, 0, "no dict");
+    }
+    if (proc_read_bytes(p, dict_addr, buf, L->dict.size, err) < 0) {
+        return pt_error_prefix(err, "dict at 0x%" PRIx64, dict_addr);
+    }
+    *keys = 0;
+    *values = 0;
+    layout_read_u64(buf, L->dict.size, L->dict.ma_keys, keys);
+    layout_read_u64(buf, L->dict.size, L->dict.ma_values, values);
+    return 0;
+}
+
+int pydict_get_str(struct proc *p, const struct py_layout *L, uint64_t dict_addr, const char *key,
+                   uint64_t *value, struct pt_error *err)
+{
+    uint64_t keys_addr;
+    uint64_t values;
+    struct keys k;
+    if (read_dict(p, L, dict_addr, &keys_addr, &values, err) < 0 ||
+        read_keys(p, L, keys_addr, &k, err) < 0) {
+        return -1;
+    }
+    long i = find_key(p, L, &k, key, err);
+    int rc = 0;
+    if (i >= 0) {
+        if (values != 0) {
+            rc = split_value(p, L, values, (uint64_t)i, value, err) < 0 ? -1 : 1;
+        } else {
+            *value = entry_field(&k, (uint64_t)i, k.value_at);
+            rc = 1;
+        }
+    }
+    free(k.entries);
+    return rc;
+}
+
+int pydict_items(struct proc *p, const struct py_layout *L, uint64_t dict_addr,
+                 int (*fn)(void *ctx, uint64_t key, uint64_t value), void *ctx,
+                 struct pt_error *err)
+{
+    uint64_t keys_addr;
+    uint64_t values;
+    struct keys k;
+    if (read_dict(p, L, dict_addr, &keys_addr, &values, err) < 0 ||
+        read_keys(p, L, keys_addr, &k, err) < 0) {
+        return -1;
+    }
+    int rc = 0;
+    for (uint64_t i = 0; i < k.n; i++) {
+        uint64_t key = entry_field(&k, i, k.key_at);
+        uint64_t value = entry_field(&k, i, k.value_at);
+        if (values != 0 && split_value(p, L, values, i, &value, err) < 0) {
+            rc = -1;
+            break;
+        }
+        if (key != 0 && value != 0 && fn(ctx, key, value) != 0) {
+            break;
+        }
+    }
+    free(k.entries);
+    return rc;
+}
+
+/* The type's flags, instance size and shared keys, read in one system call. */
+static int read_type(struct proc *p, const struct py_layout *L, uint64_t type, uint64_t *flags,
+                     uint64_t *basicsize, uint64_t *cached_keys, struct pt_error *err)
+{
+    struct proc_iov iov[3] = {
+        {type + L->type.flags, flags, 8},
+        {type + L->type.basicsize, basicsize, 8},
+        {type + L->type.cached_keys, cached_keys, 8},
+    };
+    if (!layout_has(L->type.flags) || !layout_has(L->type.basicsize) ||
+        !layout_has(L->type.cached_keys) || L->type.cached_keys > TYPE_READ_MAX) {
+        return pt_error_set(err, PT_E_BADLAYOUT, 0, "no type layout for instance attributes");
+    }
+    if (proc_read_many(p, iov, 3, err) < 0) {
+        return pt_error_prefix(err, "type at 0x%" PRIx64, type);
+    }
+    return 0;
+}
+
+int pydict_instance_attr(struct proc *p, const struct py_layout *L, uint64_t obj_addr,
+                         const char *name, uint64_t *value, struct pt_error *err)
+{
+    uint64_t type = 0;
+    uint64_t flags;
+    uint64_t basicsize;
+    uint64_t cached_keys;
+    uint64_t dict = 0;
+    if (proc_read_bytes(p, obj_addr + L->object.ob_type, &type, 8, err) < 0 ||
+        read_type(p, L, type, &flags, &basicsize, &cached_keys, err) < 0) {
+        return -1;
+    }
+    if (L->type.flag_managed_dict == 0 || !(flags & L->type.flag_managed_dict)) {
+        return pt_error_set(err, PT_E_FORMAT, 0, "object at 0x%" PRIx64 " has no managed dict",
+                            obj_addr);
+    }
+    /* A materialized __dict__ wins; otherwise the values live inline, after the object, keyed
+     * by the type's shared keys (Include/internal/pycore_object.h). */
+    if (proc_read_bytes(p, obj_addr + (uint64_t)L->type.managed_dict_offset, &dict, 8, err) < 0) {
+        return -1;
+    }
+    if (dict != 0) {
+        return pydict_get_str(p, L, dict, name, value, err);
+    }
+    if (L->type.flag_inline_values == 0 || !(flags & L->type.flag_inline_values) ||
+        basicsize == 0 || basicsize > LIMIT_OBJECT_READ) {
+        return 0;
+    }
+    uint8_t valid = 0;
+    uint64_t values = obj_addr + basicsize;
+    if (proc_read_bytes(p, values + L->dict.values_valid, &valid, 1, err) < 0) {
+        return -1;
+    }
+    if (!valid) {
+        return 0;
+    }
+    struct keys k;
+    if (read_keys(p, L, cached_keys, &k, err) < 0) {
+        return -1;
+    }
+    long i = find_key(p, L, &k, name, err);
+    free(k.entries);
+    if (i < 0) {
+        return 0;
+    }
+    return split_value(p, L, values, (uint64_t)i, value, err) < 0 ? -1 : 1;
+}
+
+int pydict_read_uint(struct proc *p, const struct py_layout *L, uint64_t addr, uint64_t *out,
+                     struct pt_error *err)
+{
+    uint8_t buf[64];
+    uint64_t tag;
+    uint64_t end = L->pylong.digits + 4 * 4;
+    if (end > sizeof buf) {
+        return pt_error_set(err, PT_E_BADLAYOUT, 0, "int layout unusable");
+    }
+    if (proc_read_bytes(p, addr, buf, L->pylong.digits + 4, err) < 0 ||
+        !layout_read_u64(buf, sizeof buf, L->pylong.tag, &tag)) {
+        return pt_error_prefix(err, "int at 0x%" PRIx64, addr);
+    }
+    uint64_t ndigits = tag >> L->pylong.non_size_bits;
+    uint64_t sign = tag & 3;
+    /* Sign bits: 0 positive, 1 zero, 2 negative (Include/cpython/longintrepr.h). */
+    if (sign == 1 || ndigits == 0) {
+        *out = 0;
+        return 0;
+    }
+    if (sign != 0 || ndigits * L->pylong.digit_bits > 64 + L->pylong.digit_bits || ndigits > 4) {
+        return pt_error_set(err, PT_E_FORMAT, 0, "int at 0x%" PRIx64 " is not a uint64", addr);
+    }
+    if (ndigits > 1 && proc_read_bytes(p, addr + L->pylong.digits, buf + L->pylong.digits,
+                                       ndigits * 4, err) < 0) {
+        return pt_error_prefix(err, "int digits at 0x%" PRIx64, addr);
+    }
+    uint64_t v = 0;
+    for (uint64_t i = ndigits; i-- > 0;) {
+        uint64_t d = 0;
+        layout_read_uint(buf, sizeof buf, L->pylong.digits + i * 4, 4, &d);
+        if (v >> (64 - L->pylong.digit_bits) != 0) {
+            return pt_error_set(err, PT_E_FORMAT, 0, "int at 0x%" PRIx64 " overflows", addr);
+        }
+        v = (v << L->pylong.digit_bits) | d;
+    }
+    *out = v;
+    return 0;
+}

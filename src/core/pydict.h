@@ -1,0 +1,34 @@
+/* pydict: look up str keys in target dicts and instance attributes, and read ints. */
+#ifndef PYTOP_CORE_PYDICT_H
+#define PYTOP_CORE_PYDICT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct proc;
+struct py_layout;
+struct pt_error;
+
+/* Finds the ASCII str key KEY in the dict at DICT_ADDR. Returns 1 and sets *VALUE (an object
+ * address), 0 when absent, -1 on a read or format error (PT_E_READ, PT_E_FORMAT, PT_E_LIMIT for
+ * more than LIMIT_DICT_ENTRIES entries). */
+int pydict_get_str(struct proc *p, const struct py_layout *L, uint64_t dict_addr, const char *key,
+                   uint64_t *value, struct pt_error *err);
+
+/* Calls FN(CTX, key, value) for each live entry of the dict at DICT_ADDR, in insertion order,
+ * at most LIMIT_DICT_ENTRIES of them; FN returning nonzero stops the walk. */
+int pydict_items(struct proc *p, const struct py_layout *L, uint64_t dict_addr,
+                 int (*fn)(void *ctx, uint64_t key, uint64_t value), void *ctx,
+                 struct pt_error *err);
+
+/* Finds attribute NAME in the __dict__ of the instance at OBJ_ADDR (a managed dict or inline
+ * values, 3.13+). Returns 1 and sets *VALUE, 0 when absent, -1 on error. */
+int pydict_instance_attr(struct proc *p, const struct py_layout *L, uint64_t obj_addr,
+                         const char *name, uint64_t *value, struct pt_error *err);
+
+/* Reads the int object at ADDR as an unsigned 64-bit value. Errors: PT_E_FORMAT (negative or
+ * too large), PT_E_READ. */
+int pydict_read_uint(struct proc *p, const struct py_layout *L, uint64_t addr, uint64_t *out,
+                     struct pt_error *err);
+
+#endif

@@ -1,0 +1,240 @@
+/* snapshot: the data model's lifetime, its arena, warnings and thread-state wording. */
+#include "config.h"
+
+#include "core/snapshot.h"
+
+#include <stdalign.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+
+enum {
+    ARENA_CHUNK = 64 * 1024,          /* bytes of an ordinary chunk */
+    ARENA_BIG = ARENA_CHUNK / 4,      /* larger requests get a chunk of their own */
+    ARENA_ALIGN = alignof(max_align_t),
+};
+
+/* One calloc'd block. Memory is handed out once and never reused, so it stays zeroed. */
+struct arena_chunk {
+    struct arena_chunk *next;
+    size_t size;
+    size_t used;
+    max_align_t data[];
+};
+
+struct snapshot_arena {
+    struct arena_chunk *head;         /* the chunk being filled; big blocks are linked behind */
+    struct snap_str *warning_slots;   /* the warnings array snapshot_warn grew, if any */
+    size_t warning_cap;
+};
+
+static struct arena_chunk *chunk_new(size_t size)
+{
+    size_t total;
+    if (__builtin_add_overflow(sizeof(struct arena_chunk), size, &total)) {
+        return NULL;
+    }
+    struct arena_chunk *c = calloc(1, total);
+    if (c != NULL) {
+        c->size = size;
+    }
+    return c;
+}
+
+struct snapshot *snapshot_new(struct pt_error *err)
+{
+    struct snapshot *s = calloc(1, sizeof *s);
+    struct snapshot_arena *a = calloc(1, sizeof *a);
+    if (s == NULL || a == NULL) {
+        free(s);
+        free(a);
+        pt_error_set(err, PT_E_NOMEM, 0, "snapshot");
+        return NULL;
+    }
+    s->arena = a;
+    s->python.debug_build = SNAP_UNKNOWN;
+    return s;
+}
+
+void snapshot_free(struct snapshot *s)
+{
+    if (s == NULL) {
+        return;
+    }
+    if (s->arena != NULL) {
+        struct arena_chunk *c = s->arena->head;
+        while (c != NULL) {
+            struct arena_chunk *next = c->next;
+            free(c);
+            c = next;
+        }
+        free(s->arena);
+    }
+    free(s);
+}
+
+void *snapshot_alloc(struct snapshot *s, size_t size)
+{
+    if (s == NULL || s->arena == NULL) {
+        return NULL;
+    }
+    struct snapshot_arena *a = s->arena;
+    size_t need;
+    /* Round up so the next block stays aligned; size 0 still gets a distinct pointer. */
+    if (__builtin_add_overflow(size == 0 ? 1 : size, ARENA_ALIGN - 1, &need)) {
+        return NULL;
+    }
+    need -= need % ARENA_ALIGN;
+    struct arena_chunk *c = a->head;
+    if (c != NULL && c->size - c->used >= need) {
+        void *p = (char *)c->data + c->used;
+        c->used += need;
+        return p;
+    }
+    struct arena_chunk *fresh = chunk_new(need > ARENA_BIG ? need : ARENA_CHUNK);
+    if (fresh == NULL) {
+        return NULL;
+    }
+    fresh->used = need;
+    if (need > ARENA_BIG && c != NULL) {
+        /* Keep filling the current chunk; the big block only joins the list to be freed. */
+        fresh->next = c->next;
+        c->next = fresh;
+    } else {
+        fresh->next = c;
+        a->head = fresh;
+    }
+    return fresh->data;
+}
+
+void *snapshot_alloc_array(struct snapshot *s, size_t n, size_t size)
+{
+    size_t total;
+    if (__builtin_mul_overflow(n, size, &total)) {
+        return NULL;
+    }
+    return snapshot_alloc(s, total);
+}
+
+struct snap_str snapshot_strdup(struct snapshot *s, const char *bytes, size_t len)
+{
+    struct snap_str out = {NULL, 0};
+    size_t size;
+    if ((bytes == NULL && len > 0) || __builtin_add_overflow(len, 1, &size)) {
+        return out;
+    }
+    /* The extra NUL is a convenience for debugging; the contract is bytes plus length. */
+    char *p = snapshot_alloc(s, size);
+    if (p == NULL) {
+        return out;
+    }
+    if (len > 0) {
+        memcpy(p, bytes, len);
+    }
+    out.ptr = p;
+    out.len = len;
+    return out;
+}
+
+/* Returns the slot for one more warning, growing the array in the arena; NULL on out of
+ * memory. A warnings array the caller set up by hand is copied before it grows. */
+static struct snap_str *warning_slot(struct snapshot *s)
+{
+    struct snapshot_arena *a = s->arena;
+    size_t cap = s->warnings == a->warning_slots ? a->warning_cap : s->n_warnings;
+    if (s->warnings == NULL) {
+        cap = 0;
+    }
+    if (s->n_warnings < cap) {
+        return &s->warnings[s->n_warnings];
+    }
+    size_t new_cap = cap < 8 ? 8 : cap * 2;
+    struct snap_str *slots = snapshot_alloc_array(s, new_cap, sizeof *slots);
+    if (slots == NULL) {
+        return NULL;
+    }
+    if (s->n_warnings > 0) {
+        memcpy(slots, s->warnings, s->n_warnings * sizeof *slots);
+    }
+    s->warnings = slots;
+    a->warning_slots = slots;
+    a->warning_cap = new_cap;
+    return &slots[s->n_warnings];
+}
+
+void snapshot_warn(struct snapshot *s, const char *fmt, ...)
+{
+    if (s == NULL || s->arena == NULL || s->n_warnings >= SNAPSHOT_MAX_WARNINGS) {
+        return;
+    }
+    struct snap_str *slot = warning_slot(s);
+    if (slot == NULL) {
+        return;
+    }
+    if (s->n_warnings == SNAPSHOT_MAX_WARNINGS - 1) {
+        static const char more[] = "more warnings were dropped";
+        *slot = snapshot_strdup(s, more, sizeof more - 1);
+    } else {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(NULL, 0, fmt, ap);
+        va_end(ap);
+        char *text = n < 0 ? NULL : snapshot_alloc(s, (size_t)n + 1);
+        if (text == NULL) {
+            return;
+        }
+        va_start(ap, fmt);
+        vsnprintf(text, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+        slot->ptr = text;
+        slot->len = (size_t)n;
+    }
+    if (slot->ptr != NULL) {
+        s->n_warnings++;
+    }
+}
+
+void snapshot_thread_state_words(const struct snap_thread *t, char *buf, size_t size)
+{
+    const char *words[8];
+    size_t n = 0;
+    if (size == 0) {
+        return;
+    }
+    if (t->main) {
+        words[n++] = "main thread";
+    }
+    if (t->gil == SNAP_YES) {
+        words[n++] = "has GIL";
+    }
+    if (t->gil_requested == SNAP_YES) {
+        words[n++] = "waiting for GIL";
+    }
+    if (t->on_cpu == SNAP_YES) {
+        words[n++] = "on CPU";
+    }
+    /* 3.13 and 3.14 cannot say whether a thread waits for the GIL; one that neither holds it
+     * nor runs is idle as far as anyone can tell, which is also how CPython's dump words it. */
+    if (t->gil == SNAP_NO && t->gil_requested != SNAP_YES && t->on_cpu == SNAP_NO) {
+        words[n++] = "idle";
+    }
+    if (t->in_gc == SNAP_YES) {
+        words[n++] = "in GC";
+    }
+    if (t->has_exception == SNAP_YES) {
+        words[n++] = "has exception";
+    }
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && used < size; i++) {
+        int w = snprintf(buf + used, size - used, "%s%s", i > 0 ? ", " : "", words[i]);
+        if (w < 0) {
+            break;
+        }
+        used += (size_t)w;
+    }
+}

@@ -1,0 +1,272 @@
+/* snapshot_json: writes a snapshot as one JSON document, in the shape DESIGN.md describes. */
+#include "config.h"
+
+#include "core/snapshot.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/strbuf.h"
+
+/* The document is built in a buffer that is written out whenever it grows past this, so a
+ * snapshot with thousands of deep stacks never sits in memory twice. */
+enum { JSON_FLUSH_AT = 64 * 1024 };
+
+struct json_out {
+    FILE *out;
+    struct strbuf sb;
+    int write_errno;            /* nonzero once a write fell short */
+};
+
+static void flush(struct json_out *w, bool force)
+{
+    if (w->sb.len == 0 || (!force && w->sb.len < JSON_FLUSH_AT)) {
+        return;
+    }
+    errno = 0;
+    if (w->write_errno == 0 && fwrite(w->sb.data, 1, w->sb.len, w->out) != w->sb.len) {
+        w->write_errno = errno != 0 ? errno : EIO;
+    }
+    w->sb.len = 0;
+    w->sb.data[0] = '\0';
+}
+
+static void put_str(struct strbuf *sb, struct snap_str s)
+{
+    strbuf_json_string(sb, s.ptr, s.len);
+}
+
+/* Counts, ids, lines and columns are never negative; a negative value means unknown. */
+static void put_int(struct strbuf *sb, int64_t v)
+{
+    if (v < 0) {
+        strbuf_puts(sb, "null");
+    } else {
+        strbuf_printf(sb, "%" PRId64, v);
+    }
+}
+
+/* 0 is the model's "unknown" for the 64-bit identifiers (thread_id, hexversion). */
+static void put_u64_known(struct strbuf *sb, uint64_t v)
+{
+    if (v == 0) {
+        strbuf_puts(sb, "null");
+    } else {
+        strbuf_printf(sb, "%" PRIu64, v);
+    }
+}
+
+static void put_bool(struct strbuf *sb, bool b)
+{
+    strbuf_puts(sb, b ? "true" : "false");
+}
+
+static void put_tri(struct strbuf *sb, enum snap_bool b)
+{
+    if (b == SNAP_YES) {
+        strbuf_puts(sb, "true");
+    } else if (b == SNAP_NO) {
+        strbuf_puts(sb, "false");
+    } else {
+        strbuf_puts(sb, "null");
+    }
+}
+
+/* Seconds with 3 decimals, built from integers: "%.3f" would follow LC_NUMERIC, and a decimal
+ * comma is not JSON. Times outside 0 .. year ~33658 are treated as unknown. */
+static void put_time(struct strbuf *sb, double t)
+{
+    if (!isfinite(t) || t < 0 || t > 1e12) {
+        strbuf_puts(sb, "null");
+        return;
+    }
+    long long ms = (long long)(t * 1000.0 + 0.5);
+    strbuf_printf(sb, "%lld.%03lld", ms / 1000, ms % 1000);
+}
+
+static const char *kind_name(enum snap_frame_kind kind)
+{
+    switch (kind) {
+    case SNAP_FRAME_PYTHON:
+        return "python";
+    case SNAP_FRAME_NATIVE:
+        return "native";
+    case SNAP_FRAME_GC:
+        return "gc";
+    case SNAP_FRAME_SHIM:
+        return "shim";
+    }
+    return NULL;
+}
+
+static void write_frame(struct strbuf *sb, const struct snap_frame *f)
+{
+    const char *kind = kind_name(f->kind);
+    strbuf_puts(sb, "{\"function\":");
+    put_str(sb, f->function);
+    strbuf_puts(sb, ",\"name\":");
+    put_str(sb, f->name);
+    strbuf_puts(sb, ",\"file\":");
+    put_str(sb, f->file);
+    strbuf_puts(sb, ",\"line\":");
+    put_int(sb, f->line);
+    strbuf_puts(sb, ",\"end_line\":");
+    put_int(sb, f->end_line);
+    strbuf_puts(sb, ",\"col\":");
+    put_int(sb, f->col);
+    strbuf_puts(sb, ",\"end_col\":");
+    put_int(sb, f->end_col);
+    strbuf_puts(sb, ",\"kind\":");
+    strbuf_json_string(sb, kind, kind != NULL ? strlen(kind) : 0);
+    strbuf_puts(sb, "}");
+}
+
+static void write_thread(struct json_out *w, const struct snap_thread *t)
+{
+    struct strbuf *sb = &w->sb;
+    strbuf_puts(sb, "{\"tid\":");
+    put_int(sb, t->tid == 0 ? -1 : (int64_t)t->tid);
+    strbuf_puts(sb, ",\"thread_id\":");
+    put_u64_known(sb, t->thread_id);
+    strbuf_puts(sb, ",\"name\":");
+    put_str(sb, t->name);
+    strbuf_puts(sb, ",\"main\":");
+    put_bool(sb, t->main);
+    strbuf_puts(sb, ",\"gil\":");
+    put_tri(sb, t->gil);
+    strbuf_puts(sb, ",\"gil_requested\":");
+    put_tri(sb, t->gil_requested);
+    strbuf_puts(sb, ",\"on_cpu\":");
+    put_tri(sb, t->on_cpu);
+    strbuf_puts(sb, ",\"has_exception\":");
+    put_tri(sb, t->has_exception);
+    strbuf_puts(sb, ",\"in_gc\":");
+    put_tri(sb, t->in_gc);
+    strbuf_puts(sb, ",\"frames\":[");
+    size_t n = t->frames != NULL ? t->n_frames : 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0) {
+            strbuf_puts(sb, ",");
+        }
+        write_frame(sb, &t->frames[i]);
+        flush(w, false);
+    }
+    strbuf_puts(sb, "]");
+    if (t->frames_truncated) {
+        strbuf_puts(sb, ",\"frames_truncated\":true");
+    }
+    strbuf_puts(sb, "}");
+}
+
+static void write_gc(struct strbuf *sb, const struct snap_gc *gc)
+{
+    if (!gc->present) {
+        strbuf_puts(sb, "null");
+        return;
+    }
+    strbuf_puts(sb, "{\"collecting\":");
+    put_tri(sb, gc->collecting);
+    strbuf_puts(sb, ",\"generations\":[");
+    size_t n = gc->generations != NULL ? gc->n_generations : 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct snap_gc_gen *g = &gc->generations[i];
+        strbuf_puts(sb, i > 0 ? ",{\"generation\":" : "{\"generation\":");
+        put_int(sb, g->generation);
+        strbuf_puts(sb, ",\"count\":");
+        put_int(sb, g->count);
+        strbuf_puts(sb, ",\"threshold\":");
+        put_int(sb, g->threshold);
+        strbuf_puts(sb, ",\"collections\":");
+        put_int(sb, g->collections);
+        strbuf_puts(sb, ",\"collected\":");
+        put_int(sb, g->collected);
+        strbuf_puts(sb, ",\"uncollectable\":");
+        put_int(sb, g->uncollectable);
+        strbuf_puts(sb, "}");
+    }
+    strbuf_puts(sb, "],\"recent\":[]}");
+}
+
+static void write_interp(struct json_out *w, const struct snap_interp *in)
+{
+    strbuf_puts(&w->sb, "{\"id\":");
+    put_int(&w->sb, in->id);
+    strbuf_puts(&w->sb, ",\"threads\":[");
+    size_t n = in->threads != NULL ? in->n_threads : 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0) {
+            strbuf_puts(&w->sb, ",");
+        }
+        write_thread(w, &in->threads[i]);
+        flush(w, false);
+    }
+    strbuf_puts(&w->sb, "],\"gc\":");
+    write_gc(&w->sb, &in->gc);
+    strbuf_puts(&w->sb, ",\"tasks\":null}");
+}
+
+static void write_head(struct strbuf *sb, const struct snapshot *s)
+{
+    strbuf_puts(sb, "{\"pytop\":");
+    strbuf_json_string(sb, PACKAGE_VERSION, strlen(PACKAGE_VERSION));
+    strbuf_puts(sb, ",\"pid\":");
+    put_int(sb, s->pid <= 0 ? -1 : (int64_t)s->pid);
+    strbuf_puts(sb, ",\"time\":");
+    put_time(sb, s->time);
+    strbuf_puts(sb, ",\"python\":{\"version\":");
+    put_str(sb, s->python.version);
+    strbuf_puts(sb, ",\"hexversion\":");
+    put_u64_known(sb, s->python.hexversion);
+    strbuf_puts(sb, ",\"free_threaded\":");
+    put_bool(sb, s->python.free_threaded);
+    strbuf_puts(sb, ",\"debug_build\":");
+    put_tri(sb, s->python.debug_build);
+    strbuf_puts(sb, ",\"binary\":");
+    put_str(sb, s->python.binary);
+    strbuf_puts(sb, "}");
+}
+
+int snapshot_write_json(const struct snapshot *s, FILE *out, bool newline, struct pt_error *err)
+{
+    struct json_out w = {.out = out};
+    write_head(&w.sb, s);
+    strbuf_puts(&w.sb, ",\"interpreters\":[");
+    size_t n = s->interps != NULL ? s->n_interps : 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0) {
+            strbuf_puts(&w.sb, ",");
+        }
+        write_interp(&w, &s->interps[i]);
+    }
+    strbuf_puts(&w.sb, "],\"warnings\":[");
+    n = s->warnings != NULL ? s->n_warnings : 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0) {
+            strbuf_puts(&w.sb, ",");
+        }
+        put_str(&w.sb, s->warnings[i]);
+    }
+    strbuf_puts(&w.sb, newline ? "]}\n" : "]}");
+    bool nomem = w.sb.failed;
+    if (!nomem) {
+        flush(&w, true);
+    }
+    strbuf_free(&w.sb);
+    if (nomem) {
+        return pt_error_set(err, PT_E_NOMEM, 0, "writing the JSON snapshot");
+    }
+    errno = 0;
+    if (w.write_errno == 0 && fflush(out) != 0) {
+        w.write_errno = errno != 0 ? errno : EIO;
+    }
+    if (w.write_errno != 0 || ferror(out)) {
+        int e = w.write_errno != 0 ? w.write_errno : EIO;
+        return pt_error_set(err, PT_E_IO, e, "writing the JSON snapshot: %s", strerror(e));
+    }
+    return 0;
+}

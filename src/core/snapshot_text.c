@@ -1,0 +1,336 @@
+/* snapshot_text: writes a snapshot as a traceback-like text dump for people and grep. */
+#include "config.h"
+
+#include "core/snapshot.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/error.h"
+#include "core/strbuf.h"
+
+enum {
+    TEXT_FLUSH_AT = 64 * 1024,  /* bytes buffered before they are written out */
+    GC_COLUMNS = 5,
+    GC_NUMBER = 24,             /* fits any int64_t */
+    GC_CELL = 2 * GC_NUMBER,    /* fits "count/threshold" */
+};
+
+struct text_out {
+    FILE *out;
+    struct strbuf sb;
+    int write_errno;            /* nonzero once a write fell short */
+};
+
+static void flush(struct text_out *w, bool force)
+{
+    if (w->sb.len == 0 || (!force && w->sb.len < TEXT_FLUSH_AT)) {
+        return;
+    }
+    errno = 0;
+    if (w->write_errno == 0 && fwrite(w->sb.data, 1, w->sb.len, w->out) != w->sb.len) {
+        w->write_errno = errno != 0 ? errno : EIO;
+    }
+    w->sb.len = 0;
+    w->sb.data[0] = '\0';
+}
+
+/* A target string for display, or "?" when unknown. */
+static void put_str(struct strbuf *sb, struct snap_str s)
+{
+    if (s.ptr == NULL) {
+        strbuf_puts(sb, "?");
+    } else {
+        strbuf_text(sb, s.ptr, s.len);
+    }
+}
+
+static void put_quoted(struct strbuf *sb, struct snap_str s)
+{
+    if (s.ptr == NULL) {
+        strbuf_puts(sb, "?");
+    } else {
+        strbuf_text_quoted(sb, s.ptr, s.len);
+    }
+}
+
+/* "Process 4242: Python 3.15.2 (/usr/bin/python3.15)", then when the snapshot was taken. */
+static void write_header(struct strbuf *sb, const struct snapshot *s)
+{
+    if (s->pid > 0) {
+        strbuf_printf(sb, "Process %jd: Python ", (intmax_t)s->pid);
+    } else {
+        strbuf_puts(sb, "Process ?: Python ");
+    }
+    put_str(sb, s->python.version);
+    if (s->python.free_threaded) {
+        strbuf_puts(sb, ", free-threaded");
+    }
+    if (s->python.debug_build == SNAP_YES) {
+        strbuf_puts(sb, ", debug build");
+    }
+    if (s->python.binary.ptr != NULL) {
+        strbuf_puts(sb, " (");
+        strbuf_text(sb, s->python.binary.ptr, s->python.binary.len);
+        strbuf_puts(sb, ")");
+    }
+    strbuf_puts(sb, "\n");
+    if (!isfinite(s->time) || s->time <= 0 || s->time > 1e12) {
+        return;
+    }
+    long long ms = (long long)(s->time * 1000.0 + 0.5);
+    time_t secs = (time_t)(ms / 1000);
+    struct tm tm;
+    char when[32];
+    if (gmtime_r(&secs, &tm) != NULL && strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm) > 0) {
+        strbuf_printf(sb, "Taken at %s.%03lld UTC\n", when, ms % 1000);
+    }
+}
+
+/* The frame's source line, stripped of surrounding white space, as a traceback shows it. */
+static void write_source(struct strbuf *sb, const struct snap_frame *f,
+                         const struct snapshot_source *src)
+{
+    if (src == NULL || src->line == NULL || f->file.ptr == NULL || f->line <= 0) {
+        return;
+    }
+    size_t len = 0;
+    const char *text = src->line(src->ctx, f->file.ptr, f->file.len, f->line, &len);
+    if (text == NULL) {
+        return;
+    }
+    while (len > 0 && strchr(" \t\f\v", text[0]) != NULL) {
+        text++;
+        len--;
+    }
+    while (len > 0 && strchr(" \t\f\v\r\n", text[len - 1]) != NULL) {
+        len--;
+    }
+    if (len > 0) {
+        strbuf_puts(sb, "    ");
+        strbuf_text(sb, text, len);
+        strbuf_puts(sb, "\n");
+    }
+}
+
+static const char *synthetic_label(enum snap_frame_kind kind)
+{
+    switch (kind) {
+    case SNAP_FRAME_NATIVE:
+        return "<native>";
+    case SNAP_FRAME_GC:
+        return "<GC>";
+    case SNAP_FRAME_SHIM:
+        return "<shim>";
+    case SNAP_FRAME_PYTHON:
+        break;
+    }
+    return "<unknown frame kind>";
+}
+
+static void write_frame(struct strbuf *sb, const struct snap_frame *f,
+                        const struct snapshot_source *src)
+{
+    if (f->kind != SNAP_FRAME_PYTHON) {
+        /* The interpreter's own marker frames have no source to show. */
+        strbuf_printf(sb, "  %s", synthetic_label(f->kind));
+        if (f->function.ptr != NULL) {
+            strbuf_puts(sb, " in ");
+            strbuf_text(sb, f->function.ptr, f->function.len);
+        }
+        if (f->file.ptr != NULL) {
+            strbuf_puts(sb, " (");
+            strbuf_text(sb, f->file.ptr, f->file.len);
+            strbuf_puts(sb, ")");
+        }
+        strbuf_puts(sb, "\n");
+        return;
+    }
+    strbuf_puts(sb, "  File ");
+    put_quoted(sb, f->file);
+    if (f->line >= 0) {
+        strbuf_printf(sb, ", line %d, in ", f->line);
+    } else {
+        strbuf_puts(sb, ", line ?, in ");
+    }
+    put_str(sb, f->function);
+    strbuf_puts(sb, "\n");
+    write_source(sb, f, src);
+}
+
+static void write_thread(struct text_out *w, const struct snap_thread *t,
+                         const struct snapshot_source *src)
+{
+    struct strbuf *sb = &w->sb;
+    char words[160];
+    snapshot_thread_state_words(t, words, sizeof words);
+    if (t->tid > 0) {
+        strbuf_printf(sb, "\nThread %jd", (intmax_t)t->tid);
+    } else {
+        strbuf_puts(sb, "\nThread ?");
+    }
+    if (t->name.ptr != NULL) {
+        strbuf_puts(sb, " ");
+        strbuf_text_quoted(sb, t->name.ptr, t->name.len);
+    }
+    strbuf_printf(sb, " (%s%smost recent call last):\n", words, words[0] != '\0' ? "; " : "");
+    size_t n = t->frames != NULL ? t->n_frames : 0;
+    /* The walk starts at the innermost frame, so a cut stack lacks its outermost callers. */
+    if (t->frames_truncated) {
+        strbuf_puts(sb, "  ... (stack truncated)\n");
+    } else if (n == 0) {
+        strbuf_puts(sb, "  (no Python frames)\n");
+    }
+    for (size_t i = n; i-- > 0;) {
+        write_frame(sb, &t->frames[i], src);
+        flush(w, false);
+    }
+}
+
+static void gc_number(char cell[GC_NUMBER], int64_t v)
+{
+    if (v < 0) {
+        snprintf(cell, GC_NUMBER, "?");
+    } else {
+        snprintf(cell, GC_NUMBER, "%" PRId64, v);
+    }
+}
+
+static void gc_row(char cells[GC_COLUMNS][GC_CELL], const struct snap_gc_gen *g)
+{
+    char count[GC_NUMBER];
+    char threshold[GC_NUMBER];
+    gc_number(cells[0], g->generation);
+    gc_number(count, g->count);
+    gc_number(threshold, g->threshold);
+    snprintf(cells[1], GC_CELL, "%s/%s", count, threshold);
+    gc_number(cells[2], g->collections);
+    gc_number(cells[3], g->collected);
+    gc_number(cells[4], g->uncollectable);
+}
+
+static void gc_print_row(struct strbuf *sb, char cells[GC_COLUMNS][GC_CELL], const int *width)
+{
+    strbuf_puts(sb, " ");
+    for (int c = 0; c < GC_COLUMNS; c++) {
+        if (c + 1 < GC_COLUMNS) {
+            strbuf_printf(sb, " %-*s ", width[c], cells[c]);
+        } else {
+            strbuf_printf(sb, " %s\n", cells[c]);
+        }
+    }
+}
+
+/* One row per generation, columns as wide as their widest cell. */
+static void write_gc(struct strbuf *sb, const struct snap_interp *in, bool several)
+{
+    static const char *const heads[GC_COLUMNS] = {
+        "generation", "count/threshold", "collections", "collected", "uncollectable",
+    };
+    const struct snap_gc *gc = &in->gc;
+    if (!gc->present) {
+        return;
+    }
+    strbuf_puts(sb, "\nGC");
+    if (several && in->id >= 0) {
+        strbuf_printf(sb, " of interpreter %" PRId64, in->id);
+    } else if (several) {
+        strbuf_puts(sb, " of interpreter ?");
+    }
+    strbuf_puts(sb, gc->collecting == SNAP_YES ? " (collecting now):\n" : ":\n");
+    size_t n = gc->generations != NULL ? gc->n_generations : 0;
+    if (n == 0) {
+        strbuf_puts(sb, "  (no generations)\n");
+        return;
+    }
+    char cells[GC_COLUMNS][GC_CELL];
+    int width[GC_COLUMNS];
+    for (int c = 0; c < GC_COLUMNS; c++) {
+        width[c] = (int)strlen(heads[c]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        gc_row(cells, &gc->generations[i]);
+        for (int c = 0; c < GC_COLUMNS; c++) {
+            int len = (int)strlen(cells[c]);
+            width[c] = len > width[c] ? len : width[c];
+        }
+    }
+    for (int c = 0; c < GC_COLUMNS; c++) {
+        snprintf(cells[c], GC_CELL, "%s", heads[c]);
+    }
+    gc_print_row(sb, cells, width);
+    for (size_t i = 0; i < n; i++) {
+        gc_row(cells, &gc->generations[i]);
+        gc_print_row(sb, cells, width);
+    }
+}
+
+static void write_interp(struct text_out *w, const struct snap_interp *in, bool several,
+                         const struct snapshot_source *src)
+{
+    if (several && in->id >= 0) {
+        strbuf_printf(&w->sb, "\nInterpreter %" PRId64 ":\n", in->id);
+    } else if (several) {
+        strbuf_puts(&w->sb, "\nInterpreter ?:\n");
+    }
+    size_t n = in->threads != NULL ? in->n_threads : 0;
+    if (n == 0) {
+        strbuf_puts(&w->sb, "\n(no threads)\n");
+    }
+    for (size_t i = 0; i < n; i++) {
+        write_thread(w, &in->threads[i], src);
+        flush(w, false);
+    }
+    write_gc(&w->sb, in, several);
+}
+
+static void write_warnings(struct strbuf *sb, const struct snapshot *s)
+{
+    size_t n = s->warnings != NULL ? s->n_warnings : 0;
+    if (n == 0) {
+        return;
+    }
+    strbuf_puts(sb, "\nWarnings:\n");
+    for (size_t i = 0; i < n; i++) {
+        strbuf_puts(sb, "  ");
+        put_str(sb, s->warnings[i]);
+        strbuf_puts(sb, "\n");
+    }
+}
+
+int snapshot_write_text(const struct snapshot *s, FILE *out, const struct snapshot_source *src,
+                        struct pt_error *err)
+{
+    struct text_out w = {.out = out};
+    size_t n = s->interps != NULL ? s->n_interps : 0;
+    write_header(&w.sb, s);
+    if (n == 0) {
+        strbuf_puts(&w.sb, "\n(no interpreters)\n");
+    }
+    for (size_t i = 0; i < n; i++) {
+        write_interp(&w, &s->interps[i], n > 1, src);
+    }
+    write_warnings(&w.sb, s);
+    bool nomem = w.sb.failed;
+    if (!nomem) {
+        flush(&w, true);
+    }
+    strbuf_free(&w.sb);
+    if (nomem) {
+        return pt_error_set(err, PT_E_NOMEM, 0, "writing the text snapshot");
+    }
+    errno = 0;
+    if (w.write_errno == 0 && fflush(out) != 0) {
+        w.write_errno = errno != 0 ? errno : EIO;
+    }
+    if (w.write_errno != 0 || ferror(out)) {
+        int e = w.write_errno != 0 ? w.write_errno : EIO;
+        return pt_error_set(err, PT_E_IO, e, "writing the text snapshot: %s", strerror(e));
+    }
+    return 0;
+}

@@ -1,0 +1,159 @@
+/* Tests of pyobj: str headers and character conversion, as laid out by real 3.13-3.15 builds. */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/error.h"
+#include "core/layout/layout.h"
+#include "core/pyobj.h"
+
+/* The str layout of 64-bit 3.13-3.15 GIL builds (PyASCIIObject is 40 bytes, compact 56). */
+static struct py_layout str_layout(void)
+{
+    struct py_layout L = {0};
+    L.unicode.state = 32;
+    L.unicode.length = 16;
+    L.unicode.ascii_size = 40;
+    L.unicode.compact_size = 56;
+    L.unicode.kind_shift = 2;
+    L.unicode.compact_bit = 5;
+    L.unicode.ascii_bit = 6;
+    return L;
+}
+
+static void make_header(uint8_t *buf, uint64_t length, unsigned kind, bool compact, bool ascii)
+{
+    uint32_t state = (kind << 2) | ((uint32_t)compact << 5) | ((uint32_t)ascii << 6);
+    memset(buf, 0, 64);
+    memcpy(buf + 16, &length, 8);
+    memcpy(buf + 32, &state, 4);
+}
+
+static void test_pyobj_parse_header_finds_ascii_data_after_the_ascii_header(void **state)
+{
+    (void)state;
+    struct py_layout L = str_layout();
+    uint8_t buf[64];
+    struct pyobj_str_info info;
+    make_header(buf, 5, 1, true, true);
+    assert_int_equal(pyobj_str_parse_header(&L, buf, sizeof buf, &info, NULL), 0);
+    assert_int_equal(info.kind, 1);
+    assert_int_equal(info.length, 5);
+    assert_int_equal(info.data_off, 40);
+    assert_int_equal(info.data_bytes, 5);
+}
+
+static void test_pyobj_parse_header_finds_wide_data_after_the_compact_header(void **state)
+{
+    (void)state;
+    struct py_layout L = str_layout();
+    uint8_t buf[64];
+    struct pyobj_str_info info;
+    make_header(buf, 3, 2, true, false);
+    assert_int_equal(pyobj_str_parse_header(&L, buf, sizeof buf, &info, NULL), 0);
+    assert_int_equal(info.data_off, 56);
+    assert_int_equal(info.data_bytes, 6);
+}
+
+static void test_pyobj_parse_header_rejects_bad_kinds_and_legacy_strings(void **state)
+{
+    (void)state;
+    struct py_layout L = str_layout();
+    uint8_t buf[64];
+    struct pyobj_str_info info;
+    struct pt_error err = {0};
+    make_header(buf, 3, 3, true, false);
+    assert_int_equal(pyobj_str_parse_header(&L, buf, sizeof buf, &info, &err), -1);
+    assert_int_equal(err.code, PT_E_FORMAT);
+    make_header(buf, 3, 0, true, false);
+    assert_int_equal(pyobj_str_parse_header(&L, buf, sizeof buf, &info, NULL), -1);
+    make_header(buf, 3, 1, false, false);
+    assert_int_equal(pyobj_str_parse_header(&L, buf, sizeof buf, &info, NULL), -1);
+    make_header(buf, 3, 4, true, true);
+    assert_int_equal(pyobj_str_parse_header(&L, buf, sizeof buf, &info, NULL), -1);
+}
+
+static void test_pyobj_parse_header_rejects_truncated_and_huge_strings(void **state)
+{
+    (void)state;
+    struct py_layout L = str_layout();
+    uint8_t buf[64];
+    struct pyobj_str_info info;
+    make_header(buf, 3, 1, true, true);
+    assert_int_equal(pyobj_str_parse_header(&L, buf, 30, &info, NULL), -1);
+    make_header(buf, UINT64_MAX / 2, 4, true, false);
+    assert_int_equal(pyobj_str_parse_header(&L, buf, sizeof buf, &info, NULL), -1);
+}
+
+static void test_pyobj_str_to_utf8_encodes_every_kind(void **state)
+{
+    (void)state;
+    char out[64];
+    const uint8_t latin1[] = {'g', 'r', 0xfc, 0xdf, 'e'};
+    long n = pyobj_str_to_utf8(1, latin1, sizeof latin1, 5, out, sizeof out, NULL);
+    assert_int_equal(n, 7);
+    assert_memory_equal(out, "gr\xc3\xbc\xc3\x9f" "e", 7);
+    const uint16_t ucs2[] = {0x65e5, 0x672c};
+    n = pyobj_str_to_utf8(2, (const uint8_t *)ucs2, sizeof ucs2, 2, out, sizeof out, NULL);
+    assert_int_equal(n, 6);
+    assert_memory_equal(out, "\xe6\x97\xa5\xe6\x9c\xac", 6);
+    const uint32_t ucs4[] = {0x1f40d, 'x'};
+    n = pyobj_str_to_utf8(4, (const uint8_t *)ucs4, sizeof ucs4, 2, out, sizeof out, NULL);
+    assert_int_equal(n, 5);
+    assert_memory_equal(out, "\xf0\x9f\x90\x8dx", 5);
+}
+
+static void test_pyobj_str_to_utf8_keeps_lone_surrogates_as_three_bytes(void **state)
+{
+    (void)state;
+    char out[8];
+    const uint16_t s[] = {0xdc80};
+    long n = pyobj_str_to_utf8(2, (const uint8_t *)s, sizeof s, 1, out, sizeof out, NULL);
+    assert_int_equal(n, 3);
+    assert_memory_equal(out, "\xed\xb2\x80", 3);
+}
+
+static void test_pyobj_str_to_utf8_stops_at_capacity_between_characters(void **state)
+{
+    (void)state;
+    char out[5];
+    const uint16_t s[] = {0x65e5, 0x672c, 0x8a9e};
+    long n = pyobj_str_to_utf8(2, (const uint8_t *)s, sizeof s, 3, out, sizeof out, NULL);
+    assert_int_equal(n, 3);
+}
+
+static void test_pyobj_str_to_utf8_rejects_short_data_and_bad_code_points(void **state)
+{
+    (void)state;
+    char out[16];
+    struct pt_error err = {0};
+    const uint32_t big[] = {0x110000};
+    assert_int_equal(pyobj_str_to_utf8(4, (const uint8_t *)big, sizeof big, 1, out, sizeof out,
+                                       &err),
+                     -1);
+    assert_int_equal(err.code, PT_E_FORMAT);
+    const uint8_t two[] = {'a', 'b'};
+    assert_int_equal(pyobj_str_to_utf8(1, two, sizeof two, 3, out, sizeof out, NULL), -1);
+    assert_int_equal(pyobj_str_to_utf8(3, two, sizeof two, 1, out, sizeof out, NULL), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pyobj_parse_header_finds_ascii_data_after_the_ascii_header),
+        cmocka_unit_test(test_pyobj_parse_header_finds_wide_data_after_the_compact_header),
+        cmocka_unit_test(test_pyobj_parse_header_rejects_bad_kinds_and_legacy_strings),
+        cmocka_unit_test(test_pyobj_parse_header_rejects_truncated_and_huge_strings),
+        cmocka_unit_test(test_pyobj_str_to_utf8_encodes_every_kind),
+        cmocka_unit_test(test_pyobj_str_to_utf8_keeps_lone_surrogates_as_three_bytes),
+        cmocka_unit_test(test_pyobj_str_to_utf8_stops_at_capacity_between_characters),
+        cmocka_unit_test(test_pyobj_str_to_utf8_rejects_short_data_and_bad_code_points),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,792 @@
+/* test_snapshot: the snapshot arena, warnings, state words, and the JSON and text writers. */
+#include "config.h"
+
+#include <locale.h>
+#include <setjmp.h>
+#include <stdalign.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/error.h"
+#include "core/snapshot.h"
+
+static struct snap_str str(const char *c)
+{
+    struct snap_str s = {c, strlen(c)};
+    return s;
+}
+
+static char *write_json(const struct snapshot *s, bool newline)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    struct pt_error err = {0};
+    assert_int_equal(snapshot_write_json(s, f, newline, &err), 0);
+    assert_int_equal(fclose(f), 0);
+    return buf;
+}
+
+static char *write_text(const struct snapshot *s, const struct snapshot_source *src)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    struct pt_error err = {0};
+    assert_int_equal(snapshot_write_text(s, f, src, &err), 0);
+    assert_int_equal(fclose(f), 0);
+    return buf;
+}
+
+static struct snap_frame py_frame(const char *function, const char *file, int line)
+{
+    struct snap_frame f = {
+        .function = str(function), .name = str(function), .file = str(file),
+        .line = line, .end_line = line, .col = -1, .end_col = -1, .kind = SNAP_FRAME_PYTHON,
+    };
+    return f;
+}
+
+/* A thread with no name and no frames, known to be doing nothing. */
+static struct snap_thread idle_thread(pid_t tid)
+{
+    struct snap_thread t = {
+        .tid = tid, .thread_id = 1000 + (uint64_t)tid,
+        .gil = SNAP_NO, .gil_requested = SNAP_NO, .on_cpu = SNAP_NO,
+        .has_exception = SNAP_NO, .in_gc = SNAP_NO,
+    };
+    return t;
+}
+
+/* A snapshot of N_INTERPS interpreters holding N_THREADS idle threads each, no frames. */
+static struct snapshot *bare_snapshot(size_t n_interps, size_t n_threads)
+{
+    struct snapshot *s = snapshot_new(NULL);
+    assert_non_null(s);
+    s->pid = 4242;
+    s->time = 1764480000.123;
+    s->python.version = str("3.15.2");
+    s->python.hexversion = 0x030F02F0;
+    s->python.debug_build = SNAP_NO;
+    s->python.binary = str("/usr/bin/python3.15");
+    s->interps = snapshot_alloc_array(s, n_interps, sizeof *s->interps);
+    assert_non_null(s->interps);
+    s->n_interps = n_interps;
+    for (size_t i = 0; i < n_interps; i++) {
+        struct snap_interp *in = &s->interps[i];
+        in->id = (int64_t)i;
+        in->threads = snapshot_alloc_array(s, n_threads, sizeof *in->threads);
+        assert_non_null(in->threads);
+        in->n_threads = n_threads;
+        for (size_t k = 0; k < n_threads; k++) {
+            in->threads[k] = idle_thread((pid_t)(4242 + k));
+        }
+    }
+    return s;
+}
+
+static void give_frames(struct snapshot *s, struct snap_thread *t, size_t n)
+{
+    t->frames = snapshot_alloc_array(s, n, sizeof *t->frames);
+    assert_non_null(t->frames);
+    t->n_frames = n;
+}
+
+static void give_gc(struct snapshot *s, struct snap_interp *in)
+{
+    static const struct snap_gc_gen gens[] = {
+        {0, 312, 2000, 118, 4312, 0},
+        {1, 4, 10, 11, 95, 0},
+        {2, 0, 0, 1, 12000000, -1},
+    };
+    in->gc.present = true;
+    in->gc.collecting = SNAP_NO;
+    in->gc.generations = snapshot_alloc(s, sizeof gens);
+    assert_non_null(in->gc.generations);
+    memcpy(in->gc.generations, gens, sizeof gens);
+    in->gc.n_generations = 3;
+}
+
+/* The snapshot DESIGN.md shows. */
+static struct snapshot *design_snapshot(void)
+{
+    struct snapshot *s = bare_snapshot(1, 1);
+    struct snap_interp *in = &s->interps[0];
+    struct snap_thread *t = &in->threads[0];
+    t->thread_id = 140512345678912;
+    t->name = str("MainThread");
+    t->main = true;
+    give_frames(s, t, 1);
+    t->frames[0] = py_frame("Worker.run", "/srv/app/worker.py", 41);
+    t->frames[0].name = str("run");
+    t->frames[0].col = 8;
+    t->frames[0].end_col = 30;
+    give_gc(s, in);
+    in->gc.n_generations = 1;
+    return s;
+}
+
+static void test_snapshot_alloc_gives_zeroed_aligned_separate_blocks(void **state)
+{
+    (void)state;
+    enum { N = 20000 };
+    struct snapshot *s = snapshot_new(NULL);
+    assert_non_null(s);
+    unsigned char **blocks = calloc(N, sizeof *blocks);
+    size_t *sizes = calloc(N, sizeof *sizes);
+    assert_non_null(blocks);
+    assert_non_null(sizes);
+    for (size_t i = 0; i < N; i++) {
+        sizes[i] = i % 1000 == 999 ? 100000 + i : (i * 7919) % 301;
+        blocks[i] = snapshot_alloc(s, sizes[i]);
+        assert_non_null(blocks[i]);
+        assert_int_equal((uintptr_t)blocks[i] % alignof(max_align_t), 0);
+        for (size_t k = 0; k < sizes[i]; k++) {
+            assert_int_equal(blocks[i][k], 0);
+        }
+        memset(blocks[i], (int)(i & 0xFF), sizes[i]);
+    }
+    for (size_t i = 0; i < N; i++) {
+        for (size_t k = 0; k < sizes[i]; k++) {
+            assert_int_equal(blocks[i][k], i & 0xFF);
+        }
+    }
+    assert_ptr_not_equal(snapshot_alloc(s, 0), snapshot_alloc(s, 0));
+    free(blocks);
+    free(sizes);
+    snapshot_free(s);
+}
+
+static void test_snapshot_strdup_copies_big_strings_and_embedded_nul(void **state)
+{
+    (void)state;
+    struct snapshot *s = snapshot_new(NULL);
+    assert_non_null(s);
+    size_t big = 16u << 20;
+    char *src = malloc(big);
+    assert_non_null(src);
+    for (size_t i = 0; i < big; i++) {
+        src[i] = (char)(i * 31 + 7);
+    }
+    struct snap_str a = snapshot_strdup(s, src, big);
+    struct snap_str b = snapshot_strdup(s, "x\0y", 3);
+    struct snap_str c = snapshot_strdup(s, src, 1u << 20);
+    assert_int_equal(a.len, big);
+    assert_memory_equal(a.ptr, src, big);
+    assert_int_equal(b.len, 3);
+    assert_memory_equal(b.ptr, "x\0y", 3);
+    assert_memory_equal(c.ptr, src, 1u << 20);
+    free(src);
+    snapshot_free(s);
+}
+
+static void test_snapshot_strdup_keeps_empty_apart_from_unknown(void **state)
+{
+    (void)state;
+    struct snapshot *s = snapshot_new(NULL);
+    assert_non_null(s);
+    struct snap_str empty = snapshot_strdup(s, NULL, 0);
+    assert_non_null(empty.ptr);
+    assert_int_equal(empty.len, 0);
+    assert_null(snapshot_strdup(s, NULL, 5).ptr);
+    snapshot_free(s);
+}
+
+static void test_snapshot_alloc_fails_cleanly_on_impossible_sizes(void **state)
+{
+    (void)state;
+    struct snapshot *s = snapshot_new(NULL);
+    assert_non_null(s);
+    assert_null(snapshot_alloc(s, SIZE_MAX));
+    assert_null(snapshot_alloc(s, SIZE_MAX - 3));
+    assert_null(snapshot_alloc_array(s, SIZE_MAX / 2, 3));
+    assert_null(snapshot_strdup(s, "x", SIZE_MAX).ptr);
+    assert_null(snapshot_alloc(NULL, 8));
+    assert_non_null(snapshot_alloc(s, 8));
+    snapshot_free(s);
+    snapshot_free(NULL);
+}
+
+static void test_snapshot_warn_appends_formatted_messages_in_order(void **state)
+{
+    (void)state;
+    struct snapshot *s = snapshot_new(NULL);
+    assert_non_null(s);
+    for (int i = 0; i < 40; i++) {
+        snapshot_warn(s, "thread %d: %s", i, "name unreadable");
+    }
+    assert_int_equal(s->n_warnings, 40);
+    assert_int_equal(s->warnings[0].len, strlen("thread 0: name unreadable"));
+    assert_memory_equal(s->warnings[0].ptr, "thread 0: name unreadable", s->warnings[0].len);
+    assert_memory_equal(s->warnings[39].ptr, "thread 39: name unreadable", s->warnings[39].len);
+    snapshot_free(s);
+}
+
+static void test_snapshot_warn_keeps_warnings_the_caller_set_up(void **state)
+{
+    (void)state;
+    struct snap_str mine[2] = {{"one", 3}, {"two", 3}};
+    struct snapshot *s = snapshot_new(NULL);
+    assert_non_null(s);
+    s->warnings = mine;
+    s->n_warnings = 2;
+    snapshot_warn(s, "three");
+    assert_int_equal(s->n_warnings, 3);
+    assert_ptr_not_equal(s->warnings, mine);
+    assert_memory_equal(s->warnings[1].ptr, "two", 3);
+    assert_memory_equal(s->warnings[2].ptr, "three", 5);
+    assert_memory_equal(mine[1].ptr, "two", 3);
+    snapshot_free(s);
+}
+
+static void test_snapshot_warn_stops_at_the_limit_and_says_so(void **state)
+{
+    (void)state;
+    struct snapshot *s = snapshot_new(NULL);
+    assert_non_null(s);
+    for (int i = 0; i < 3 * SNAPSHOT_MAX_WARNINGS; i++) {
+        snapshot_warn(s, "w%d", i);
+    }
+    assert_int_equal(s->n_warnings, SNAPSHOT_MAX_WARNINGS);
+    struct snap_str last = s->warnings[SNAPSHOT_MAX_WARNINGS - 1];
+    assert_memory_equal(last.ptr, "more warnings were dropped", last.len);
+    snapshot_free(s);
+}
+
+static void check_words(const struct snap_thread *t, const char *expected)
+{
+    char buf[128];
+    snapshot_thread_state_words(t, buf, sizeof buf);
+    assert_string_equal(buf, expected);
+}
+
+static void test_snapshot_thread_state_words_names_known_states(void **state)
+{
+    (void)state;
+    struct snap_thread t = idle_thread(1);
+    check_words(&t, "idle");
+    t.main = true;
+    check_words(&t, "main thread, idle");
+    t.gil = t.gil_requested = t.on_cpu = t.in_gc = t.has_exception = SNAP_YES;
+    check_words(&t, "main thread, has GIL, waiting for GIL, on CPU, in GC, has exception");
+    t.gil = t.gil_requested = SNAP_NO;
+    t.in_gc = SNAP_NO;
+    check_words(&t, "main thread, on CPU, has exception");
+    t.gil = t.gil_requested = t.on_cpu = t.in_gc = t.has_exception = SNAP_UNKNOWN;
+    check_words(&t, "main thread");
+    t.main = false;
+    check_words(&t, "");
+    t.gil = t.gil_requested = SNAP_NO;
+    check_words(&t, "");
+}
+
+static void test_snapshot_thread_state_words_agree_with_every_combination_of_flags(void **state)
+{
+    (void)state;
+    static const enum snap_bool tri[3] = {SNAP_NO, SNAP_YES, SNAP_UNKNOWN};
+    for (int code = 0; code < 2 * 243; code++) {
+        struct snap_thread t = {.main = code % 2 == 1};
+        int c = code / 2;
+        t.gil = tri[c % 3];
+        t.gil_requested = tri[c / 3 % 3];
+        t.on_cpu = tri[c / 9 % 3];
+        t.in_gc = tri[c / 27 % 3];
+        t.has_exception = tri[c / 81 % 3];
+        char w[128];
+        snapshot_thread_state_words(&t, w, sizeof w);
+        assert_int_equal(strncmp(w, "main thread", 11) == 0, t.main);
+        assert_int_equal(strstr(w, "has GIL") != NULL, t.gil == SNAP_YES);
+        assert_int_equal(strstr(w, "waiting for GIL") != NULL, t.gil_requested == SNAP_YES);
+        assert_int_equal(strstr(w, "on CPU") != NULL, t.on_cpu == SNAP_YES);
+        assert_int_equal(strstr(w, "in GC") != NULL, t.in_gc == SNAP_YES);
+        assert_int_equal(strstr(w, "has exception") != NULL, t.has_exception == SNAP_YES);
+        bool idle = t.gil == SNAP_NO && t.gil_requested != SNAP_YES && t.on_cpu == SNAP_NO;
+        assert_int_equal(strstr(w, "idle") != NULL, idle);
+        size_t len = strlen(w);
+        assert_false(len > 0 && (w[0] == ',' || w[0] == ' ' || w[len - 1] == ' '));
+        assert_null(strstr(w, ", ,"));
+    }
+}
+
+static void test_snapshot_thread_state_words_truncates_to_the_buffer(void **state)
+{
+    (void)state;
+    struct snap_thread t = idle_thread(1);
+    t.main = true;
+    char buf[8] = "XXXXXXX";
+    snapshot_thread_state_words(&t, buf, 5);
+    assert_string_equal(buf, "main");
+    snapshot_thread_state_words(&t, buf, 0);
+    assert_string_equal(buf, "main");
+}
+
+static void test_snapshot_write_json_matches_the_design_example(void **state)
+{
+    (void)state;
+    struct snapshot *s = design_snapshot();
+    s->python.hexversion = 51315442;
+    char *got = write_json(s, false);
+    assert_string_equal(
+        got,
+        "{\"pytop\":\"" PACKAGE_VERSION "\",\"pid\":4242,\"time\":1764480000.123,"
+        "\"python\":{\"version\":\"3.15.2\",\"hexversion\":51315442,\"free_threaded\":false,"
+        "\"debug_build\":false,\"binary\":\"/usr/bin/python3.15\"},"
+        "\"interpreters\":[{\"id\":0,\"threads\":[{\"tid\":4242,\"thread_id\":140512345678912,"
+        "\"name\":\"MainThread\",\"main\":true,\"gil\":false,\"gil_requested\":false,"
+        "\"on_cpu\":false,\"has_exception\":false,\"in_gc\":false,"
+        "\"frames\":[{\"function\":\"Worker.run\",\"name\":\"run\",\"file\":\"/srv/app/worker.py\","
+        "\"line\":41,\"end_line\":41,\"col\":8,\"end_col\":30,\"kind\":\"python\"}]}],"
+        "\"gc\":{\"collecting\":false,\"generations\":[{\"generation\":0,\"count\":312,"
+        "\"threshold\":2000,\"collections\":118,\"collected\":4312,\"uncollectable\":0}],"
+        "\"recent\":[]},\"tasks\":null}],\"warnings\":[]}");
+    free(got);
+    snapshot_free(s);
+}
+
+static void test_snapshot_write_json_writes_null_for_every_unknown_value(void **state)
+{
+    (void)state;
+    struct snapshot *s = bare_snapshot(1, 1);
+    s->time = 1.5;
+    s->python = (struct snap_python){.debug_build = SNAP_UNKNOWN};
+    s->interps[0].id = -1;
+    struct snap_thread *t = &s->interps[0].threads[0];
+    *t = (struct snap_thread){
+        .gil = SNAP_UNKNOWN,
+        .gil_requested = SNAP_UNKNOWN,
+        .on_cpu = SNAP_UNKNOWN,
+        .has_exception = SNAP_UNKNOWN,
+        .in_gc = SNAP_UNKNOWN,
+    };
+    give_frames(s, t, 1);
+    t->frames[0] = (struct snap_frame){.line = -1, .end_line = -1, .col = -1, .end_col = -1,
+                                       .kind = SNAP_FRAME_NATIVE};
+    char *got = write_json(s, false);
+    assert_string_equal(
+        got,
+        "{\"pytop\":\"" PACKAGE_VERSION "\",\"pid\":4242,\"time\":1.500,"
+        "\"python\":{\"version\":null,\"hexversion\":null,\"free_threaded\":false,"
+        "\"debug_build\":null,\"binary\":null},"
+        "\"interpreters\":[{\"id\":null,\"threads\":[{\"tid\":null,\"thread_id\":null,"
+        "\"name\":null,\"main\":false,\"gil\":null,\"gil_requested\":null,\"on_cpu\":null,"
+        "\"has_exception\":null,\"in_gc\":null,"
+        "\"frames\":[{\"function\":null,\"name\":null,\"file\":null,\"line\":null,"
+        "\"end_line\":null,\"col\":null,\"end_col\":null,\"kind\":\"native\"}]}],"
+        "\"gc\":null,\"tasks\":null}],\"warnings\":[]}");
+    free(got);
+    snapshot_free(s);
+}
+
+static void test_snapshot_write_json_names_every_frame_kind(void **state)
+{
+    (void)state;
+    struct snapshot *s = bare_snapshot(1, 1);
+    struct snap_thread *t = &s->interps[0].threads[0];
+    give_frames(s, t, 4);
+    t->frames[0] = py_frame("f", "a.py", 1);
+    t->frames[1].kind = SNAP_FRAME_NATIVE;
+    t->frames[2].kind = SNAP_FRAME_GC;
+    t->frames[3].kind = SNAP_FRAME_SHIM;
+    char *got = write_json(s, false);
+    const char *py = strstr(got, "\"kind\":\"python\"},");
+    const char *native = strstr(got, "\"kind\":\"native\"},");
+    const char *gc = strstr(got, "\"kind\":\"gc\"},");
+    const char *shim = strstr(got, "\"kind\":\"shim\"}]");
+    assert_true(py != NULL && native > py && gc > native && shim > gc);
+    free(got);
+    snapshot_free(s);
+}
+
+static void test_snapshot_write_json_adds_frames_truncated_only_when_true(void **state)
+{
+    (void)state;
+    struct snapshot *s = bare_snapshot(1, 2);
+    s->interps[0].threads[1].frames_truncated = true;
+    char *got = write_json(s, false);
+    const char *first = strstr(got, "\"frames\":[]}");
+    const char *second = strstr(got, "\"frames\":[],\"frames_truncated\":true}");
+    assert_non_null(first);
+    assert_non_null(second);
+    assert_true(first < second);
+    const char *mark = strstr(got, "frames_truncated");
+    assert_true(mark > second);
+    assert_null(strstr(mark + 1, "frames_truncated"));
+    free(got);
+    snapshot_free(s);
+}
+
+static void test_snapshot_write_json_lists_warnings_escaped(void **state)
+{
+    (void)state;
+    struct snapshot *s = bare_snapshot(1, 0);
+    snapshot_warn(s, "thread %d: name unreadable", 4243);
+    snapshot_warn(s, "gc: \"%s\"", "bad\n");
+    char *got = write_json(s, false);
+    const char *tail = "\"threads\":[],\"gc\":null,\"tasks\":null}],"
+                       "\"warnings\":[\"thread 4243: name unreadable\",\"gc: \\\"bad\\n\\\"\"]}";
+    assert_non_null(strstr(got, tail));
+    assert_string_equal(strstr(got, tail), tail);
+    free(got);
+    snapshot_free(s);
+}
+
+static void test_snapshot_write_json_keeps_hostile_strings_on_one_valid_line(void **state)
+{
+    (void)state;
+    struct snapshot *s = bare_snapshot(1, 1);
+    struct snap_thread *t = &s->interps[0].threads[0];
+    t->name = str("a\"b\\c\nd\x01\xff\xc3\xa9");
+    give_frames(s, t, 1);
+    t->frames[0] = py_frame("f\r\n", "\xed\xa0\x80/x.py\n", 3);
+    char *got = write_json(s, true);
+    size_t len = strlen(got);
+    for (size_t i = 0; i + 1 < len; i++) {
+        assert_true((unsigned char)got[i] >= 0x20);
+    }
+    assert_int_equal(got[len - 1], '\n');
+    assert_non_null(strstr(got, "\"name\":\"a\\\"b\\\\c\\nd\\u0001\\udcff\xc3\xa9\","));
+    assert_non_null(strstr(got, "\"function\":\"f\\r\\n\","));
+    assert_non_null(strstr(got, "\"file\":\"\\udced\\udca0\\udc80/x.py\\n\","));
+    free(got);
+    snapshot_free(s);
+}
+
+static void check_time(double t, const char *expected)
+{
+    struct snapshot *s = bare_snapshot(0, 0);
+    s->time = t;
+    char *got = write_json(s, false);
+    assert_non_null(strstr(got, expected));
+    free(got);
+    snapshot_free(s);
+}
+
+static void test_snapshot_write_json_writes_time_with_three_decimals(void **state)
+{
+    (void)state;
+    check_time(2.25, ",\"time\":2.250,");
+    check_time(1764480000.9996, ",\"time\":1764480001.000,");
+    check_time(0.0, ",\"time\":0.000,");
+    check_time(-1.0, ",\"time\":null,");
+    check_time(0.0 / 0.0, ",\"time\":null,");
+}
+
+static void test_snapshot_write_json_ignores_a_decimal_comma_locale(void **state)
+{
+    (void)state;
+    if (setlocale(LC_NUMERIC, "de_DE.UTF-8") == NULL) {
+        skip();
+    }
+    check_time(2.25, ",\"time\":2.250,");
+    setlocale(LC_NUMERIC, "C");
+}
+
+static void test_snapshot_write_json_reports_a_failed_write(void **state)
+{
+    (void)state;
+    FILE *full = fopen("/dev/full", "w");
+    if (full == NULL) {
+        skip();
+    }
+    struct snapshot *s = design_snapshot();
+    struct pt_error err = {0};
+    assert_int_equal(snapshot_write_json(s, full, true, &err), -1);
+    assert_int_equal(err.code, PT_E_IO);
+    assert_int_not_equal(err.sys_errno, 0);
+    fclose(full);
+    snapshot_free(s);
+}
+
+struct source_line {
+    const char *file;
+    int line;
+    const char *text;
+};
+
+static struct source_line design_source[] = {
+    {"/srv/app/worker.py", 41, "        self.handle(item)"},
+    {"/srv/app/main.py", 7, "Worker().run()\r\n"},
+    {NULL, 0, NULL},
+};
+
+static const char *fake_source(void *ctx, const char *file, size_t file_len, int line, size_t *len)
+{
+    for (const struct source_line *l = ctx; l->file != NULL; l++) {
+        bool same_file = strlen(l->file) == file_len && memcmp(l->file, file, file_len) == 0;
+        if (same_file && l->line == line) {
+            *len = strlen(l->text);
+            return l->text;
+        }
+    }
+    return NULL;
+}
+
+/* design_snapshot() with an outer frame, holding the GIL on a CPU. */
+static struct snapshot *design_two_frames(void)
+{
+    struct snapshot *s = design_snapshot();
+    struct snap_thread *t = &s->interps[0].threads[0];
+    struct snap_frame inner = t->frames[0];
+    give_frames(s, t, 2);
+    t->frames[0] = inner;
+    t->frames[1] = py_frame("<module>", "/srv/app/main.py", 7);
+    t->gil = SNAP_YES;
+    t->on_cpu = SNAP_YES;
+    return s;
+}
+
+static void test_snapshot_write_text_reads_like_a_traceback(void **state)
+{
+    (void)state;
+    struct snapshot *s = design_two_frames();
+    struct snapshot_source src = {fake_source, design_source};
+    char *got = write_text(s, &src);
+    assert_string_equal(
+        got,
+        "Process 4242: Python 3.15.2 (/usr/bin/python3.15)\n"
+        "Taken at 2025-11-30 05:20:00.123 UTC\n"
+        "\n"
+        "Thread 4242 \"MainThread\" (main thread, has GIL, on CPU; most recent call last):\n"
+        "  File \"/srv/app/main.py\", line 7, in <module>\n"
+        "    Worker().run()\n"
+        "  File \"/srv/app/worker.py\", line 41, in Worker.run\n"
+        "    self.handle(item)\n"
+        "\n"
+        "GC:\n"
+        "  generation  count/threshold  collections  collected  uncollectable\n"
+        "  0           312/2000         118          4312       0\n");
+    free(got);
+    snapshot_free(s);
+}
+
+static void test_snapshot_write_text_prints_the_most_recent_call_last(void **state)
+{
+    (void)state;
+    struct snapshot *s = bare_snapshot(1, 1);
+    struct snap_thread *t = &s->interps[0].threads[0];
+    give_frames(s, t, 3);
+    t->frames[0] = py_frame("inner", "a.py", 3);
+    t->frames[1] = py_frame("middle", "a.py", 2);
+    t->frames[2] = py_frame("outer", "a.py", 1);
+    char *got = write_text(s, NULL);
+    const char *outer = strstr(got, "line 1, in outer\n");
+    const char *middle = strstr(got, "line 2, in middle\n");
+    const char *inner = strstr(got, "line 3, in inner\n");
+    assert_true(outer != NULL && middle > outer && inner > middle);
+    free(got);
+    snapshot_free(s);
+}
+
+static void test_snapshot_write_text_marks_truncation_where_callers_are_missing(void **state)
+{
+    (void)state;
+    struct snapshot *s = bare_snapshot(1, 1);
+    struct snap_thread *t = &s->interps[0].threads[0];
+    give_frames(s, t, 2);
+    t->frames[0] = py_frame("inner", "a.py", 3);
+    t->frames[1] = py_frame("middle", "a.py", 2);
+    t->frames_truncated = true;
+    char *got = write_text(s, NULL);
+    assert_non_null(strstr(got, "most recent call last):\n"
+                                "  ... (stack truncated)\n"
+                                "  File \"a.py\", line 2, in middle\n"
+                                "  File \"a.py\", line 3, in inner\n"));
+    free(got);
+    snapshot_free(s);
+}
+
+static void test_snapshot_write_text_shows_question_marks_for_unknowns(void **state)
+{
+    (void)state;
+    struct snapshot *s = bare_snapshot(1, 1);
+    s->time = 0;
+    s->python = (struct snap_python){.debug_build = SNAP_UNKNOWN};
+    struct snap_thread *t = &s->interps[0].threads[0];
+    *t = (struct snap_thread){.gil = SNAP_UNKNOWN, .on_cpu = SNAP_UNKNOWN};
+    give_frames(s, t, 1);
+    t->frames[0] = (struct snap_frame){.line = -1, .end_line = -1, .col = -1, .end_col = -1};
+    struct snapshot_source src = {fake_source, design_source};
+    char *got = write_text(s, &src);
+    assert_string_equal(got, "Process 4242: Python ?\n"
+                             "\n"
+                             "Thread ? (most recent call last):\n"
+                             "  File ?, line ?, in ?\n");
+    free(got);
+    snapshot_free(s);
+}
+
+static void test_snapshot_write_text_escapes_what_the_target_wrote(void **state)
+{
+    (void)state;
+    struct snapshot *s = bare_snapshot(1, 1);
+    s->python.free_threaded = true;
+    s->python.debug_build = SNAP_YES;
+    struct snap_thread *t = &s->interps[0].threads[0];
+    t->name = str("we\"ird\\\x1b[2J\xff");
+    give_frames(s, t, 1);
+    t->frames[0] = py_frame("f\x07", "/tmp/\xff\".py", 3);
+    static struct source_line lines[] = {
+        {"/tmp/\xff\".py", 3, "\tprint('\x1b[31m')\n"},
+        {NULL, 0, NULL},
+    };
+    struct snapshot_source src = {fake_source, lines};
+    char *got = write_text(s, &src);
+    assert_non_null(strstr(got, "Python 3.15.2, free-threaded, debug build (/usr/bin/"));
+    assert_non_null(strstr(got, "\nThread 4242 \"we\\\"ird\\\\\\x1b[2J\\xff\" (idle; most"));
+    assert_non_null(strstr(got, "\n  File \"/tmp/\\xff\\\".py\", line 3, in f\\x07\n"
+                                "    print('\\x1b[31m')\n"));
+    free(got);
+    snapshot_free(s);
+}
+
+static void test_snapshot_write_text_lists_gc_generations_and_warnings(void **state)
+{
+    (void)state;
+    struct snapshot *s = bare_snapshot(1, 1);
+    give_gc(s, &s->interps[0]);
+    s->interps[0].gc.collecting = SNAP_YES;
+    snapshot_warn(s, "thread %d: name unreadable", 4243);
+    snapshot_warn(s, "bad \x1b");
+    char *got = write_text(s, NULL);
+    const char *tail = "\nGC (collecting now):\n"
+                       "  generation  count/threshold  collections  collected  uncollectable\n"
+                       "  0           312/2000         118          4312       0\n"
+                       "  1           4/10             11           95         0\n"
+                       "  2           0/0              1            12000000   ?\n"
+                       "\n"
+                       "Warnings:\n"
+                       "  thread 4243: name unreadable\n"
+                       "  bad \\x1b\n";
+    assert_non_null(strstr(got, tail));
+    assert_string_equal(strstr(got, tail), tail);
+    free(got);
+    snapshot_free(s);
+}
+
+static void test_snapshot_write_text_heads_each_of_several_interpreters(void **state)
+{
+    (void)state;
+    struct snapshot *s = bare_snapshot(2, 1);
+    give_gc(s, &s->interps[1]);
+    s->interps[1].threads[0].main = true;
+    char *got = write_text(s, NULL);
+    assert_non_null(strstr(got, "\n\nInterpreter 0:\n"
+                                "\nThread 4242 (idle; most recent call last):\n"
+                                "  (no Python frames)\n"
+                                "\nInterpreter 1:\n"
+                                "\nThread 4242 (main thread, idle; most recent call last):\n"
+                                "  (no Python frames)\n"
+                                "\nGC of interpreter 1:\n"));
+    free(got);
+    snapshot_free(s);
+}
+
+static void test_snapshot_write_text_labels_the_interpreters_own_frames(void **state)
+{
+    (void)state;
+    struct snapshot *s = bare_snapshot(1, 1);
+    struct snap_thread *t = &s->interps[0].threads[0];
+    give_frames(s, t, 3);
+    t->frames[0].kind = SNAP_FRAME_NATIVE;
+    t->frames[0].function = str("PyObject_Call");
+    t->frames[0].file = str("libpython3.15.so");
+    t->frames[0].line = 12;
+    t->frames[1].kind = SNAP_FRAME_GC;
+    t->frames[2].kind = SNAP_FRAME_SHIM;
+    /* A source line here would break the expected text: marker frames have none. */
+    static struct source_line lines[] = {
+        {"libpython3.15.so", 12, "not source"},
+        {NULL, 0, NULL},
+    };
+    struct snapshot_source src = {fake_source, lines};
+    char *got = write_text(s, &src);
+    assert_non_null(strstr(got, "most recent call last):\n"
+                                "  <shim>\n"
+                                "  <GC>\n"
+                                "  <native> in PyObject_Call (libpython3.15.so)\n"));
+    free(got);
+    snapshot_free(s);
+}
+
+static void test_snapshot_write_text_skips_source_lines_it_cannot_get(void **state)
+{
+    (void)state;
+    static struct source_line partial[] = {
+        {"/srv/app/worker.py", 41, " \t \r\n"},
+        {NULL, 0, NULL},
+    };
+    struct snapshot *s = design_two_frames();
+    struct snapshot_source src = {fake_source, partial};
+    const char *frames = "last):\n"
+                         "  File \"/srv/app/main.py\", line 7, in <module>\n"
+                         "  File \"/srv/app/worker.py\", line 41, in Worker.run\n"
+                         "\nGC:\n";
+    char *got = write_text(s, &src);
+    assert_non_null(strstr(got, frames));
+    free(got);
+    got = write_text(s, NULL);
+    assert_non_null(strstr(got, frames));
+    free(got);
+    struct snapshot_source no_callback = {NULL, NULL};
+    got = write_text(s, &no_callback);
+    assert_non_null(strstr(got, frames));
+    free(got);
+    snapshot_free(s);
+}
+
+static void test_snapshot_write_text_reports_a_failed_write(void **state)
+{
+    (void)state;
+    FILE *readonly = fopen("/dev/null", "r");
+    assert_non_null(readonly);
+    struct snapshot *s = design_snapshot();
+    struct pt_error err = {0};
+    assert_int_equal(snapshot_write_text(s, readonly, NULL, &err), -1);
+    assert_int_equal(err.code, PT_E_IO);
+    fclose(readonly);
+    snapshot_free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_snapshot_alloc_gives_zeroed_aligned_separate_blocks),
+        cmocka_unit_test(test_snapshot_strdup_copies_big_strings_and_embedded_nul),
+        cmocka_unit_test(test_snapshot_strdup_keeps_empty_apart_from_unknown),
+        cmocka_unit_test(test_snapshot_alloc_fails_cleanly_on_impossible_sizes),
+        cmocka_unit_test(test_snapshot_warn_appends_formatted_messages_in_order),
+        cmocka_unit_test(test_snapshot_warn_keeps_warnings_the_caller_set_up),
+        cmocka_unit_test(test_snapshot_warn_stops_at_the_limit_and_says_so),
+        cmocka_unit_test(test_snapshot_thread_state_words_names_known_states),
+        cmocka_unit_test(test_snapshot_thread_state_words_agree_with_every_combination_of_flags),
+        cmocka_unit_test(test_snapshot_thread_state_words_truncates_to_the_buffer),
+        cmocka_unit_test(test_snapshot_write_json_matches_the_design_example),
+        cmocka_unit_test(test_snapshot_write_json_writes_null_for_every_unknown_value),
+        cmocka_unit_test(test_snapshot_write_json_names_every_frame_kind),
+        cmocka_unit_test(test_snapshot_write_json_adds_frames_truncated_only_when_true),
+        cmocka_unit_test(test_snapshot_write_json_lists_warnings_escaped),
+        cmocka_unit_test(test_snapshot_write_json_keeps_hostile_strings_on_one_valid_line),
+        cmocka_unit_test(test_snapshot_write_json_writes_time_with_three_decimals),
+        cmocka_unit_test(test_snapshot_write_json_ignores_a_decimal_comma_locale),
+        cmocka_unit_test(test_snapshot_write_json_reports_a_failed_write),
+        cmocka_unit_test(test_snapshot_write_text_reads_like_a_traceback),
+        cmocka_unit_test(test_snapshot_write_text_prints_the_most_recent_call_last),
+        cmocka_unit_test(test_snapshot_write_text_marks_truncation_where_callers_are_missing),
+        cmocka_unit_test(test_snapshot_write_text_shows_question_marks_for_unknowns),
+        cmocka_unit_test(test_snapshot_write_text_escapes_what_the_target_wrote),
+        cmocka_unit_test(test_snapshot_write_text_lists_gc_generations_and_warnings),
+        cmocka_unit_test(test_snapshot_write_text_heads_each_of_several_interpreters),
+        cmocka_unit_test(test_snapshot_write_text_labels_the_interpreters_own_frames),
+        cmocka_unit_test(test_snapshot_write_text_skips_source_lines_it_cannot_get),
+        cmocka_unit_test(test_snapshot_write_text_reports_a_failed_write),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
