@@ -274,8 +274,20 @@ static int run_dump(const struct cli_options *o)
     struct source_cache *src = NULL;
     int status = CLI_EXIT_TARGET;
     struct proc *p = proc_open(o->pid, &err);
-    if (p == NULL || runtime_locate(p, &rt, &err) < 0 || (u = unwind_new(p, &rt, &err)) == NULL ||
-        (s = unwind_snapshot(u, &err)) == NULL) {
+    if (p == NULL || runtime_locate(p, &rt, &err) < 0 || (u = unwind_new(p, &rt, &err)) == NULL) {
+        status = target_error(&err);
+        goto out;
+    }
+    /* --blocking: the target stands still while it is read, and always runs on afterwards. */
+    if (o->blocking && proc_pause(p, &err) < 0) {
+        status = target_error(&err);
+        goto out;
+    }
+    s = unwind_snapshot(u, &err);
+    if (o->blocking) {
+        proc_resume(p);
+    }
+    if (s == NULL) {
         status = target_error(&err);
         goto out;
     }

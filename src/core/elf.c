@@ -39,8 +39,17 @@ struct field {
     uint8_t width;
 };
 
-enum { EH_TYPE, EH_PHOFF, EH_SHOFF, EH_PHENTSIZE, EH_PHNUM, EH_SHENTSIZE, EH_SHNUM, EH_SHSTRNDX,
-       EH_COUNT };
+enum {
+    EH_TYPE,
+    EH_PHOFF,
+    EH_SHOFF,
+    EH_PHENTSIZE,
+    EH_PHNUM,
+    EH_SHENTSIZE,
+    EH_SHNUM,
+    EH_SHSTRNDX,
+    EH_COUNT
+};
 enum { SH_NAME, SH_TYPE, SH_ADDR, SH_OFFSET, SH_SIZE, SH_LINK, SH_INFO, SH_ENTSIZE, SH_COUNT };
 enum { PH_TYPE, PH_OFFSET, PH_VADDR, PH_FILESZ, PH_ALIGN, PH_COUNT };
 enum { ST_NAME, ST_VALUE, ST_SIZE, ST_SHNDX, ST_COUNT };
@@ -135,8 +144,8 @@ static bool get_uint(const struct reader *r, uint64_t off, unsigned width, uint6
     return true;
 }
 
-static bool read_fields(const struct reader *r, uint64_t base, const struct field *fields,
-                        size_t n, uint64_t *out)
+static bool read_fields(const struct reader *r, uint64_t base, const struct field *fields, size_t n,
+                        uint64_t *out)
 {
     for (size_t i = 0; i < n; i++) {
         uint64_t off;
@@ -244,10 +253,6 @@ static int read_extended_counts(struct elf *e, uint64_t *phnum, uint64_t *shstrn
     }
     if (e->shdrs.count == 0) {
         e->shdrs.count = sh[SH_SIZE];
-        if (e->shdrs.count == 0) {
-            return pt_error_set(err, PT_E_FORMAT, 0, "section table at 0x%" PRIx64
-                                " holds no sections", e->shdrs.off);
-        }
     }
     if (*shstrndx == ELF_SHN_XINDEX) {
         *shstrndx = sh[SH_LINK];
@@ -277,8 +282,8 @@ static int parse_header(struct elf *e, struct pt_error *err)
     if (e->shdrs.off == 0) {
         shstrndx = ELF_SHN_UNDEF;
     } else if (eh[EH_SHSTRNDX] >= ELF_SHN_LORESERVE && eh[EH_SHSTRNDX] != ELF_SHN_XINDEX) {
-        return pt_error_set(err, PT_E_FORMAT, 0, "section name table index 0x%" PRIx64
-                            " is reserved", shstrndx);
+        return pt_error_set(err, PT_E_FORMAT, 0,
+                            "section name table index 0x%" PRIx64 " is reserved", shstrndx);
     }
     e->phdrs = (struct table){eh[EH_PHOFF], eh[EH_PHENTSIZE], phnum};
     /* No limit of its own for segments: the section bound is already far above real files. */
@@ -289,8 +294,9 @@ static int parse_header(struct elf *e, struct pt_error *err)
         return -1;
     }
     if (shstrndx != ELF_SHN_UNDEF && shstrndx >= e->shdrs.count) {
-        return pt_error_set(err, PT_E_FORMAT, 0, "section name table index %" PRIu64
-                            " is past the %" PRIu64 " sections", shstrndx, e->shdrs.count);
+        return pt_error_set(err, PT_E_FORMAT, 0,
+                            "section name table index %" PRIu64 " is past the %" PRIu64 " sections",
+                            shstrndx, e->shdrs.count);
     }
     e->shstrndx = shstrndx;
     return 0;
@@ -362,13 +368,13 @@ bool elf_is_dyn(const struct elf *e)
     return e->type == ELF_ET_DYN;
 }
 
-static int strtab_load(const struct elf *e, uint64_t index, struct strtab *st,
-                       struct pt_error *err)
+static int strtab_load(const struct elf *e, uint64_t index, struct strtab *st, struct pt_error *err)
 {
     uint64_t sh[SH_COUNT];
     if (index >= e->shdrs.count) {
-        return pt_error_set(err, PT_E_FORMAT, 0, "string table index %" PRIu64
-                            " is past the %" PRIu64 " sections", index, e->shdrs.count);
+        return pt_error_set(err, PT_E_FORMAT, 0,
+                            "string table index %" PRIu64 " is past the %" PRIu64 " sections",
+                            index, e->shdrs.count);
     }
     if (read_shdr(e, index, sh, err) < 0) {
         return -1;
@@ -376,12 +382,12 @@ static int strtab_load(const struct elf *e, uint64_t index, struct strtab *st,
     const uint8_t *bytes;
     if (sh[SH_TYPE] == ELF_SHT_NOBITS || sh[SH_SIZE] == 0 ||
         !get_bytes(&e->r, sh[SH_OFFSET], sh[SH_SIZE], &bytes)) {
-        return pt_error_set(err, PT_E_FORMAT, 0, "string table (section %" PRIu64
-                            ") lies outside the file", index);
+        return pt_error_set(err, PT_E_FORMAT, 0,
+                            "string table (section %" PRIu64 ") lies outside the file", index);
     }
     if (bytes[sh[SH_SIZE] - 1] != '\0') {
-        return pt_error_set(err, PT_E_FORMAT, 0, "string table (section %" PRIu64
-                            ") does not end with NUL", index);
+        return pt_error_set(err, PT_E_FORMAT, 0,
+                            "string table (section %" PRIu64 ") does not end with NUL", index);
     }
     *st = (struct strtab){index, sh[SH_OFFSET], sh[SH_SIZE]};
     return 0;
@@ -393,7 +399,8 @@ static int strtab_matches(const struct elf *e, const struct strtab *st, uint64_t
                           const char *name, size_t name_len, bool *match, struct pt_error *err)
 {
     if (name_off >= st->size) {
-        return pt_error_set(err, PT_E_FORMAT, 0, "name at 0x%" PRIx64 " is past the end of "
+        return pt_error_set(err, PT_E_FORMAT, 0,
+                            "name at 0x%" PRIx64 " is past the end of "
                             "string table (section %" PRIu64 ", 0x%" PRIx64 " bytes)",
                             name_off, st->index, st->size);
     }
@@ -416,7 +423,8 @@ int elf_find_section(const struct elf *e, const char *name, struct elf_section *
         return pt_error_prefix(err, "section %s", name);
     }
     size_t name_len = strlen(name);
-    for (uint64_t i = 0; i < e->shdrs.count; i++) {
+    /* Section 0 is reserved (SHN_UNDEF): a placeholder, not a section. */
+    for (uint64_t i = 1; i < e->shdrs.count; i++) {
         uint64_t sh[SH_COUNT];
         bool match = false;
         if (read_shdr(e, i, sh, err) < 0 ||
@@ -451,8 +459,9 @@ static int symtab_search(const struct elf *e, const uint64_t *sh, const char *na
                          struct elf_symbol *out, struct pt_error *err)
 {
     if (sh[SH_ENTSIZE] == 0 || sh[SH_SIZE] % sh[SH_ENTSIZE] != 0) {
-        return pt_error_set(err, PT_E_FORMAT, 0, "symbol table of 0x%" PRIx64
-                            " bytes is not a whole number of %" PRIu64 "-byte entries",
+        return pt_error_set(err, PT_E_FORMAT, 0,
+                            "symbol table of 0x%" PRIx64 " bytes is not a whole number of %" PRIu64
+                            "-byte entries",
                             sh[SH_SIZE], sh[SH_ENTSIZE]);
     }
     struct table syms = {sh[SH_OFFSET], sh[SH_ENTSIZE], sh[SH_SIZE] / sh[SH_ENTSIZE]};
@@ -530,8 +539,9 @@ static int segment_bias(const uint64_t *ph, enum segment_match how, uint64_t map
     uint64_t vaddr_page = ph[PH_VADDR] & ~(page - 1);
     uint64_t file_end;
     if (__builtin_add_overflow(ph[PH_OFFSET], ph[PH_FILESZ], &file_end)) {
-        return pt_error_set(err, PT_E_FORMAT, 0, "PT_LOAD segment at 0x%" PRIx64
-                            " of 0x%" PRIx64 " bytes wraps around", ph[PH_OFFSET], ph[PH_FILESZ]);
+        return pt_error_set(err, PT_E_FORMAT, 0,
+                            "PT_LOAD segment at 0x%" PRIx64 " of 0x%" PRIx64 " bytes wraps around",
+                            ph[PH_OFFSET], ph[PH_FILESZ]);
     }
     uint64_t skip = 0; /* bytes of the segment's file range before MAP_OFFSET */
     if (how != MATCH_INSIDE) {

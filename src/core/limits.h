@@ -10,6 +10,7 @@ enum {
     LIMIT_LINETABLE = 1 << 20,       /* bytes of one code object's line table */
     LIMIT_CODE_CACHE = 1 << 16,      /* code objects kept in the cache */
     LIMIT_CHUNK_READ = 1 << 20,      /* bytes of one data-stack chunk read at once */
+    LIMIT_CHUNKS = 16,               /* data-stack chunks copied per thread */
     LIMIT_MAPS = 1 << 16,            /* lines of /proc/PID/maps */
     LIMIT_MAPS_BYTES = 16 << 20,     /* bytes of /proc/PID/maps */
     LIMIT_TASKS = 1 << 16,           /* entries of /proc/PID/task */

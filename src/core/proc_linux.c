@@ -1,8 +1,5 @@
 /* proc_linux: the proc module on Linux, through process_vm_readv, /proc and ptrace. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE 1 /* process_vm_readv(); configure's AC_USE_SYSTEM_EXTENSIONS also sets it */
-#endif
-#include "config.h"
+#include "config.h" /* defines _GNU_SOURCE, which process_vm_readv() needs */
 
 #include "core/proc.h"
 
@@ -26,8 +23,8 @@
 #include "core/limits.h"
 
 enum {
-    PAUSE_ROUNDS = 16,    /* task-list passes before proc_pause() gives up on new threads */
-    STAT_BYTES = 2048,    /* one stat line: 52 numbers and a comm of at most 64 bytes */
+    PAUSE_ROUNDS = 16, /* task-list passes before proc_pause() gives up on new threads */
+    STAT_BYTES = 2048, /* one stat line: 52 numbers and a comm of at most 64 bytes */
     MAPS_FIRST_BYTES = 1 << 16,
 };
 
@@ -40,7 +37,7 @@ struct seized {
 };
 
 struct pause_state {
-    pid_t tids[LIMIT_TASKS];            /* the task list of the current pass */
+    pid_t tids[LIMIT_TASKS];           /* the task list of the current pass */
     struct seized seized[LIMIT_TASKS]; /* the threads stopped so far, sorted after each pass */
     size_t nseized;
 };
@@ -124,8 +121,8 @@ static int proc_file_failed(const struct proc *p, int e, const char *what, struc
         return pt_error_set(err, PT_E_PERM, e, "not allowed to read the %s of process %d", what,
                             (int)p->pid);
     }
-    return pt_error_set(err, PT_E_IO, e, "cannot read the %s of process %d: %s", what,
-                        (int)p->pid, strerror(e));
+    return pt_error_set(err, PT_E_IO, e, "cannot read the %s of process %d: %s", what, (int)p->pid,
+                        strerror(e));
 }
 
 /* Opens /proc/PID/NAME. Returns the fd, or -1 naming the problem. */
@@ -201,8 +198,7 @@ static int read_failed(const struct proc *p, int e, const struct proc_iov *r, st
 }
 
 /* Moves POS on by BYTES, past regions that are complete (or empty). */
-static void batch_advance(const struct proc_iov *iov, size_t n, struct batch_pos *pos,
-                          size_t bytes)
+static void batch_advance(const struct proc_iov *iov, size_t n, struct batch_pos *pos, size_t bytes)
 {
     while (pos->i < n) {
         size_t left = iov[pos->i].len - pos->done;
@@ -282,8 +278,9 @@ int proc_read_many(struct proc *p, const struct proc_iov *iov, size_t n, struct 
     for (size_t i = 0; i < n; i++) {
         uintptr_t end;
         if (iov[i].len > PROC_READ_MAX) {
-            return pt_error_set(err, PT_E_LIMIT, 0, "read of %zu bytes at 0x%" PRIx64
-                                ", at most %d", iov[i].len, iov[i].addr, PROC_READ_MAX);
+            return pt_error_set(err, PT_E_LIMIT, 0,
+                                "read of %zu bytes at 0x%" PRIx64 ", at most %d", iov[i].len,
+                                iov[i].addr, PROC_READ_MAX);
         }
         if ((uintptr_t)iov[i].addr != iov[i].addr ||
             __builtin_add_overflow((uintptr_t)iov[i].addr, iov[i].len, &end)) {
@@ -469,8 +466,8 @@ static int slurp_proc_file(const struct proc *p, const char *name, size_t limit,
         buf = grown != NULL ? grown : buf;
         len += got > 0 ? (size_t)got : 0;
         if (grown == NULL) {
-            rc = pt_error_set(err, PT_E_NOMEM, ENOMEM, "no memory for the %s of process %d",
-                              name, (int)p->pid);
+            rc = pt_error_set(err, PT_E_NOMEM, ENOMEM, "no memory for the %s of process %d", name,
+                              (int)p->pid);
         } else if (got < 0) {
             rc = proc_file_failed(p, errno, name, err);
         } else if (len > limit) {
@@ -572,8 +569,7 @@ static bool take_stat_number(struct cursor field, uint64_t *out)
     return take_number(&field, 10, out) && field.at == field.end;
 }
 
-int proc_stat_parse(const char *text, size_t len, struct proc_task_stat *st,
-                    struct pt_error *err)
+int proc_stat_parse(const char *text, size_t len, struct proc_task_stat *st, struct pt_error *err)
 {
     /* "pid (comm) state ppid ...": comm may hold spaces and ')', so it ends at the last ')'. */
     const char *close = len > 0 ? memrchr(text, ')', len) : NULL;
@@ -592,11 +588,11 @@ int proc_stat_parse(const char *text, size_t len, struct proc_task_stat *st,
         }
         field[i].end = c.at;
     }
-    struct proc_task_stat out = {.state = *field[3].at};
-    uint64_t processor;
-    if (field[3].end - field[3].at != 1 || !isalpha((unsigned char)out.state)) {
+    if (field[3].end - field[3].at != 1 || !isalpha((unsigned char)*field[3].at)) {
         return pt_error_set(err, PT_E_FORMAT, 0, "stat: bad state");
     }
+    struct proc_task_stat out = {.state = *field[3].at};
+    uint64_t processor;
     if (!take_stat_number(field[14], &out.utime) || !take_stat_number(field[15], &out.stime) ||
         !take_stat_number(field[39], &processor) || processor > INT_MAX) {
         return pt_error_set(err, PT_E_FORMAT, 0, "stat: bad times or processor");
@@ -706,8 +702,8 @@ static int seize_thread(struct proc *p, pid_t tid, struct pt_error *err)
     int status;
     pid_t w;
     if (ps->nseized == LIMIT_TASKS) {
-        return pt_error_set(err, PT_E_LIMIT, 0, "process %d has more than %d threads",
-                            (int)p->pid, LIMIT_TASKS);
+        return pt_error_set(err, PT_E_LIMIT, 0, "process %d has more than %d threads", (int)p->pid,
+                            LIMIT_TASKS);
     }
     if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0) {
         int e = errno;

@@ -11,6 +11,7 @@
 
 #include "core/code.h"
 #include "core/error.h"
+#include "core/frames.h"
 #include "core/layout/layout.h"
 #include "core/limits.h"
 #include "core/proc.h"
@@ -18,35 +19,16 @@
 #include "core/snapshot.h"
 #include "core/threadnames.h"
 
-/* A data-stack chunk starts with previous, size and top (Include/cpython/pystate.h). */
-enum {
-    CHUNK_SIZE_AT = 8,
-    CHUNK_HEADER = 24,
-};
-
-/* One Python frame found in a thread's chain, before its code object is looked at. */
-struct raw_frame {
-    uint64_t code_addr;
-    uint64_t instr_ptr;
-};
-
 /* What one thread state says, and where its frames are. */
 struct thread_ctx {
     uint64_t addr;
     uint64_t next;
-    uint64_t current_frame;
     uint64_t thread_id;
     uint64_t native_id;
-    uint64_t chunk_addr;
     enum snap_bool gil;
     enum snap_bool gil_requested;
     enum snap_bool has_exception;
-    uint8_t *chunk;          /* copy of [chunk_addr, chunk_addr + chunk_len), or NULL */
-    size_t chunk_len;
-    struct raw_frame *frames;
-    size_t n_frames;
-    bool truncated;
-    bool frames_failed;
+    struct frames_thread fr;
 };
 
 /* The interpreter-state fields the walk needs, read in one batch. */
@@ -62,6 +44,13 @@ struct interp_fields {
     uint64_t modules;
 };
 
+/* The thread states one interpreter had at the last snapshot, read again in one batch. */
+struct known_threads {
+    uint64_t interp;
+    size_t n;
+    uint64_t addrs[LIMIT_THREADS];
+};
+
 struct unwind {
     struct proc *proc;
     const struct runtime *rt;
@@ -69,6 +58,8 @@ struct unwind {
     struct code_cache *codes;
     struct threadnames *names;
     uint8_t *code_buf;       /* raw code structs of one batch */
+    uint8_t *ts_buf;         /* LIMIT_THREADS thread states */
+    struct known_threads known;
 };
 
 struct unwind *unwind_new(struct proc *p, const struct runtime *rt, struct pt_error *err)
@@ -84,7 +75,8 @@ struct unwind *unwind_new(struct proc *p, const struct runtime *rt, struct pt_er
     u->codes = code_cache_new(err);
     u->names = threadnames_new();
     u->code_buf = malloc((size_t)PROC_IOV_MAX * u->L->code.size);
-    if (u->codes == NULL || u->code_buf == NULL || u->names == NULL) {
+    u->ts_buf = malloc((size_t)LIMIT_THREADS * u->L->thread.size);
+    if (u->codes == NULL || u->code_buf == NULL || u->names == NULL || u->ts_buf == NULL) {
         unwind_free(u);
         pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
         return NULL;
@@ -98,6 +90,7 @@ void unwind_free(struct unwind *u)
         code_cache_free(u->codes);
         threadnames_free(u->names);
         free(u->code_buf);
+        free(u->ts_buf);
         free(u);
     }
 }
@@ -198,28 +191,25 @@ static enum snap_bool thread_exception(const struct unwind *u, const uint8_t *ts
     return cur != 0 || handled != 0 ? SNAP_YES : SNAP_NO;
 }
 
-static int read_thread(struct unwind *u, uint64_t addr, const struct interp_fields *in,
-                       struct thread_ctx *t, struct pt_error *err)
+/* Takes what the walk needs out of the thread state TS (L->thread.size bytes) at ADDR. */
+static void parse_thread(const struct unwind *u, const uint8_t *ts, uint64_t addr,
+                         const struct interp_fields *in, struct thread_ctx *t)
 {
     const struct py_layout *L = u->L;
-    uint8_t ts[LIMIT_OBJECT_READ];
-    if (proc_read_bytes(u->proc, addr, ts, L->thread.size, err) < 0) {
-        return pt_error_prefix(err, "thread state at 0x%" PRIx64, addr);
-    }
     memset(t, 0, sizeof *t);
     t->addr = addr;
     layout_read_u64(ts, L->thread.size, L->thread.next, &t->next);
-    layout_read_u64(ts, L->thread.size, L->thread.current_frame, &t->current_frame);
+    layout_read_u64(ts, L->thread.size, L->thread.current_frame, &t->fr.current_frame);
+    layout_read_u64(ts, L->thread.size, L->thread.datastack_chunk, &t->fr.chunk_addr);
+    layout_read_u64(ts, L->thread.size, L->thread.base_frame, &t->fr.base_frame);
     layout_read_u64(ts, L->thread.size, L->thread.thread_id, &t->thread_id);
     layout_read_u64(ts, L->thread.size, L->thread.native_thread_id, &t->native_id);
-    layout_read_u64(ts, L->thread.size, L->thread.datastack_chunk, &t->chunk_addr);
     t->gil = thread_gil(u, ts, in, addr);
     t->gil_requested = read_flag(ts, L->thread.size, L->thread.gil_requested, 4);
     if (t->gil == SNAP_YES && t->gil_requested == SNAP_YES) {
         t->gil_requested = SNAP_NO;
     }
     t->has_exception = thread_exception(u, ts);
-    return 0;
 }
 
 /* Thread names are re-read at most this often unless a new thread shows up. */
@@ -248,130 +238,6 @@ static void update_names(struct unwind *u, uint64_t interp, const struct interp_
     }
 }
 
-/* The region of a thread's current data-stack chunk that holds its frames: from the chunk's
- * start to the end of the newest frame's header. Zero when the newest frame is elsewhere. */
-static size_t chunk_span(const struct unwind *u, const struct thread_ctx *t)
-{
-    uint64_t end;
-    if (t->chunk_addr == 0 || t->current_frame < t->chunk_addr + CHUNK_HEADER ||
-        __builtin_add_overflow(t->current_frame, u->L->frame.size, &end) ||
-        end - t->chunk_addr > LIMIT_CHUNK_READ) {
-        return 0;
-    }
-    return (size_t)(end - t->chunk_addr);
-}
-
-/* Copies the used part of every thread's newest chunk, in as few system calls as possible. */
-static void read_chunks(struct unwind *u, struct thread_ctx *ts, size_t n)
-{
-    struct proc_iov iov[PROC_IOV_MAX];
-    size_t idx[PROC_IOV_MAX];
-    size_t k = 0;
-    for (size_t i = 0; i <= n; i++) {
-        if (i < n) {
-            size_t len = chunk_span(u, &ts[i]);
-            ts[i].chunk = len ? malloc(len) : NULL;
-            if (ts[i].chunk != NULL) {
-                iov[k] = (struct proc_iov){ts[i].chunk_addr, ts[i].chunk, len};
-                idx[k++] = i;
-                ts[i].chunk_len = len;
-            }
-        }
-        if (k == PROC_IOV_MAX || (i == n && k > 0)) {
-            /* A batch that fails is retried one by one, so one bad thread costs only itself. */
-            if (proc_read_many(u->proc, iov, k, NULL) < 0) {
-                for (size_t j = 0; j < k; j++) {
-                    if (proc_read_bytes(u->proc, iov[j].addr, iov[j].dst, iov[j].len, NULL) < 0) {
-                        free(ts[idx[j]].chunk);
-                        ts[idx[j]].chunk = NULL;
-                        ts[idx[j]].chunk_len = 0;
-                    }
-                }
-            }
-            k = 0;
-        }
-    }
-    for (size_t i = 0; i < n; i++) {
-        uint64_t size;
-        /* The chunk must be as large as the span we took for it. */
-        if (ts[i].chunk != NULL &&
-            (!layout_read_u64(ts[i].chunk, ts[i].chunk_len, CHUNK_SIZE_AT, &size) ||
-             size < ts[i].chunk_len)) {
-            free(ts[i].chunk);
-            ts[i].chunk = NULL;
-            ts[i].chunk_len = 0;
-        }
-    }
-}
-
-/* The header of the frame at ADDR: from the chunk copy when it lies there, else read. */
-static const uint8_t *frame_header(struct unwind *u, const struct thread_ctx *t, uint64_t addr,
-                                   uint8_t *buf, struct pt_error *err)
-{
-    uint64_t size = u->L->frame.size;
-    if (t->chunk != NULL && addr >= t->chunk_addr && addr - t->chunk_addr <= t->chunk_len &&
-        t->chunk_len - (addr - t->chunk_addr) >= size) {
-        return t->chunk + (addr - t->chunk_addr);
-    }
-    if (proc_read_bytes(u->proc, addr, buf, size, err) < 0) {
-        pt_error_prefix(err, "frame at 0x%" PRIx64, addr);
-        return NULL;
-    }
-    return buf;
-}
-
-static int push_frame(struct thread_ctx *t, uint64_t code_addr, uint64_t instr_ptr,
-                      size_t *cap, struct pt_error *err)
-{
-    if (t->n_frames == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 64;
-        struct raw_frame *nf = realloc(t->frames, ncap * sizeof *nf);
-        if (nf == NULL) {
-            return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
-        }
-        t->frames = nf;
-        *cap = ncap;
-    }
-    t->frames[t->n_frames++] = (struct raw_frame){code_addr, instr_ptr};
-    return 0;
-}
-
-/* Follows the thread's frame chain (newest first), keeping the Python frames. Frames the
- * interpreter itself owns (C-stack entry shims) are skipped, as CPython's own unwinder does. */
-static int walk_frames(struct unwind *u, struct thread_ctx *t, struct pt_error *err)
-{
-    const struct py_layout *L = u->L;
-    uint8_t buf[LAYOUT_FRAME_HEADER_MAX];
-    size_t cap = 0;
-    uint64_t addr = t->current_frame;
-    size_t steps = 0;
-    while (addr != 0) {
-        if (steps++ == LIMIT_FRAMES) {
-            t->truncated = true;
-            return 0;
-        }
-        const uint8_t *h = frame_header(u, t, addr, buf, err);
-        uint64_t prev = 0;
-        uint64_t owner = 0;
-        uint64_t exec = 0;
-        uint64_t instr = 0;
-        if (h == NULL) {
-            return -1;
-        }
-        layout_read_u64(h, L->frame.size, L->frame.previous, &prev);
-        layout_read_uint(h, L->frame.size, L->frame.owner, 1, &owner);
-        layout_read_u64(h, L->frame.size, L->frame.executable, &exec);
-        layout_read_u64(h, L->frame.size, L->frame.instr_ptr, &instr);
-        exec &= ~L->frame.executable_tag_mask;
-        bool shim = (int)owner == L->frame.owner_cstack || (int)owner == L->frame.owner_interpreter;
-        if (!shim && exec != 0 && push_frame(t, exec, instr, &cap, err) < 0) {
-            return -1;
-        }
-        addr = prev;
-    }
-    return 0;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a;
@@ -387,7 +253,7 @@ static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool t
     const struct py_layout *L = u->L;
     size_t total = 0;
     for (size_t i = 0; i < n; i++) {
-        total += ts[i].n_frames;
+        total += ts[i].fr.n_frames;
     }
     uint64_t *addrs = malloc((total ? total : 1) * sizeof *addrs);
     if (addrs == NULL) {
@@ -396,8 +262,8 @@ static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool t
     }
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        for (size_t j = 0; j < ts[i].n_frames; j++) {
-            addrs[k++] = ts[i].frames[j].code_addr;
+        for (size_t j = 0; j < ts[i].fr.n_frames; j++) {
+            addrs[k++] = ts[i].fr.frames[j].code_addr;
         }
     }
     qsort(addrs, k, sizeof *addrs, cmp_u64);
@@ -450,13 +316,14 @@ static struct snap_str arena_str(struct snapshot *s, const char *p, size_t len)
 static int build_frames(struct unwind *u, const struct thread_ctx *t, struct snapshot *s,
                         struct snap_thread *out)
 {
-    out->frames = snapshot_alloc(s, (t->n_frames ? t->n_frames : 1) * sizeof *out->frames);
+    const struct frames_thread *fr = &t->fr;
+    out->frames = snapshot_alloc_array(s, fr->n_frames ? fr->n_frames : 1, sizeof *out->frames);
     if (out->frames == NULL) {
         return -1;
     }
-    for (size_t i = 0; i < t->n_frames; i++) {
+    for (size_t i = 0; i < fr->n_frames; i++) {
         struct snap_frame *f = &out->frames[i];
-        const struct code_info *ci = code_cache_find(u->codes, t->frames[i].code_addr);
+        const struct code_info *ci = code_cache_find(u->codes, fr->frames[i].code_addr);
         struct linetable_loc loc = {-1, -1, -1, -1};
         struct pt_error e = {0};
         f->kind = SNAP_FRAME_PYTHON;
@@ -467,7 +334,7 @@ static int build_frames(struct unwind *u, const struct thread_ctx *t, struct sna
         f->function = arena_str(s, ci->qualname, ci->qualname_len);
         f->name = arena_str(s, ci->name, ci->name_len);
         f->file = arena_str(s, ci->filename, ci->filename_len);
-        if (code_location(ci, u->L, t->frames[i].instr_ptr, &loc, &e) < 0) {
+        if (code_location(ci, u->L, fr->frames[i].instr_ptr, &loc, &e) < 0) {
             snapshot_warn(s, "thread %" PRIu64 ": frame %zu (%.*s): %s", t->native_id, i,
                           (int)ci->qualname_len, ci->qualname, e.msg);
         }
@@ -476,8 +343,8 @@ static int build_frames(struct unwind *u, const struct thread_ctx *t, struct sna
         f->col = loc.col;
         f->end_col = loc.end_col;
     }
-    out->n_frames = t->n_frames;
-    out->frames_truncated = t->truncated || t->frames_failed;
+    out->n_frames = fr->n_frames;
+    out->frames_truncated = fr->truncated || fr->failed;
     return 0;
 }
 
@@ -512,38 +379,81 @@ static void fill_thread(struct unwind *u, uint64_t interp, const struct thread_c
     }
 }
 
-/* Reads the thread-state list of one interpreter (capped, cycle-safe by the cap). */
-static size_t collect_threads(struct unwind *u, const struct interp_fields *in,
+static bool grow_threads(struct thread_ctx **ts, size_t n, size_t *cap)
+{
+    if (n < *cap) {
+        return true;
+    }
+    size_t ncap = *cap ? *cap * 2 : 16;
+    struct thread_ctx *nt = realloc(*ts, ncap * sizeof *nt);
+    if (nt == NULL) {
+        return false;
+    }
+    *ts = nt;
+    *cap = ncap;
+    return true;
+}
+
+/* Reads the thread states the last snapshot found, in one batch per PROC_IOV_MAX. The list is
+ * a linked list, so this is a guess; collect_threads() keeps only what the links confirm. */
+static size_t read_known_threads(struct unwind *u, uint64_t interp)
+{
+    const struct py_layout *L = u->L;
+    const struct known_threads *k = &u->known;
+    size_t n = k->interp == interp ? k->n : 0;
+    struct proc_iov iov[PROC_IOV_MAX];
+    for (size_t base = 0; base < n; base += PROC_IOV_MAX) {
+        size_t m = n - base < PROC_IOV_MAX ? n - base : PROC_IOV_MAX;
+        for (size_t j = 0; j < m; j++) {
+            iov[j] = (struct proc_iov){k->addrs[base + j], u->ts_buf + (base + j) * L->thread.size,
+                                       L->thread.size};
+        }
+        if (proc_read_many(u->proc, iov, m, NULL) < 0) {
+            return base;
+        }
+    }
+    return n;
+}
+
+/* Reads the thread-state list of one interpreter (capped, so a cycle ends at the cap). */
+static size_t collect_threads(struct unwind *u, uint64_t interp, const struct interp_fields *in,
                               struct thread_ctx **out, struct snapshot *s)
 {
+    const struct py_layout *L = u->L;
     struct thread_ctx *ts = NULL;
     size_t n = 0;
     size_t cap = 0;
+    size_t guessed = read_known_threads(u, interp);
     uint64_t addr = in->threads_head;
     while (addr != 0) {
+        struct pt_error e = {0};
+        uint8_t *buf = u->ts_buf + (n < LIMIT_THREADS ? n : 0) * L->thread.size;
         if (n == LIMIT_THREADS) {
             snapshot_warn(s, "interpreter %" PRId64 ": more than %d threads, rest not shown",
                           (int64_t)in->id, LIMIT_THREADS);
             break;
         }
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            struct thread_ctx *nt = realloc(ts, ncap * sizeof *nt);
-            if (nt == NULL) {
-                snapshot_warn(s, "out of memory reading threads");
-                break;
-            }
-            ts = nt;
-            cap = ncap;
-        }
-        struct pt_error e = {0};
-        if (read_thread(u, addr, in, &ts[n], &e) < 0) {
-            snapshot_warn(s, "interpreter %" PRId64 ": thread list cut short: %s",
-                          (int64_t)in->id, e.msg);
+        if (!grow_threads(&ts, n, &cap)) {
+            snapshot_warn(s, "out of memory reading threads");
             break;
         }
+        /* The guess holds while the links lead where the last snapshot went. */
+        if (n >= guessed || u->known.addrs[n] != addr) {
+            guessed = 0;
+            if (proc_read_bytes(u->proc, addr, buf, L->thread.size, &e) < 0) {
+                snapshot_warn(s, "interpreter %" PRId64 ": thread list cut short: %s",
+                              (int64_t)in->id, e.msg);
+                break;
+            }
+        }
+        parse_thread(u, buf, addr, in, &ts[n]);
         addr = ts[n].next;
         n++;
+    }
+    u->known.interp = interp;
+    u->known.n = n;
+    for (size_t i = 0; i < n; i++) {
+        u->known.addrs[i] = ts[i].addr;
     }
     *out = ts;
     return n;
@@ -552,8 +462,7 @@ static size_t collect_threads(struct unwind *u, const struct interp_fields *in,
 static void free_threads(struct thread_ctx *ts, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        free(ts[i].chunk);
-        free(ts[i].frames);
+        frames_release(&ts[i].fr);
     }
     free(ts);
 }
@@ -562,16 +471,25 @@ static int unwind_interp(struct unwind *u, uint64_t interp, const struct interp_
                          bool main_interp, struct snapshot *s, struct snap_interp *out)
 {
     struct thread_ctx *ts = NULL;
-    size_t n = collect_threads(u, in, &ts, s);
+    size_t n = collect_threads(u, interp, in, &ts, s);
     update_names(u, interp, in, ts, n, s);
-    read_chunks(u, ts, n);
+    struct frames_thread *fr = malloc((n ? n : 1) * sizeof *fr);
+    if (fr == NULL) {
+        free_threads(ts, n);
+        return -1;
+    }
     for (size_t i = 0; i < n; i++) {
-        struct pt_error e = {0};
-        if (walk_frames(u, &ts[i], &e) < 0) {
-            ts[i].frames_failed = true;
-            snapshot_warn(s, "thread %" PRIu64 ": stack cut short: %s", ts[i].native_id, e.msg);
+        fr[i] = ts[i].fr;
+    }
+    frames_walk(u->proc, u->L, fr, n);
+    for (size_t i = 0; i < n; i++) {
+        ts[i].fr = fr[i];
+        if (ts[i].fr.failed) {
+            snapshot_warn(s, "thread %" PRIu64 ": stack cut short: %s", ts[i].native_id,
+                          ts[i].fr.error);
         }
     }
+    free(fr);
     load_codes(u, ts, n, main_interp && layout_has(u->L->interp.code_object_generation), s);
     out->id = (int64_t)in->id;
     out->threads = snapshot_alloc(s, (n ? n : 1) * sizeof *out->threads);

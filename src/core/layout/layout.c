@@ -76,6 +76,7 @@ void layout_apply_gen(const struct layout_gen *g, struct py_layout *L)
 {
     L->interp.threads_main = layout_gen_offset(g->interp_threads_main);
     L->interp.code_object_generation = LAYOUT_NONE;
+    L->thread.base_frame = LAYOUT_NONE;
     L->thread.holds_gil = layout_gen_offset(g->thread_holds_gil);
     L->thread.holds_gil_bit = (int)g->thread_holds_gil_bit;
     L->thread.gil_requested = LAYOUT_NONE;
@@ -149,6 +150,7 @@ static int check_struct(const char *what, uint64_t size, uint64_t max, const uin
 static int validate(struct py_layout *L, struct pt_error *err)
 {
     const uint64_t thread[] = {L->thread.next, L->thread.interp, L->thread.current_frame,
+                               L->thread.base_frame,
                                L->thread.thread_id, L->thread.native_thread_id,
                                L->thread.datastack_chunk, L->thread.status,
                                L->thread.holds_gil, L->thread.gil_requested,

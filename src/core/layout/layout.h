@@ -55,6 +55,7 @@ struct py_layout {
         uint64_t next;
         uint64_t interp;
         uint64_t current_frame;
+        uint64_t base_frame;         /* the chain's sentinel frame; LAYOUT_NONE when unknown */
         uint64_t thread_id;
         uint64_t native_thread_id;
         uint64_t datastack_chunk;

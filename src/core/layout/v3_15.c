@@ -111,6 +111,8 @@ int layout_v3_15_fill(const uint8_t *blob, size_t len, struct py_layout *L, stru
     L->thread.next = d.thread_state.next;
     L->thread.interp = d.thread_state.interp;
     L->thread.current_frame = d.thread_state.current_frame;
+    /* A pointer to the sentinel frame that ends every chain (Include/cpython/pystate.h). */
+    L->thread.base_frame = d.thread_state.base_frame;
     L->thread.thread_id = d.thread_state.thread_id;
     L->thread.native_thread_id = d.thread_state.native_thread_id;
     L->thread.datastack_chunk = d.thread_state.datastack_chunk;

@@ -1,0 +1,57 @@
+/* frames: the interpreter-frame chains of a set of threads, copied with as few reads as possible. */
+#ifndef PYTOP_CORE_FRAMES_H
+#define PYTOP_CORE_FRAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/limits.h"
+
+struct proc;
+struct py_layout;
+
+/* One Python frame of a chain: its code object and instruction pointer, not yet decoded. */
+struct frames_raw {
+    uint64_t code_addr;
+    uint64_t instr_ptr;
+};
+
+/* A copy of the used part of one data-stack chunk. */
+struct frames_chunk {
+    uint64_t addr;
+    uint8_t *data;
+    size_t len;
+};
+
+/* One thread's chain. The caller fills the inputs (zero the rest); frames_walk() fills the
+ * outputs; frames_release() frees what it allocated. */
+struct frames_thread {
+    /* inputs, from the thread state */
+    uint64_t current_frame;
+    uint64_t chunk_addr;      /* newest data-stack chunk; 0 when unknown */
+    uint64_t base_frame;      /* the chain's sentinel frame, not read; 0 when unknown */
+    /* outputs: Python frames newest first; shims skipped */
+    struct frames_raw *frames;
+    size_t n_frames;
+    bool truncated;           /* deeper than LIMIT_FRAMES */
+    bool failed;              /* a frame could not be read; ERROR says why */
+    char error[160];
+    /* private */
+    struct frames_chunk chunks[LIMIT_CHUNKS + 1];
+    size_t n_chunks;
+    uint64_t next_older;
+    uint64_t pending;
+    size_t cap;
+    size_t steps;
+    bool done;
+};
+
+/* Walks the chains of threads TS[0..N) side by side: the used parts of their newest chunks are
+ * copied in one system call, and each round of frames that lie outside any copied chunk (entry
+ * shims on the C stack, generator frames) is read in one more. */
+void frames_walk(struct proc *p, const struct py_layout *L, struct frames_thread *ts, size_t n);
+
+void frames_release(struct frames_thread *t);
+
+#endif
