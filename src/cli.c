@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/error.h"
@@ -219,13 +220,46 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
     return 0;
 }
 
+/* kernel.yama.ptrace_scope, or -1 when the kernel has no Yama. */
+static int ptrace_scope(void)
+{
+    int v = -1;
+    FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+    if (f != NULL) {
+        if (fscanf(f, "%d", &v) != 1) {
+            v = -1;
+        }
+        fclose(f);
+    }
+    return v;
+}
+
+/* Why reading another process was refused, as far as can be told from here. */
+static const char *permission_hint(pid_t pid)
+{
+    char path[64];
+    struct stat st;
+    snprintf(path, sizeof path, "/proc/%d", (int)pid);
+    if (geteuid() == 0) {
+        return "pytop runs as root but lacks CAP_SYS_PTRACE (in a container: docker run "
+               "--cap-add SYS_PTRACE, or kubectl's securityContext capabilities)";
+    }
+    if (stat(path, &st) == 0 && st.st_uid != geteuid()) {
+        return "the process belongs to another user: run pytop as that user, or as root";
+    }
+    if (ptrace_scope() >= 1) {
+        return "kernel.yama.ptrace_scope is set: run pytop as root, or with "
+               "'sudo sysctl kernel.yama.ptrace_scope=0'";
+    }
+    return "run pytop as the process's user or as root (CAP_SYS_PTRACE)";
+}
+
 /* The one-line hint that goes with an error that stops pytop. */
-static const char *hint_for(const struct pt_error *e)
+static const char *hint_for(const struct pt_error *e, pid_t pid)
 {
     switch (e->code) {
     case PT_E_PERM:
-        return "run as the target's user with kernel.yama.ptrace_scope=0 (sysctl), or as root "
-               "/ with CAP_SYS_PTRACE (containers: --cap-add SYS_PTRACE)";
+        return permission_hint(pid);
     case PT_E_NOTPY:
         return "is it a Python process? pytop looks for the interpreter in the executable and "
                "in libpython";
@@ -236,9 +270,9 @@ static const char *hint_for(const struct pt_error *e)
     }
 }
 
-static int target_error(const struct pt_error *e)
+static int target_error(const struct pt_error *e, pid_t pid)
 {
-    const char *hint = hint_for(e);
+    const char *hint = hint_for(e, pid);
     fprintf(stderr, "pytop: %s\n", e->msg);
     if (hint != NULL) {
         fprintf(stderr, "pytop: hint: %s\n", hint);
@@ -275,12 +309,12 @@ static int run_dump(const struct cli_options *o)
     int status = CLI_EXIT_TARGET;
     struct proc *p = proc_open(o->pid, &err);
     if (p == NULL || runtime_locate(p, &rt, &err) < 0 || (u = unwind_new(p, &rt, &err)) == NULL) {
-        status = target_error(&err);
+        status = target_error(&err, o->pid);
         goto out;
     }
     /* --blocking: the target stands still while it is read, and always runs on afterwards. */
     if (o->blocking && proc_pause(p, &err) < 0) {
-        status = target_error(&err);
+        status = target_error(&err, o->pid);
         goto out;
     }
     s = unwind_snapshot(u, &err);
@@ -288,7 +322,7 @@ static int run_dump(const struct cli_options *o)
         proc_resume(p);
     }
     if (s == NULL) {
-        status = target_error(&err);
+        status = target_error(&err, o->pid);
         goto out;
     }
     FILE *out = open_output(o->output);

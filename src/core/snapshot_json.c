@@ -25,15 +25,7 @@ struct json_out {
 
 static void flush(struct json_out *w, bool force)
 {
-    if (w->sb.len == 0 || (!force && w->sb.len < JSON_FLUSH_AT)) {
-        return;
-    }
-    errno = 0;
-    if (w->write_errno == 0 && fwrite(w->sb.data, 1, w->sb.len, w->out) != w->sb.len) {
-        w->write_errno = errno != 0 ? errno : EIO;
-    }
-    w->sb.len = 0;
-    w->sb.data[0] = '\0';
+    strbuf_drain(&w->sb, w->out, force ? 0 : JSON_FLUSH_AT, &w->write_errno);
 }
 
 static void put_str(struct strbuf *sb, struct snap_str s)

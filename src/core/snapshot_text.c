@@ -29,15 +29,7 @@ struct text_out {
 
 static void flush(struct text_out *w, bool force)
 {
-    if (w->sb.len == 0 || (!force && w->sb.len < TEXT_FLUSH_AT)) {
-        return;
-    }
-    errno = 0;
-    if (w->write_errno == 0 && fwrite(w->sb.data, 1, w->sb.len, w->out) != w->sb.len) {
-        w->write_errno = errno != 0 ? errno : EIO;
-    }
-    w->sb.len = 0;
-    w->sb.data[0] = '\0';
+    strbuf_drain(&w->sb, w->out, force ? 0 : TEXT_FLUSH_AT, &w->write_errno);
 }
 
 /* A target string for display, or "?" when unknown. */

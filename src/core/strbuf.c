@@ -3,6 +3,8 @@
 
 #include "core/strbuf.h"
 
+#include <errno.h>
+
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -237,4 +239,17 @@ void strbuf_free(struct strbuf *sb)
     sb->len = 0;
     sb->cap = 0;
     sb->failed = false;
+}
+
+void strbuf_drain(struct strbuf *sb, FILE *out, size_t at, int *write_errno)
+{
+    if (sb->len == 0 || sb->len < at) {
+        return;
+    }
+    errno = 0;
+    if (*write_errno == 0 && fwrite(sb->data, 1, sb->len, out) != sb->len) {
+        *write_errno = errno != 0 ? errno : EIO;
+    }
+    sb->len = 0;
+    sb->data[0] = '\0';
 }

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* A zeroed struct strbuf is empty and valid. DATA is always NUL-terminated once non-NULL.
  * After an allocation failure FAILED is set and further appends do nothing. */
@@ -27,6 +28,11 @@ void strbuf_json_string(struct strbuf *sb, const char *bytes, size_t len);
 void strbuf_text(struct strbuf *sb, const char *bytes, size_t len);
 /* Like strbuf_text, between double quotes, with " and \ escaped as \" and \\. */
 void strbuf_text_quoted(struct strbuf *sb, const char *bytes, size_t len);
+/* Writes SB's bytes to OUT and empties SB, once it holds at least AT bytes (any bytes when AT
+ * is 0). The first failed write leaves its errno (EIO if none) in *WRITE_ERRNO; after that
+ * nothing more is written, so the caller checks once at the end. */
+void strbuf_drain(struct strbuf *sb, FILE *out, size_t at, int *write_errno);
+
 void strbuf_free(struct strbuf *sb);
 
 #endif
