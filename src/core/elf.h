@@ -22,7 +22,8 @@ struct elf_symbol {
 struct elf;
 
 /* Parses the ELF image BUF[0..LEN), which must stay valid and unchanged until elf_close().
- * ELF32 and ELF64, either byte order. Errors: PT_E_FORMAT (malformed or truncated), PT_E_NOMEM. */
+ * ELF32 and ELF64, either byte order. Errors: PT_E_FORMAT (malformed or truncated), PT_E_LIMIT
+ * (more than LIMIT_ELF_SECTIONS sections or segments), PT_E_NOMEM. */
 struct elf *elf_open_buf(const uint8_t *buf, size_t len, struct pt_error *err);
 
 /* Maps the file open on FD (the fd may be closed afterwards) and parses it as elf_open_buf().
@@ -37,7 +38,8 @@ int elf_find_section(const struct elf *e, const char *name, struct elf_section *
                      struct pt_error *err);
 
 /* Finds a defined symbol NAME in .dynsym, then .symtab (LOCAL symbols included). Returns 0 and
- * fills OUT, 1 when absent, -1 on a malformed table. */
+ * fills OUT, 1 when absent, -1 on a malformed table (PT_E_FORMAT) or one with more than
+ * LIMIT_ELF_SYMBOLS entries (PT_E_LIMIT). */
 int elf_find_symbol(const struct elf *e, const char *name, struct elf_symbol *out,
                     struct pt_error *err);
 
