@@ -373,6 +373,17 @@ int cli_run(const struct cli_options *o)
     case CLI_MODE_BATCH:
         break;
     }
+    /* Whatever the mode, a target that cannot be inspected is reported as such first. */
+    if (o->pid != 0) {
+        struct pt_error err = {0};
+        struct runtime rt;
+        struct proc *p = proc_open(o->pid, &err);
+        int rc = p == NULL || runtime_locate(p, &rt, &err) < 0 ? target_error(&err, o->pid) : 0;
+        proc_close(p);
+        if (rc != 0) {
+            return rc;
+        }
+    }
     fprintf(stderr, "pytop: the live view and batch mode are not built yet; use -p PID --dump "
                     "[--json]\n");
     return CLI_EXIT_USAGE;

@@ -65,8 +65,9 @@ int proc_read_many(struct proc *p, const struct proc_iov *iov, size_t n, struct 
 /* Reads the mappings afresh. *MAPS stays valid until the next proc_maps() or proc_close(). */
 int proc_maps(struct proc *p, const struct proc_map **maps, size_t *n, struct pt_error *err);
 
-/* Parses the text of a maps file. On success *OUT (N entries) is owned by the caller and freed
- * with proc_maps_free(). Errors: PT_E_FORMAT, PT_E_LIMIT, PT_E_NOMEM. */
+/* Parses the text of a maps file; pure, in proc_parse.c like proc_stat_parse(). On success *OUT
+ * (N entries) is owned by the caller and freed with proc_maps_free(). Errors: PT_E_FORMAT,
+ * PT_E_LIMIT, PT_E_NOMEM. */
 int proc_maps_parse(const char *text, size_t len, struct proc_map **out, size_t *n,
                     struct pt_error *err);
 void proc_maps_free(struct proc_map *maps, size_t n);
@@ -74,10 +75,12 @@ void proc_maps_free(struct proc_map *maps, size_t n);
 /* Lists the kernel thread ids of the process into TIDS (at most MAX), sorted ascending. */
 int proc_tasks(struct proc *p, pid_t *tids, size_t max, size_t *n, struct pt_error *err);
 
-/* Reads one thread's state. Errors: PT_E_GONE when the thread has exited. */
+/* Reads one thread's state. Errors: PT_E_GONE when the thread has exited. The handle keeps the
+ * thread's stat file open (close-on-exec; closed once the thread is seen gone or long unread,
+ * and by proc_close()), so reading the same thread again costs one system call. */
 int proc_task_stat(struct proc *p, pid_t tid, struct proc_task_stat *st, struct pt_error *err);
 
-/* Parses the text of a /proc/.../stat file. */
+/* Parses the text of a /proc/.../stat file. Errors: PT_E_FORMAT. */
 int proc_stat_parse(const char *text, size_t len, struct proc_task_stat *st,
                     struct pt_error *err);
 

@@ -3,7 +3,6 @@
 
 #include "core/proc.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -26,6 +26,7 @@ enum {
     PAUSE_ROUNDS = 16, /* task-list passes before proc_pause() gives up on new threads */
     STAT_BYTES = 2048, /* one stat line: 52 numbers and a comm of at most 64 bytes */
     MAPS_FIRST_BYTES = 1 << 16,
+    STAT_FD_STALE = 4, /* times the cache size: calls after which an unread stat fd may go */
 };
 
 /* A thread proc_pause() stopped. SIG is the signal it was about to take when it stopped
@@ -42,6 +43,13 @@ struct pause_state {
     size_t nseized;
 };
 
+/* An open /proc/PID/task/TID/stat, kept so that reading the thread again costs one pread(). */
+struct stat_fd {
+    pid_t tid;
+    int fd;
+    uint64_t used; /* the proc_task_stat() call that last read it */
+};
+
 struct proc {
     pid_t pid;
     int mem_fd;   /* /proc/PID/mem, opened on first need */
@@ -51,6 +59,10 @@ struct proc {
     size_t nmaps;
     bool paused;
     struct pause_state *pause; /* allocated by the first proc_pause() */
+    struct stat_fd *stat_fds;  /* sorted by tid; allocated by the first proc_task_stat() */
+    size_t nstat_fds;
+    size_t max_stat_fds; /* LIMIT_THREADS, or half the files pytop may open if that is less */
+    uint64_t stat_calls;
     struct iovec local[PROC_IOV_MAX];
     struct iovec remote[PROC_IOV_MAX];
 };
@@ -59,12 +71,6 @@ struct proc {
 struct batch_pos {
     size_t i;
     size_t done;
-};
-
-/* A read position in text that is not NUL-terminated. */
-struct cursor {
-    const char *at;
-    const char *end;
 };
 
 /* Reads until EOF or SIZE bytes; retries EINTR. Returns the length, or -1 with errno set. */
@@ -81,20 +87,46 @@ static ssize_t read_all(int fd, char *buf, size_t size)
     return (ssize_t)len;
 }
 
-/* Reads /proc/PID/task/TID/stat. Returns 0, or -1 with errno set (EINVAL if malformed). */
-static int read_stat_file(pid_t pid, pid_t tid, struct proc_task_stat *st)
+static int open_stat_file(pid_t pid, pid_t tid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+    return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* Reads an open stat file from its start, in one pread(): the kernel makes the whole line at
+ * once. Returns 0, or -1 with errno set: ESRCH once the thread is gone, EINVAL if malformed. */
+static int read_stat_fd(int fd, struct proc_task_stat *st)
 {
     char buf[STAT_BYTES];
-    snprintf(buf, sizeof buf, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-    int fd = open(buf, O_RDONLY | O_CLOEXEC);
+    ssize_t len;
+    do {
+        len = pread(fd, buf, sizeof buf, 0);
+    } while (len < 0 && errno == EINTR);
+    if (len <= 0) {
+        errno = len == 0 ? ESRCH : errno;
+        return -1;
+    }
+    if (proc_stat_parse(buf, (size_t)len, st, NULL) < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    return 0;
+}
+
+/* Reads /proc/PID/task/TID/stat once. Returns 0, or -1 with errno set (ENOENT or ESRCH when
+ * the thread is gone, EINVAL if malformed). */
+static int read_stat_file(pid_t pid, pid_t tid, struct proc_task_stat *st)
+{
+    int fd = open_stat_file(pid, tid);
     if (fd < 0) {
         return -1;
     }
-    ssize_t len = read_all(fd, buf, sizeof buf);
+    int rc = read_stat_fd(fd, st);
     int saved = errno;
     close(fd);
-    errno = len < 0 ? saved : EINVAL;
-    return len >= 0 && proc_stat_parse(buf, (size_t)len, st, NULL) == 0 ? 0 : -1;
+    errno = saved;
+    return rc;
 }
 
 /* True when PID no longer runs: no such process, or only its zombie is left. A zombie keeps
@@ -154,6 +186,13 @@ struct proc *proc_open(pid_t pid, struct pt_error *err)
     }
     p->pid = pid;
     p->mem_fd = -1;
+    /* Cached stat fds stay open: leave half of what pytop may open for everything else. */
+    struct rlimit rl;
+    p->max_stat_fds = LIMIT_THREADS;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur / 2 < LIMIT_THREADS) {
+        p->max_stat_fds = (size_t)rl.rlim_cur / 2;
+    }
     return p;
 }
 
@@ -166,6 +205,10 @@ void proc_close(struct proc *p)
     if (p->mem_fd >= 0) {
         close(p->mem_fd);
     }
+    for (size_t i = 0; i < p->nstat_fds; i++) {
+        close(p->stat_fds[i].fd);
+    }
+    free(p->stat_fds);
     proc_maps_free(p->maps, p->nmaps);
     free(p->pause);
     free(p);
@@ -305,150 +348,6 @@ int proc_read_bytes(struct proc *p, uint64_t addr, void *dst, size_t len, struct
     return proc_read_many(p, &one, 1, err);
 }
 
-static bool take_char(struct cursor *c, char ch)
-{
-    bool ok = c->at < c->end && *c->at == ch;
-    c->at += ok;
-    return ok;
-}
-
-/* Takes one or more digits in BASE (10 or 16, lower-case) whose value fits in 64 bits. */
-static bool take_number(struct cursor *c, unsigned base, uint64_t *out)
-{
-    static const char digits[] = "0123456789abcdef";
-    uint64_t v = 0;
-    const char *start = c->at;
-    for (; c->at < c->end; c->at++) {
-        const char *d = memchr(digits, *c->at, base);
-        if (d == NULL) {
-            break;
-        }
-        if (__builtin_mul_overflow(v, base, &v) ||
-            __builtin_add_overflow(v, (uint64_t)(d - digits), &v)) {
-            return false;
-        }
-    }
-    *out = v;
-    return c->at != start;
-}
-
-/* Takes "rwxp"-style permissions: each letter or '-', then 'p' (private) or 's' (shared). */
-static bool take_perms(struct cursor *c, struct proc_map *m)
-{
-    const char *s = c->at;
-    if (c->end - s < 4 || (s[0] != 'r' && s[0] != '-') || (s[1] != 'w' && s[1] != '-') ||
-        (s[2] != 'x' && s[2] != '-') || (s[3] != 'p' && s[3] != 's')) {
-        return false;
-    }
-    m->readable = s[0] == 'r';
-    m->writable = s[1] == 'w';
-    m->executable = s[2] == 'x';
-    c->at += 4;
-    return true;
-}
-
-/* Parses one maps line, "start-end perms offset major:minor inode [path]". The path is the rest
- * of the line after the padding, spaces and " (deleted)" included. Returns NULL or what is
- * wrong with the line. */
-static const char *parse_map_line(struct cursor *c, struct proc_map *m, struct cursor *path)
-{
-    uint64_t major;
-    uint64_t minor;
-    if (!take_number(c, 16, &m->start) || !take_char(c, '-') || !take_number(c, 16, &m->end)) {
-        return "bad address range";
-    }
-    if (m->start > m->end) {
-        return "start address after end address";
-    }
-    if (!take_char(c, ' ') || !take_perms(c, m)) {
-        return "bad permissions";
-    }
-    if (!take_char(c, ' ') || !take_number(c, 16, &m->offset)) {
-        return "bad offset";
-    }
-    if (!take_char(c, ' ') || !take_number(c, 16, &major) || !take_char(c, ':') ||
-        !take_number(c, 16, &minor)) {
-        return "bad device";
-    }
-    if (!take_char(c, ' ') || !take_number(c, 10, &m->inode) ||
-        (c->at < c->end && !take_char(c, ' '))) {
-        return "bad inode";
-    }
-    while (c->at < c->end && *c->at == ' ') {
-        c->at++;
-    }
-    *path = *c;
-    if (memchr(path->at, '\0', (size_t)(path->end - path->at)) != NULL) {
-        return "NUL byte in path";
-    }
-    return NULL;
-}
-
-/* Parses the line at C into a new entry of *MAPS, growing it. */
-static int add_map_line(struct cursor *c, size_t line, struct proc_map **maps, size_t *n,
-                        size_t *cap, struct pt_error *err)
-{
-    if (*n == LIMIT_MAPS) {
-        return pt_error_set(err, PT_E_LIMIT, 0, "more than %d mappings", LIMIT_MAPS);
-    }
-    if (*n == *cap) {
-        size_t bigger = *cap == 0 ? 64 : *cap * 2;
-        struct proc_map *grown = realloc(*maps, bigger * sizeof *grown);
-        if (grown == NULL) {
-            return pt_error_set(err, PT_E_NOMEM, ENOMEM, "no memory for %zu mappings", bigger);
-        }
-        *maps = grown;
-        *cap = bigger;
-    }
-    struct proc_map m = {0};
-    struct cursor path;
-    const char *problem = parse_map_line(c, &m, &path);
-    if (problem != NULL) {
-        return pt_error_set(err, PT_E_FORMAT, 0, "maps line %zu: %s", line, problem);
-    }
-    m.path = strndup(path.at, (size_t)(path.end - path.at));
-    if (m.path == NULL) {
-        return pt_error_set(err, PT_E_NOMEM, ENOMEM, "no memory for a mapping path");
-    }
-    (*maps)[(*n)++] = m;
-    return 0;
-}
-
-int proc_maps_parse(const char *text, size_t len, struct proc_map **out, size_t *n,
-                    struct pt_error *err)
-{
-    struct proc_map *maps = NULL;
-    size_t count = 0;
-    size_t cap = 0;
-    size_t line = 0;
-    const char *at = text;
-    const char *end = text + len;
-    while (at < end) {
-        const char *nl = memchr(at, '\n', (size_t)(end - at));
-        struct cursor c = {at, nl != NULL ? nl : end};
-        line++;
-        at = nl != NULL ? nl + 1 : end;
-        if (add_map_line(&c, line, &maps, &count, &cap, err) < 0) {
-            proc_maps_free(maps, count);
-            return -1;
-        }
-    }
-    *out = maps;
-    *n = count;
-    return 0;
-}
-
-void proc_maps_free(struct proc_map *maps, size_t n)
-{
-    if (maps == NULL) {
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        free(maps[i].path);
-    }
-    free(maps);
-}
-
 /* Reads all of /proc/PID/NAME, up to LIMIT bytes, into a new buffer the caller frees. */
 static int slurp_proc_file(const struct proc *p, const char *name, size_t limit, char **out,
                            size_t *out_len, struct pt_error *err)
@@ -510,13 +409,15 @@ int proc_maps(struct proc *p, const struct proc_map **maps, size_t *n, struct pt
 /* Parses a directory entry name as a thread id: decimal, positive, fits a pid_t. */
 static bool parse_tid(const char *name, pid_t *tid)
 {
-    struct cursor c = {name, name + strlen(name)};
-    uint64_t v;
-    if (!take_number(&c, 10, &v) || c.at != c.end || v == 0 || v > INT_MAX) {
-        return false;
+    int v = 0;
+    for (const char *s = name; *s != '\0'; s++) {
+        if (*s < '0' || *s > '9' || v > (INT_MAX - (*s - '0')) / 10) {
+            return false;
+        }
+        v = v * 10 + (*s - '0');
     }
-    *tid = (pid_t)v;
-    return true;
+    *tid = v;
+    return v > 0;
 }
 
 static int compare_pids(const void *a, const void *b)
@@ -563,48 +464,91 @@ int proc_tasks(struct proc *p, pid_t *tids, size_t max, size_t *n, struct pt_err
     return 0;
 }
 
-/* Takes all of FIELD as a decimal number. */
-static bool take_stat_number(struct cursor field, uint64_t *out)
+/* Where TID is, or would go, among P's cached stat fds. */
+static size_t stat_fd_slot(const struct proc *p, pid_t tid)
 {
-    return take_number(&field, 10, out) && field.at == field.end;
+    size_t lo = 0;
+    size_t hi = p->nstat_fds;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->stat_fds[mid].tid < tid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
 }
 
-int proc_stat_parse(const char *text, size_t len, struct proc_task_stat *st, struct pt_error *err)
+static void drop_stat_fd(struct proc *p, size_t i)
 {
-    /* "pid (comm) state ppid ...": comm may hold spaces and ')', so it ends at the last ')'. */
-    const char *close = len > 0 ? memrchr(text, ')', len) : NULL;
-    if (close == NULL || memchr(text, '(', (size_t)(close - text)) == NULL) {
-        return pt_error_set(err, PT_E_FORMAT, 0, "stat: no command name in parentheses");
+    close(p->stat_fds[i].fd);
+    p->nstat_fds--;
+    memmove(&p->stat_fds[i], &p->stat_fds[i + 1], (p->nstat_fds - i) * sizeof *p->stat_fds);
+}
+
+/* Makes room to cache one more stat fd. A thread that exited is never asked about again, so
+ * when the cache is full the fd read longest ago goes, if no call has read it for a while.
+ * Returns false when every cached fd is in use (more threads than fds to keep) or there is no
+ * memory: then the caller reads without caching. */
+static bool make_stat_fd_room(struct proc *p)
+{
+    if (p->stat_fds == NULL && p->max_stat_fds > 0) {
+        p->stat_fds = calloc(p->max_stat_fds, sizeof *p->stat_fds);
     }
-    struct cursor c = {close + 1, text + len};
-    struct cursor field[40]; /* numbered as in proc(5), from 3 (state) to 39 (processor) */
-    for (int i = 3; i <= 39; i++) {
-        if (!take_char(&c, ' ')) {
-            return pt_error_set(err, PT_E_FORMAT, 0, "stat: ends before field %d", i);
+    if (p->stat_fds == NULL || p->nstat_fds < p->max_stat_fds) {
+        return p->stat_fds != NULL;
+    }
+    size_t oldest = 0;
+    for (size_t i = 1; i < p->nstat_fds; i++) {
+        if (p->stat_fds[i].used < p->stat_fds[oldest].used) {
+            oldest = i;
         }
-        field[i].at = c.at;
-        while (c.at < c.end && *c.at != ' ' && *c.at != '\n') {
-            c.at++;
+    }
+    if (p->stat_calls - p->stat_fds[oldest].used <= STAT_FD_STALE * p->max_stat_fds) {
+        return false;
+    }
+    drop_stat_fd(p, oldest);
+    return true;
+}
+
+/* Reads TID's stat through its cached fd, or opens the file and caches the fd. A cached fd
+ * that fails is dropped and the file opened afresh: the kernel binds an fd to the thread it was
+ * opened for, and once that thread exits it fails with ESRCH, even after a new thread has
+ * taken the id. Returns 0, or -1 with errno set as read_stat_file() does. */
+static int read_task_stat(struct proc *p, pid_t tid, struct proc_task_stat *st)
+{
+    uint64_t now = ++p->stat_calls;
+    size_t i = stat_fd_slot(p, tid);
+    if (i < p->nstat_fds && p->stat_fds[i].tid == tid) {
+        p->stat_fds[i].used = now;
+        if (read_stat_fd(p->stat_fds[i].fd, st) == 0) {
+            return 0;
         }
-        field[i].end = c.at;
+        drop_stat_fd(p, i);
     }
-    if (field[3].end - field[3].at != 1 || !isalpha((unsigned char)*field[3].at)) {
-        return pt_error_set(err, PT_E_FORMAT, 0, "stat: bad state");
+    if (!make_stat_fd_room(p)) {
+        return read_stat_file(p->pid, tid, st);
     }
-    struct proc_task_stat out = {.state = *field[3].at};
-    uint64_t processor;
-    if (!take_stat_number(field[14], &out.utime) || !take_stat_number(field[15], &out.stime) ||
-        !take_stat_number(field[39], &processor) || processor > INT_MAX) {
-        return pt_error_set(err, PT_E_FORMAT, 0, "stat: bad times or processor");
+    int fd = open_stat_file(p->pid, tid);
+    if (fd < 0 || read_stat_fd(fd, st) < 0) {
+        int saved = errno;
+        if (fd >= 0) {
+            close(fd);
+        }
+        errno = saved;
+        return -1;
     }
-    out.processor = (int)processor;
-    *st = out;
+    i = stat_fd_slot(p, tid);
+    memmove(&p->stat_fds[i + 1], &p->stat_fds[i], (p->nstat_fds - i) * sizeof *p->stat_fds);
+    p->stat_fds[i] = (struct stat_fd){.tid = tid, .fd = fd, .used = now};
+    p->nstat_fds++;
     return 0;
 }
 
 int proc_task_stat(struct proc *p, pid_t tid, struct proc_task_stat *st, struct pt_error *err)
 {
-    if (read_stat_file(p->pid, tid, st) == 0) {
+    if (read_task_stat(p, tid, st) == 0) {
         return 0;
     }
     int e = errno;

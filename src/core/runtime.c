@@ -23,6 +23,7 @@ struct candidate {
     uint64_t bias;
     uint64_t runtime_addr;
     bool has_section;
+    bool python_without_runtime;  /* a Python too old to have _PyRuntime */
 };
 
 static const char *base_name(const char *path)
@@ -85,6 +86,8 @@ static int examine(struct proc *p, const struct proc_map *maps, size_t n, const 
     } else if (elf_find_symbol(e, "_PyRuntime", &sym, NULL) == 0 && sym.value != 0) {
         cand->runtime_addr = sym.value + cand->bias;
     } else {
+        /* Before 3.7 there is no _PyRuntime, but the C API still names the interpreter. */
+        cand->python_without_runtime = symbol_addr(e, "Py_Initialize", cand->bias) != 0;
         goto out;
     }
     cand->path = path;
@@ -147,6 +150,7 @@ int runtime_locate(struct proc *p, struct runtime *rt, struct pt_error *err)
     /* The executable first, then the other candidates in mapping order, each once. */
     const char *seen[RUNTIME_MAX_CANDIDATES];
     size_t n_seen = 0;
+    const char *old_python = NULL;
     struct pt_error first_err = {0};
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < n && n_seen < RUNTIME_MAX_CANDIDATES; i++) {
@@ -168,7 +172,13 @@ int runtime_locate(struct proc *p, struct runtime *rt, struct pt_error *err)
             if (found > 0) {
                 return read_layout(p, rt, &cand, err);
             }
+            if (cand.python_without_runtime && old_python == NULL) {
+                old_python = path;
+            }
         }
+    }
+    if (old_python != NULL) {
+        return refuse_old(old_python, err);
     }
     if (first_err.code == PT_E_PERM || first_err.code == PT_E_GONE) {
         *err = first_err;

@@ -4,7 +4,6 @@
 #include "core/strbuf.h"
 
 #include <errno.h>
-
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -1,0 +1,243 @@
+"""Parks a target's threads at known places and writes what the target says of its own stacks.
+
+Shared by the integration targets (run-integration runs `python TARGET OUTFILE`). Every thread
+the target wants inspected calls `Parking.arrive()` and blocks on the very next line; a reporter
+thread waits until all of them have arrived and their stacks stopped moving, writes OUTFILE
+(JSON, atomically) and exits. Runs on Python 3.6 and newer, stdlib only.
+"""
+import json
+import os
+import sys
+import threading
+import time
+
+# How long a parked target lives if nobody kills it: the main thread's wait ends after this, and
+# with it the process (all other threads are daemons), so a crashed driver leaves nothing behind.
+LIFETIME = float(os.environ.get("PYTOP_TARGET_LIFETIME", "300"))
+
+# Never set: threads park in FOREVER.wait().
+FOREVER = threading.Event()
+
+# The reporter gives up (and writes an error) when threads have not parked by then.
+SETTLE_TIMEOUT = float(os.environ.get("PYTOP_TARGET_SETTLE_TIMEOUT", "60"))
+
+_SYS_GETTID = {"x86_64": 186, "aarch64": 178, "i686": 224, "i386": 224, "armv7l": 224}
+
+
+def native_id():
+    """The kernel thread id of the calling thread (threading.get_native_id() from 3.8)."""
+    get = getattr(threading, "get_native_id", None)
+    if get is not None:
+        return get()
+    import ctypes
+    import platform
+    return ctypes.CDLL(None, use_errno=True).syscall(_SYS_GETTID[platform.machine()])
+
+
+def interpreter_id():
+    """The id of the interpreter running the caller (0 where subinterpreters are not exposed)."""
+    try:
+        import _interpreters
+    except ImportError:
+        return 0
+    current = _interpreters.get_current()
+    # 3.13+: (id, whence) tuple; some versions return an InterpreterID object.
+    if isinstance(current, tuple):
+        current = current[0]
+    return int(current)
+
+
+_positions_cache = {}
+
+
+def _positions(code):
+    positions = _positions_cache.get(code)
+    if positions is None:
+        positions = list(code.co_positions())
+        _positions_cache[code] = positions
+    return positions
+
+
+def describe_frame(frame):
+    """One frame as the driver compares it (the same fields as pytop's JSON frames)."""
+    code = frame.f_code
+    out = {
+        "function": getattr(code, "co_qualname", code.co_name),
+        "name": code.co_name,
+        "file": code.co_filename,
+        "line": frame.f_lineno,
+        "end_line": None,
+        "col": None,
+        "end_col": None,
+    }
+    if hasattr(code, "co_positions"):
+        # 3.11+: one co_positions() entry per code unit; f_lasti is a byte offset of the
+        # instruction the frame is executing (for a parked frame: the call that blocks).
+        positions = _positions(code)
+        index = frame.f_lasti // 2
+        if 0 <= index < len(positions):
+            line, end_line, col, end_col = positions[index]
+            out.update(line=line, end_line=end_line, col=col, end_col=end_col)
+    return out
+
+
+def _thread_state(tid):
+    """A thread's state letter (R running, S sleeping, ...) and its context switch counts.
+
+    A thread that is woken (say, to take the GIL) shows as R, or has switched once more by
+    the next look; one blocked for good stays S with the same counts.
+    """
+    fields = {}
+    try:
+        with open("/proc/self/task/%d/status" % tid) as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                fields[key] = value.strip()
+    except OSError:
+        return None, None
+    return (fields.get("State", "?")[:1],
+            (fields.get("voluntary_ctxt_switches"), fields.get("nonvoluntary_ctxt_switches")))
+
+
+class Parking:
+    """Collects the threads of one interpreter as they park, then reports them once.
+
+    main_ident: the thread this interpreter calls its main thread (default:
+    threading.main_thread(); a subinterpreter passes the thread running its code, which is
+    what CPython's remote unwinder marks THREAD_STATUS_MAIN_THREAD).
+    merge: files written by other interpreters' Parking (subinterpreters), waited for and
+    appended to this report.
+    daemon: whether the reporter is a daemon thread (isolated subinterpreters allow none).
+    """
+
+    def __init__(self, outfile, main_ident=None, merge=(), daemon=True):
+        self.outfile = outfile
+        self.main_ident = main_ident
+        self.merge = list(merge)
+        self.daemon = daemon
+        self._lock = threading.Lock()
+        self._arrived = {}
+        self._reporter = None
+
+    def arrive(self):
+        """Called by a thread right before it blocks (on the next line of its caller)."""
+        record = {
+            "native_id": native_id(),
+            # sys.exc_info() sees the exception the caller is handling, if any.
+            "has_exception": sys.exc_info()[1] is not None,
+        }
+        with self._lock:
+            self._arrived[threading.get_ident()] = record
+
+    def start_reporter(self, nthreads):
+        """Starts the reporter; it reports once NTHREADS threads (not counting itself) parked."""
+        # daemon given explicitly: else Thread() asks threading.current_thread(), which in a
+        # subinterpreter would register (and name) the calling thread as a dummy thread.
+        self._reporter = threading.Thread(target=self._report, args=(nthreads,), name="reporter",
+                                          daemon=self.daemon)
+        self._reporter.start()
+
+    def _report(self, nthreads):
+        try:
+            doc = self._collect(nthreads)
+            for path in self.merge:
+                doc["interpreters"].extend(self._wait_for_file(path)["interpreters"])
+        except Exception as e:  # reported to the driver, which fails the scenario with it
+            doc = {"error": "%s: %s" % (type(e).__name__, e)}
+        tmp = self.outfile + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(doc, f, ensure_ascii=False, indent=1)
+        os.replace(tmp, self.outfile)
+
+    def _wait_for_file(self, path):
+        deadline = time.monotonic() + SETTLE_TIMEOUT
+        while not os.path.exists(path):
+            if time.monotonic() > deadline:
+                raise RuntimeError("no report from the other interpreter in %s" % path)
+            time.sleep(0.005)
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        if "error" in doc:
+            raise RuntimeError("other interpreter: " + doc["error"])
+        return doc
+
+    def _parked_stacks(self):
+        """The other threads' frames if every one has parked, else None."""
+        me = threading.get_ident()
+        stacks = {ident: f for ident, f in sys._current_frames().items() if ident != me}
+        with self._lock:
+            arrived = dict(self._arrived)
+        arrive_code = Parking.arrive.__code__
+        for ident, frame in stacks.items():
+            if ident not in arrived:
+                return None
+            f = frame
+            while f is not None:
+                if f.f_code is arrive_code:
+                    return None
+                f = f.f_back
+        return stacks, arrived
+
+    @staticmethod
+    def _fingerprint(stacks, arrived):
+        """What must not change between two looks at parked threads; None if one is running."""
+        out = {}
+        for ident, f in stacks.items():
+            state, switches = _thread_state(arrived[ident]["native_id"])
+            if state not in ("S", "D"):
+                return None
+            chain = [switches]
+            while f is not None:
+                chain.append((id(f.f_code), f.f_lasti, f.f_lineno))
+                f = f.f_back
+            out[ident] = chain
+        return out
+
+    def _collect(self, nthreads):
+        deadline = time.monotonic() + SETTLE_TIMEOUT
+        previous = None
+        while True:
+            # Sleeping releases the GIL, so a thread that arrived but still wants the GIL gets
+            # it and runs into its blocking call; two equal snapshots in a row mean all parked.
+            time.sleep(0.01)
+            with self._lock:
+                narrived = len(self._arrived)
+            got = self._parked_stacks() if narrived >= nthreads else None
+            fingerprint = None
+            if got is not None and len(got[0]) == nthreads:
+                fingerprint = self._fingerprint(*got)
+            if fingerprint is not None and fingerprint == previous:
+                break
+            previous = fingerprint
+            if time.monotonic() > deadline:
+                raise RuntimeError("threads did not park: %d of %d arrived" % (narrived, nthreads))
+        stacks, arrived = got
+        main_ident = self.main_ident
+        if main_ident is None:
+            main_ident = threading.main_thread().ident
+        threads = []
+        for ident, frame in stacks.items():
+            # Look the name up without threading.current_thread(), which would invent one.
+            thread = threading._active.get(ident)
+            frames = []
+            f = frame
+            while f is not None:
+                frames.append(describe_frame(f))
+                f = f.f_back
+            threads.append({
+                "native_id": arrived[ident]["native_id"],
+                "ident": ident,
+                "name": thread.name if thread is not None else None,
+                "is_main": ident == main_ident,
+                "has_exception": arrived[ident]["has_exception"],
+                "frames": frames,
+            })
+        threads.sort(key=lambda t: t["native_id"])
+        return {
+            "pid": os.getpid(),
+            "version": list(sys.version_info[:3]),
+            "hexversion": sys.hexversion,
+            "debug_build": hasattr(sys, "gettotalrefcount"),
+            "executable": sys.executable,
+            "interpreters": [{"id": interpreter_id(), "threads": threads}],
+        }
