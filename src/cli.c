@@ -15,12 +15,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "batch.h"
 #include "core/error.h"
 #include "core/proc.h"
 #include "core/runtime.h"
 #include "core/snapshot.h"
 #include "core/source.h"
 #include "core/unwind.h"
+#include "ui/ui.h"
 
 enum {
     OPT_DUMP = 256,
@@ -373,7 +375,7 @@ int cli_run(const struct cli_options *o)
     case CLI_MODE_BATCH:
         break;
     }
-    /* Whatever the mode, a target that cannot be inspected is reported as such first. */
+    /* A target that cannot be inspected is reported before any screen is set up. */
     if (o->pid != 0) {
         struct pt_error err = {0};
         struct runtime rt;
@@ -384,7 +386,8 @@ int cli_run(const struct cli_options *o)
             return rc;
         }
     }
-    fprintf(stderr, "pytop: the live view and batch mode are not built yet; use -p PID --dump "
-                    "[--json]\n");
-    return CLI_EXIT_USAGE;
+    if (o->mode == CLI_MODE_BATCH) {
+        return batch_run(o);
+    }
+    return ui_run(o);
 }

@@ -35,6 +35,7 @@ struct snap_frame {
     int end_line;
     int col;
     int end_col;
+    int first_line;             /* co_firstlineno: where the function starts; -1 unknown */
     enum snap_frame_kind kind;
 };
 

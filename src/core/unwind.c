@@ -327,13 +327,14 @@ static int build_frames(struct unwind *u, const struct thread_ctx *t, struct sna
         struct linetable_loc loc = {-1, -1, -1, -1};
         struct pt_error e = {0};
         f->kind = SNAP_FRAME_PYTHON;
-        f->line = f->end_line = f->col = f->end_col = -1;
+        f->line = f->end_line = f->col = f->end_col = f->first_line = -1;
         if (ci == NULL) {
             continue;
         }
         f->function = arena_str(s, ci->qualname, ci->qualname_len);
         f->name = arena_str(s, ci->name, ci->name_len);
         f->file = arena_str(s, ci->filename, ci->filename_len);
+        f->first_line = ci->firstlineno;
         if (code_location(ci, u->L, fr->frames[i].instr_ptr, &loc, &e) < 0) {
             snapshot_warn(s, "thread %" PRIu64 ": frame %zu (%.*s): %s", t->native_id, i,
                           (int)ci->qualname_len, ci->qualname, e.msg);
