@@ -272,7 +272,7 @@ static const char *hint_for(const struct pt_error *e, pid_t pid)
     }
 }
 
-static int target_error(const struct pt_error *e, pid_t pid)
+int cli_target_error(const struct pt_error *e, pid_t pid)
 {
     const char *hint = hint_for(e, pid);
     fprintf(stderr, "pytop: %s\n", e->msg);
@@ -311,12 +311,12 @@ static int run_dump(const struct cli_options *o)
     int status = CLI_EXIT_TARGET;
     struct proc *p = proc_open(o->pid, &err);
     if (p == NULL || runtime_locate(p, &rt, &err) < 0 || (u = unwind_new(p, &rt, &err)) == NULL) {
-        status = target_error(&err, o->pid);
+        status = cli_target_error(&err, o->pid);
         goto out;
     }
     /* --blocking: the target stands still while it is read, and always runs on afterwards. */
     if (o->blocking && proc_pause(p, &err) < 0) {
-        status = target_error(&err, o->pid);
+        status = cli_target_error(&err, o->pid);
         goto out;
     }
     s = unwind_snapshot(u, &err);
@@ -324,7 +324,7 @@ static int run_dump(const struct cli_options *o)
         proc_resume(p);
     }
     if (s == NULL) {
-        status = target_error(&err, o->pid);
+        status = cli_target_error(&err, o->pid);
         goto out;
     }
     FILE *out = open_output(o->output);
@@ -380,7 +380,7 @@ int cli_run(const struct cli_options *o)
         struct pt_error err = {0};
         struct runtime rt;
         struct proc *p = proc_open(o->pid, &err);
-        int rc = p == NULL || runtime_locate(p, &rt, &err) < 0 ? target_error(&err, o->pid) : 0;
+        int rc = p == NULL || runtime_locate(p, &rt, &err) < 0 ? cli_target_error(&err, o->pid) : 0;
         proc_close(p);
         if (rc != 0) {
             return rc;

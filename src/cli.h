@@ -36,6 +36,12 @@ struct cli_options {
 /* Parses ARGV into OPTS. Returns 0, or -1 after printing a one-line reason to stderr. */
 int cli_parse(int argc, char **argv, struct cli_options *opts);
 
+struct pt_error;
+
+/* Prints E as the one-line reason the target could not be inspected, with a hint (permission,
+ * not Python, unsupported version), on stderr. Returns CLI_EXIT_TARGET. */
+int cli_target_error(const struct pt_error *e, pid_t pid);
+
 /* Runs what OPTS ask for. Returns the process exit status. */
 int cli_run(const struct cli_options *opts);
 
