@@ -1,15 +1,234 @@
-/* batch: placeholder until batch mode lands (issue 4); refuses rather than pretends. */
+/* batch: pytop -b, a stream of snapshots with the sampler's statistics (text or JSON lines). */
 #include "config.h"
 
 #include "batch.h"
 
+#include <errno.h>
+#include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
+#include <time.h>
 
 #include "cli.h"
+#include "core/error.h"
+#include "core/proc.h"
+#include "core/runtime.h"
+#include "core/sampler.h"
+#include "core/snapshot.h"
+#include "core/source.h"
 
-int batch_run(const struct cli_options *opts)
+enum { BATCH_TOP_FUNCTIONS = 20 }; /* rows of the text report's functions table */
+
+/* Set by SIGINT and SIGTERM: finish the interval in hand, write it, and stop. */
+static volatile sig_atomic_t stop_requested;
+
+struct batch {
+    const struct cli_options *o;
+    struct proc *proc;
+    struct runtime rt;
+    struct sampler *sampler;
+    struct source_cache *src;
+    FILE *out;
+    bool gone;                  /* the target exited */
+    struct pt_error gone_err;
+};
+
+static void on_signal(int sig)
 {
-    (void)opts;
-    fprintf(stderr, "pytop: batch mode is not built yet; use -p PID --dump [--json]\n");
-    return CLI_EXIT_USAGE;
+    (void)sig;
+    stop_requested = 1;
+}
+
+/* No SA_RESTART: a signal cuts the sleep between samples short. */
+static void catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+/* Sleeps until T on sampler_now()'s clock (CLOCK_MONOTONIC), or until a signal. */
+static void sleep_until(double t)
+{
+    if (!(t > 0)) {
+        return;
+    }
+    time_t whole = (time_t)t;
+    struct timespec ts = {whole, (long)((t - (double)whole) * 1e9)};
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_nsec = 999999999L;
+    }
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+}
+
+/* Samples from START until END: on the grid START + k / rate (a late sample is taken at once,
+ * but ticks missed beyond it are skipped, never made up in a burst), or back to back at --rate
+ * max. Stops early when the target exits or a signal asks. */
+static void sample_interval(struct batch *b, double start, double end)
+{
+    double period = b->o->rate_hz > 0 ? 1.0 / b->o->rate_hz : 0;
+    double tick = 0;
+    double now = sampler_now();
+    while (!stop_requested && now < end) {
+        struct pt_error err = {0};
+        if (sampler_sample(b->sampler, now, &err) < 0 &&
+            (err.code == PT_E_GONE || err.code == PT_E_NOPROC)) {
+            b->gone = true;
+            b->gone_err = err;
+            return;
+        }
+        now = sampler_now();
+        if (period <= 0) {
+            continue;
+        }
+        tick++;
+        /* Late by more than a tick: take the newest missed one now and go on from there. */
+        if (start + (tick + 1) * period <= now) {
+            tick = (double)(uint64_t)((now - start) / period);
+        }
+        double next = start + tick * period;
+        sleep_until(next < end ? next : end);
+        now = sampler_now();
+    }
+}
+
+/* Stands in for the snapshot of an interval in which no sample succeeded. */
+static struct snapshot *empty_snapshot(pid_t pid, struct pt_error *err)
+{
+    struct snapshot *s = snapshot_new(err);
+    struct timespec ts;
+    if (s == NULL) {
+        return NULL;
+    }
+    s->pid = pid;
+    s->time = clock_gettime(CLOCK_REALTIME, &ts) == 0 ? (double)ts.tv_sec + ts.tv_nsec / 1e9 : -1;
+    snapshot_warn(s, "no sample succeeded in this interval");
+    return s;
+}
+
+static const char *source_line(void *ctx, const char *file, size_t file_len, int line,
+                               size_t *len)
+{
+    return source_cache_line(ctx, file, file_len, line, len);
+}
+
+/* Writes the interval that ends at NOW, unless it has no sample and SKIP_EMPTY. Returns 0, or
+ * -1 after saying why on stderr. */
+static int write_interval(struct batch *b, double now, bool skip_empty)
+{
+    struct pt_error err = {0};
+    struct snapshot *empty = NULL;
+    struct sampler_stats *st = sampler_stats(b->sampler, now);
+    if (st == NULL) {
+        fprintf(stderr, "pytop: out of memory for the statistics\n");
+        return -1;
+    }
+    const struct snapshot *snap = st->samples > 0 ? sampler_latest(b->sampler) : NULL;
+    int rc = -1;
+    if (snap == NULL && skip_empty) {
+        rc = 0;
+        goto out;
+    }
+    if (snap == NULL && (snap = empty = empty_snapshot(b->o->pid, &err)) == NULL) {
+        goto out;
+    }
+    if (b->o->json) {
+        rc = sampler_write_json(snap, st, b->out, true, &err);
+    } else {
+        struct snapshot_source lines = {source_line, b->src};
+        rc = sampler_write_text(snap, st, b->out, b->src != NULL ? &lines : NULL,
+                                BATCH_TOP_FUNCTIONS, &err);
+    }
+out:
+    if (rc < 0) {
+        fprintf(stderr, "pytop: %s\n", err.msg);
+    }
+    snapshot_free(empty);
+    sampler_stats_free(st);
+    return rc;
+}
+
+/* One interval of -d SECS after another, each written as it ends; the intervals keep to their
+ * grid unless writing took longer than one. */
+static int batch_loop(struct batch *b)
+{
+    const struct cli_options *o = b->o;
+    double start = sampler_now();
+    for (int i = 0; o->iterations == 0 || i < o->iterations; i++) {
+        double end = start + o->delay;
+        /* Each document covers its own interval only. */
+        sampler_reset(b->sampler);
+        sample_interval(b, start, end);
+        double now = sampler_now();
+        /* A target that exited before this interval's first sample leaves nothing to say. */
+        if (write_interval(b, now, b->gone) < 0) {
+            return CLI_EXIT_TARGET;
+        }
+        if (b->gone) {
+            fprintf(stderr, "pytop: %s; stopping\n", b->gone_err.msg);
+            return CLI_EXIT_OK;
+        }
+        if (stop_requested) {
+            return CLI_EXIT_OK;
+        }
+        start = now > end + o->delay ? now : end;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* -o FILE, or stdout. */
+static FILE *open_output(const char *path)
+{
+    if (path == NULL || strcmp(path, "-") == 0) {
+        return stdout;
+    }
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        fprintf(stderr, "pytop: cannot write %s: %s\n", path, strerror(errno));
+    }
+    return f;
+}
+
+int batch_run(const struct cli_options *o)
+{
+    struct pt_error err = {0};
+    struct batch b = {.o = o};
+    int status = CLI_EXIT_TARGET;
+    if (o->command != NULL) {
+        fprintf(stderr, "pytop: -b needs -p PID (start the command, then attach to it)\n");
+        return CLI_EXIT_USAGE;
+    }
+    struct sampler_opts so = {
+        .rate_hz = o->rate_hz,
+        /* Reset at every interval, so the window only has to be long enough not to slide. */
+        .window_s = 2 * o->delay,
+        .blocking = o->blocking,
+    };
+    b.proc = proc_open(o->pid, &err);
+    if (b.proc == NULL || runtime_locate(b.proc, &b.rt, &err) < 0 ||
+        (b.sampler = sampler_new(b.proc, &b.rt, &so, &err)) == NULL) {
+        status = cli_target_error(&err, o->pid);
+        goto out;
+    }
+    if ((b.out = open_output(o->output)) == NULL) {
+        goto out;
+    }
+    if (!o->json) {
+        b.src = source_cache_new(b.proc);
+    }
+    catch_signals();
+    status = batch_loop(&b);
+out:
+    if (b.out != NULL && b.out != stdout && fclose(b.out) != 0 && status == CLI_EXIT_OK) {
+        fprintf(stderr, "pytop: writing %s failed: %s\n", o->output, strerror(errno));
+        status = CLI_EXIT_TARGET;
+    }
+    source_cache_free(b.src);
+    sampler_free(b.sampler);
+    proc_close(b.proc);
+    return status;
 }

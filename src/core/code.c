@@ -208,16 +208,46 @@ const struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
     return ci;
 }
 
-int code_location(const struct code_info *ci, const struct py_layout *L, uint64_t instr_addr,
+/* The byte offset into the bytecode of the frame's current instruction: from an instruction
+ * pointer (3.11+), or from f_lasti (frame objects: bytes until 3.9, code units in 3.10).
+ * Returns false for a frame that has not started (its position is its first line). */
+static bool code_offset(const struct code_info *ci, const struct py_layout *L, uint64_t instr,
+                        uint64_t *offset)
+{
+    if (L->frames == FRAMES_OBJECTS) {
+        int32_t lasti = (int32_t)(uint32_t)instr;
+        if (lasti < 0) {
+            return false;
+        }
+        *offset = L->linetable == LINETABLE_V310 ? (uint64_t)lasti * 2 : (uint64_t)lasti;
+        return true;
+    }
+    uint64_t start = ci->addr + L->code.code_adaptive;
+    /* 3.11 and 3.12 point at the previous instruction: one unit before the start means the
+     * frame has not run yet (Include/internal/pycore_frame.h, _PyFrame_Initialize). */
+    if (instr + 2 == start) {
+        return false;
+    }
+    *offset = instr - start;
+    return instr >= start;
+}
+
+int code_location(const struct code_info *ci, const struct py_layout *L, uint64_t instr,
                   struct linetable_loc *out, struct pt_error *err)
 {
-    uint64_t start = ci->addr + L->code.code_adaptive;
-    if (instr_addr < start || instr_addr - start >= (uint64_t)CODE_MAX_UNITS * 2) {
-        return pt_error_set(err, PT_E_FORMAT, 0,
-                            "instruction pointer 0x%" PRIx64 " outside code at 0x%" PRIx64,
-                            instr_addr, ci->addr);
+    uint64_t offset = 0;
+    if (!code_offset(ci, L, instr, &offset)) {
+        if (L->frames == FRAMES_OBJECTS || instr + 2 == ci->addr + L->code.code_adaptive) {
+            *out = (struct linetable_loc){ci->firstlineno, -1, -1, -1};
+            return 0;
+        }
     }
-    uint64_t offset = instr_addr - start;
+    if (offset >= (uint64_t)CODE_MAX_UNITS * 2 || (L->frames != FRAMES_OBJECTS &&
+                                                   instr < ci->addr + L->code.code_adaptive)) {
+        return pt_error_set(err, PT_E_FORMAT, 0,
+                            "instruction 0x%" PRIx64 " outside code at 0x%" PRIx64, instr,
+                            ci->addr);
+    }
     switch (L->linetable) {
     case LINETABLE_LOCATIONS:
         return linetable_locations_find(ci->linetable, ci->linetable_len, ci->firstlineno,

@@ -63,9 +63,10 @@ const struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
  * code_cache_get() or code_cache_set_generation(). */
 const struct code_info *code_cache_find(const struct code_cache *c, uint64_t addr);
 
-/* The source position of the instruction at INSTR_ADDR (the frame's instruction pointer) in
- * code object CI at CODE_ADDR. Errors: PT_E_FORMAT (bad table or pointer outside the code). */
-int code_location(const struct code_info *ci, const struct py_layout *L, uint64_t instr_addr,
+/* The source position of a frame's current instruction in code object CI: INSTR is the frame's
+ * instruction pointer (3.11+) or its f_lasti (frame objects). A frame that has not started
+ * is at the function's first line. Errors: PT_E_FORMAT (bad table, pointer outside the code). */
+int code_location(const struct code_info *ci, const struct py_layout *L, uint64_t instr,
                   struct linetable_loc *out, struct pt_error *err);
 
 /* Entries currently cached, and lookups served from the cache so far, for benchmarks. */

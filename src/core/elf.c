@@ -585,3 +585,13 @@ int elf_load_bias(const struct elf *e, uint64_t map_start, uint64_t map_offset, 
     return pt_error_set(err, PT_E_FORMAT, 0, "no PT_LOAD segment maps file offset 0x%" PRIx64,
                         map_offset);
 }
+
+const uint8_t *elf_section_bytes(const struct elf *e, const struct elf_section *sec, size_t *len)
+{
+    const uint8_t *p;
+    if (!get_bytes(&e->r, sec->offset, sec->size, &p)) {
+        return NULL;
+    }
+    *len = (size_t)sec->size;
+    return p;
+}

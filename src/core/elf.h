@@ -49,6 +49,10 @@ int elf_find_symbol(const struct elf *e, const char *name, struct elf_symbol *ou
 int elf_load_bias(const struct elf *e, uint64_t map_start, uint64_t map_offset, uint64_t *bias,
                   struct pt_error *err);
 
+/* The file bytes of section SEC (found by elf_find_section on E), valid until elf_close(), and
+ * their count in *LEN; NULL when the section lies outside the file (SHT_NOBITS, truncated). */
+const uint8_t *elf_section_bytes(const struct elf *e, const struct elf_section *sec, size_t *len);
+
 /* True for ET_DYN images (shared objects and PIE executables). */
 bool elf_is_dyn(const struct elf *e);
 

@@ -173,7 +173,7 @@ static void take_frame(const struct py_layout *L, struct frames_thread *t, const
     layout_read_u64(h, L->frame.size, L->frame.previous, &prev);
     layout_read_uint(h, L->frame.size, L->frame.owner, 1, &owner);
     layout_read_u64(h, L->frame.size, L->frame.executable, &exec);
-    layout_read_u64(h, L->frame.size, L->frame.instr_ptr, &instr);
+    layout_read_uint(h, L->frame.size, L->frame.instr_ptr, L->frame.instr_width, &instr);
     exec &= ~L->frame.executable_tag_mask;
     /* Frames the interpreter owns (entry shims on the C stack) are not Python frames; CPython's
      * own unwinder skips them too. */

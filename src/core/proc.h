@@ -38,6 +38,7 @@ struct proc_task_stat {
     char state;          /* R, S, D, T, Z, ... */
     uint64_t utime;      /* clock ticks */
     uint64_t stime;      /* clock ticks */
+    uint64_t start_time; /* when the thread started: clock ticks after boot */
     int processor;
 };
 
@@ -79,6 +80,9 @@ int proc_tasks(struct proc *p, pid_t *tids, size_t max, size_t *n, struct pt_err
  * thread's stat file open (close-on-exec; closed once the thread is seen gone or long unread,
  * and by proc_close()), so reading the same thread again costs one system call. */
 int proc_task_stat(struct proc *p, pid_t tid, struct proc_task_stat *st, struct pt_error *err);
+
+/* How long the process has run, in seconds. Errors: PT_E_GONE, PT_E_IO. */
+int proc_age(struct proc *p, double *seconds, struct pt_error *err);
 
 /* Parses the text of a /proc/.../stat file. Errors: PT_E_FORMAT. */
 int proc_stat_parse(const char *text, size_t len, struct proc_task_stat *st,

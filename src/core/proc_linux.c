@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/error.h"
@@ -561,6 +562,23 @@ int proc_task_stat(struct proc *p, pid_t tid, struct proc_task_stat *st, struct 
                             (int)tid, (int)p->pid);
     }
     return proc_file_failed(p, e, "thread stat", err);
+}
+
+int proc_age(struct proc *p, double *seconds, struct pt_error *err)
+{
+    struct proc_task_stat st;
+    struct timespec boot;
+    if (read_stat_file(p->pid, p->pid, &st) < 0) {
+        return proc_file_failed(p, errno == EINVAL ? EIO : errno, "stat", err);
+    }
+    /* The start time counts clock ticks from boot, as CLOCK_BOOTTIME does (proc(5)). */
+    if (clock_gettime(CLOCK_BOOTTIME, &boot) < 0) {
+        return pt_error_set(err, PT_E_IO, errno, "no boot-time clock: %s", strerror(errno));
+    }
+    double now = (double)boot.tv_sec + (double)boot.tv_nsec / 1e9;
+    double age = now - (double)st.start_time / (double)proc_clock_ticks();
+    *seconds = age > 0 ? age : 0;
+    return 0;
 }
 
 int proc_open_file(struct proc *p, const char *path, struct pt_error *err)

@@ -193,6 +193,7 @@ int proc_stat_parse(const char *text, size_t len, struct proc_task_stat *st, str
     struct proc_task_stat out = {.state = *field[3].at};
     uint64_t processor;
     if (!take_stat_number(field[14], &out.utime) || !take_stat_number(field[15], &out.stime) ||
+        !take_stat_number(field[22], &out.start_time) ||
         !take_stat_number(field[39], &processor) || processor > INT_MAX) {
         return pt_error_set(err, PT_E_FORMAT, 0, "stat: bad times or processor");
     }

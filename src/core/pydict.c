@@ -208,61 +208,42 @@ int pydict_items(struct proc *p, const struct py_layout *L, uint64_t dict_addr,
     return rc;
 }
 
-/* The type's flags, instance size and shared keys, read in one system call. */
-static int read_type(struct proc *p, const struct py_layout *L, uint64_t type, uint64_t *flags,
-                     uint64_t *basicsize, uint64_t *cached_keys, struct pt_error *err)
-{
-    struct proc_iov iov[3] = {
-        {type + L->type.flags, flags, 8},
-        {type + L->type.basicsize, basicsize, 8},
-        {type + L->type.cached_keys, cached_keys, 8},
-    };
-    if (!layout_has(L->type.flags) || !layout_has(L->type.basicsize) ||
-        !layout_has(L->type.cached_keys) || L->type.cached_keys > TYPE_READ_MAX) {
-        return pt_error_set(err, PT_E_BADLAYOUT, 0, "no type layout for instance attributes");
-    }
-    if (proc_read_many(p, iov, 3, err) < 0) {
-        return pt_error_prefix(err, "type at 0x%" PRIx64, type);
-    }
-    return 0;
-}
-
-int pydict_instance_attr(struct proc *p, const struct py_layout *L, uint64_t obj_addr,
-                         const char *name, uint64_t *value, struct pt_error *err)
-{
-    uint64_t type = 0;
+/* What an instance's type says about where its attributes live. */
+struct type_info {
     uint64_t flags;
     uint64_t basicsize;
     uint64_t cached_keys;
-    uint64_t dict = 0;
-    if (proc_read_bytes(p, obj_addr + L->object.ob_type, &type, 8, err) < 0 ||
-        read_type(p, L, type, &flags, &basicsize, &cached_keys, err) < 0) {
-        return -1;
+    int64_t dictoffset;
+};
+
+/* Reads the type's flags, instance size, shared keys and dict offset in one system call. */
+static int read_type(struct proc *p, const struct py_layout *L, uint64_t type,
+                     struct type_info *ti, struct pt_error *err)
+{
+    uint64_t dictoffset = 0;
+    struct proc_iov iov[4] = {
+        {type + L->type.flags, &ti->flags, 8},
+        {type + L->type.basicsize, &ti->basicsize, 8},
+        {type + L->type.dictoffset, &dictoffset, 8},
+        {type + L->type.cached_keys, &ti->cached_keys, 8},
+    };
+    if (!layout_has(L->type.flags) || !layout_has(L->type.basicsize) ||
+        !layout_has(L->type.dictoffset) || !layout_has(L->type.cached_keys) ||
+        L->type.cached_keys > TYPE_READ_MAX) {
+        return pt_error_set(err, PT_E_BADLAYOUT, 0, "no type layout for instance attributes");
     }
-    if (L->type.flag_managed_dict == 0 || !(flags & L->type.flag_managed_dict)) {
-        return pt_error_set(err, PT_E_FORMAT, 0, "object at 0x%" PRIx64 " has no managed dict",
-                            obj_addr);
+    if (proc_read_many(p, iov, 4, err) < 0) {
+        return pt_error_prefix(err, "type at 0x%" PRIx64, type);
     }
-    /* A materialized __dict__ wins; otherwise the values live inline, after the object, keyed
-     * by the type's shared keys (Include/internal/pycore_object.h). */
-    if (proc_read_bytes(p, obj_addr + (uint64_t)L->type.managed_dict_offset, &dict, 8, err) < 0) {
-        return -1;
-    }
-    if (dict != 0) {
-        return pydict_get_str(p, L, dict, name, value, err);
-    }
-    if (L->type.flag_inline_values == 0 || !(flags & L->type.flag_inline_values) ||
-        basicsize == 0 || basicsize > LIMIT_OBJECT_READ) {
-        return 0;
-    }
-    uint8_t valid = 0;
-    uint64_t values = obj_addr + basicsize;
-    if (proc_read_bytes(p, values + L->dict.values_valid, &valid, 1, err) < 0) {
-        return -1;
-    }
-    if (!valid) {
-        return 0;
-    }
+    ti->dictoffset = (int64_t)dictoffset;
+    return 0;
+}
+
+/* Looks NAME up in a values block keyed by the type's shared keys. */
+static int shared_lookup(struct proc *p, const struct py_layout *L, uint64_t cached_keys,
+                         uint64_t values, const char *name, uint64_t *value,
+                         struct pt_error *err)
+{
     struct keys k;
     if (read_keys(p, L, cached_keys, &k, err) < 0) {
         return -1;
@@ -275,22 +256,105 @@ int pydict_instance_attr(struct proc *p, const struct py_layout *L, uint64_t obj
     return split_value(p, L, values, (uint64_t)i, value, err) < 0 ? -1 : 1;
 }
 
+static int read_ptr(struct proc *p, uint64_t addr, uint64_t *out, struct pt_error *err)
+{
+    *out = 0;
+    return proc_read_bytes(p, addr, out, 8, err);
+}
+
+/* Where a managed dict's attributes are (Include/internal/pycore_object.h of each version):
+ * 3.11 keeps a dict pointer and a values pointer before the object; 3.12 one word holding
+ * either, tagged; 3.13+ a dict pointer before it and the values inline after it. */
+static int managed_attr(struct proc *p, const struct py_layout *L, uint64_t obj,
+                        const struct type_info *ti, const char *name, uint64_t *value,
+                        struct pt_error *err)
+{
+    uint64_t w = 0;
+    if (L->type.has_dict_or_values) {
+        if (read_ptr(p, obj + (uint64_t)L->type.dict_or_values_at, &w, err) < 0) {
+            return -1;
+        }
+        /* The word holds the values pointer minus one, which makes it odd
+         * (_PyDictOrValues_SetValues, Include/internal/pycore_object.h). */
+        if (w & 1) {
+            return shared_lookup(p, L, ti->cached_keys, w + 1, name, value, err);
+        }
+        return w != 0 ? pydict_get_str(p, L, w, name, value, err) : 0;
+    }
+    if (read_ptr(p, obj + (uint64_t)L->type.managed_dict_offset, &w, err) < 0) {
+        return -1;
+    }
+    if (w != 0) {
+        return pydict_get_str(p, L, w, name, value, err);
+    }
+    if (L->type.has_managed_values) {
+        if (read_ptr(p, obj + (uint64_t)L->type.managed_values_at, &w, err) < 0) {
+            return -1;
+        }
+        return w != 0 ? shared_lookup(p, L, ti->cached_keys, w, name, value, err) : 0;
+    }
+    if (L->type.flag_inline_values == 0 || !(ti->flags & L->type.flag_inline_values) ||
+        ti->basicsize == 0 || ti->basicsize > LIMIT_OBJECT_READ) {
+        return 0;
+    }
+    uint8_t valid = 0;
+    uint64_t values = obj + ti->basicsize;
+    if (proc_read_bytes(p, values + L->dict.values_valid, &valid, 1, err) < 0) {
+        return -1;
+    }
+    return valid ? shared_lookup(p, L, ti->cached_keys, values, name, value, err) : 0;
+}
+
+int pydict_instance_attr(struct proc *p, const struct py_layout *L, uint64_t obj_addr,
+                         const char *name, uint64_t *value, struct pt_error *err)
+{
+    uint64_t type = 0;
+    struct type_info ti;
+    uint64_t dict = 0;
+    if (read_ptr(p, obj_addr + L->object.ob_type, &type, err) < 0 ||
+        read_type(p, L, type, &ti, err) < 0) {
+        return -1;
+    }
+    if (L->type.flag_managed_dict != 0 && (ti.flags & L->type.flag_managed_dict)) {
+        return managed_attr(p, L, obj_addr, &ti, name, value, err);
+    }
+    /* Otherwise __dict__ sits at tp_dictoffset inside the object (a positive offset for the
+     * plain classes this is used on). */
+    if (ti.dictoffset <= 0 || ti.dictoffset > LIMIT_OBJECT_READ) {
+        return pt_error_set(err, PT_E_FORMAT, 0, "object at 0x%" PRIx64 " has no __dict__",
+                            obj_addr);
+    }
+    if (read_ptr(p, obj_addr + (uint64_t)ti.dictoffset, &dict, err) < 0) {
+        return -1;
+    }
+    return dict != 0 ? pydict_get_str(p, L, dict, name, value, err) : 0;
+}
+
 int pydict_read_uint(struct proc *p, const struct py_layout *L, uint64_t addr, uint64_t *out,
                      struct pt_error *err)
 {
     uint8_t buf[64];
     uint64_t tag;
+    uint64_t ndigits;
+    uint64_t sign;
     uint64_t end = L->pylong.digits + 4 * 4;
-    if (end > sizeof buf) {
+    if (end > sizeof buf || !layout_has(L->pylong.digits)) {
         return pt_error_set(err, PT_E_BADLAYOUT, 0, "int layout unusable");
     }
+    bool tagged = layout_has(L->pylong.tag);
     if (proc_read_bytes(p, addr, buf, L->pylong.digits + 4, err) < 0 ||
-        !layout_read_u64(buf, sizeof buf, L->pylong.tag, &tag)) {
+        !layout_read_u64(buf, sizeof buf, tagged ? L->pylong.tag : L->pylong.ob_size, &tag)) {
         return pt_error_prefix(err, "int at 0x%" PRIx64, addr);
     }
-    uint64_t ndigits = tag >> L->pylong.non_size_bits;
-    uint64_t sign = tag & 3;
-    /* Sign bits: 0 positive, 1 zero, 2 negative (Include/cpython/longintrepr.h). */
+    if (tagged) {
+        /* Sign bits: 0 positive, 1 zero, 2 negative (Include/cpython/longintrepr.h). */
+        ndigits = tag >> L->pylong.non_size_bits;
+        sign = tag & 3;
+    } else {
+        /* Before 3.12 ob_size is the digit count, negative for negative numbers. */
+        ndigits = (int64_t)tag < 0 ? (uint64_t)(-(int64_t)tag) : tag;
+        sign = (int64_t)tag < 0 ? 2 : tag == 0 ? 1 : 0;
+    }
     if (sign == 1 || ndigits == 0) {
         *out = 0;
         return 0;

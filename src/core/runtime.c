@@ -24,6 +24,9 @@ struct candidate {
     uint64_t runtime_addr;
     bool has_section;
     bool python_without_runtime;  /* a Python too old to have _PyRuntime */
+    uint64_t py_version_addr;     /* Py_Version (3.11+), 0 when absent */
+    uint64_t rodata_hexversion;   /* from the PY_VERSION string in .rodata; 0 when not found */
+    uint64_t version_buf_addr;    /* Py_GetVersion()'s buffer, when the symbol table names it */
 };
 
 static const char *base_name(const char *path)
@@ -59,6 +62,52 @@ static const struct proc_map *first_mapping(const struct proc_map *maps, size_t 
     return NULL;
 }
 
+/* Reads "3.MINOR.MICRO" at P (up to END) into a PY_VERSION_HEX of a final release. */
+static uint64_t parse_version(const uint8_t *p, const uint8_t *end)
+{
+    unsigned v[3] = {0, 0, 0};
+    int part = 0;
+    bool digit = false;
+    for (; p < end && *p != '\0'; p++) {
+        if (*p >= '0' && *p <= '9' && v[part] < 1000) {
+            v[part] = v[part] * 10 + (unsigned)(*p - '0');
+            digit = true;
+        } else if (*p == '.' && digit && part < 2) {
+            part++;
+            digit = false;
+        } else {
+            break;
+        }
+    }
+    if (part != 2 || !digit || v[0] != 3 || v[1] > 255 || v[2] > 255) {
+        return 0;
+    }
+    return ((uint64_t)v[0] << 24) | ((uint64_t)v[1] << 16) | ((uint64_t)v[2] << 8) | 0xf0;
+}
+
+/* Before 3.11 the binary exports no version number, but PY_VERSION ("3.9.18") is a string of
+ * its own in .rodata, which Py_GetVersion() formats into sys.version. */
+static uint64_t rodata_version(const struct elf *e)
+{
+    struct elf_section sec;
+    size_t len;
+    const uint8_t *data;
+    if (elf_find_section(e, ".rodata", &sec, NULL) != 0 ||
+        (data = elf_section_bytes(e, &sec, &len)) == NULL) {
+        return 0;
+    }
+    for (size_t i = 1; i + 6 < len; i++) {
+        if (data[i - 1] == '\0' && data[i] == '3' && data[i + 1] == '.') {
+            const uint8_t *end = memchr(data + i, '\0', len - i < 16 ? len - i : 16);
+            uint64_t v = end != NULL ? parse_version(data + i, end) : 0;
+            if (v != 0) {
+                return v;
+            }
+        }
+    }
+    return 0;
+}
+
 /* Opens PATH's ELF image through the target's root and looks for the runtime in it. Returns 1
  * when found (RT filled except the layout), 0 when not, -1 on an error worth reporting. */
 static int examine(struct proc *p, const struct proc_map *maps, size_t n, const char *path,
@@ -91,6 +140,16 @@ static int examine(struct proc *p, const struct proc_map *maps, size_t n, const 
         goto out;
     }
     cand->path = path;
+    cand->py_version_addr = symbol_addr(e, "Py_Version", cand->bias);
+    if (cand->py_version_addr == 0) {
+        cand->rodata_hexversion = rodata_version(e);
+        /* Py_GetVersion() formats sys.version into a static buffer (Python/getversion.c);
+         * unstripped libraries name it in .symtab. */
+        cand->version_buf_addr = symbol_addr(e, "version.0", cand->bias);
+        if (cand->version_buf_addr == 0) {
+            cand->version_buf_addr = symbol_addr(e, "version", cand->bias);
+        }
+    }
     rt->runtime_addr = cand->runtime_addr;
     rt->code_type_addr = symbol_addr(e, "PyCode_Type", cand->bias);
     rt->none_addr = symbol_addr(e, "_Py_NoneStruct", cand->bias);
@@ -103,7 +162,7 @@ out:
     return found;
 }
 
-/* Before 3.13 there is no cookie; say which version it is if the file name tells. */
+/* A Python whose version pytop cannot tell, or has no layout for: say which if the name tells. */
 static int refuse_old(const char *path, struct pt_error *err)
 {
     const char *b = base_name(path);
@@ -112,33 +171,133 @@ static int refuse_old(const char *path, struct pt_error *err)
     unsigned minor;
     if (v != NULL && sscanf(v, "python%u.%u", &major, &minor) == 2) {
         return pt_error_set(err, PT_E_UNSUPPORTED, 0,
-                            "Python %u.%u (%s) is not supported yet (pytop reads 3.13 to %s)",
-                            major, minor, path, layout_newest_supported());
+                            "Python %u.%u (%s) is not supported yet (pytop reads %s to %s)",
+                            major, minor, path, layout_oldest_supported(),
+                            layout_newest_supported());
     }
     return pt_error_set(err, PT_E_UNSUPPORTED, 0,
-                        "the Python in %s predates 3.13 and is not supported yet (pytop reads "
-                        "3.13 to %s)",
-                        path, layout_newest_supported());
+                        "the Python in %s is too old or unknown to pytop (it reads %s to %s)",
+                        path, layout_oldest_supported(), layout_newest_supported());
+}
+
+/* The minor version in a file name like libpython3.9.so.1.0 or python3.9, or 0. */
+static unsigned minor_from_name(const char *path)
+{
+    const char *v = strstr(base_name(path), "python");
+    unsigned major;
+    unsigned minor;
+    if (v != NULL && sscanf(v, "python%u.%u", &major, &minor) == 2 && major == 3 && minor < 256) {
+        return minor;
+    }
+    return 0;
+}
+
+/* The version of a runtime without debug offsets: Py_Version (3.11+), else the PY_VERSION
+ * string, else the file name's major.minor (*MICRO_KNOWN false). 0 when nothing tells. */
+static uint64_t old_version(struct proc *p, const struct candidate *cand, bool *micro_known)
+{
+    uint32_t v = 0;
+    *micro_known = true;
+    if (cand->py_version_addr != 0 &&
+        proc_read_bytes(p, cand->py_version_addr, &v, sizeof v, NULL) == 0 && (v >> 24) == 3) {
+        return v;
+    }
+    if (cand->rodata_hexversion != 0) {
+        return cand->rodata_hexversion;
+    }
+    uint8_t buf[16];
+    uint64_t hex;
+    if (cand->version_buf_addr != 0 &&
+        proc_read_bytes(p, cand->version_buf_addr, buf, sizeof buf, NULL) == 0) {
+        /* "3.9.18 (main, ...": the version ends at the first space. */
+        uint8_t *space = memchr(buf, ' ', sizeof buf);
+        if (space != NULL && (hex = parse_version(buf, space)) != 0 &&
+            minor_from_name(cand->path) == ((hex >> 16) & 0xff)) {
+            return hex;
+        }
+    }
+    unsigned minor = minor_from_name(cand->path);
+    *micro_known = false;
+    return minor != 0 ? (3u << 24) | (minor << 16) | 0xf0 : 0;
+}
+
+/* Checks the chosen layout against the target before trusting it: the first thread state must
+ * point back to its interpreter, and PyCode_Type must be named "code". */
+static int check_layout(struct proc *p, const struct runtime *rt, struct pt_error *err)
+{
+    const struct py_layout *L = &rt->layout;
+    uint64_t interp = 0;
+    uint64_t tstate = 0;
+    uint64_t back = 0;
+    uint64_t name = 0;
+    char code[5] = "";
+    if (proc_read_bytes(p, rt->runtime_addr + L->runtime.interpreters_head, &interp, 8, err) < 0 ||
+        (interp != 0 &&
+         proc_read_bytes(p, interp + L->interp.threads_head, &tstate, 8, err) < 0) ||
+        (tstate != 0 && proc_read_bytes(p, tstate + L->thread.interp, &back, 8, err) < 0)) {
+        return pt_error_prefix(err, "checking the Python %s layout", rt->version);
+    }
+    if (interp == 0 || (tstate != 0 && back != interp)) {
+        return pt_error_set(err, PT_E_BADLAYOUT, 0,
+                            "the Python %s layout does not fit this process (its thread state "
+                            "does not point back to its interpreter); refusing to guess",
+                            rt->version);
+    }
+    if (rt->code_type_addr != 0 && layout_has(L->type.name) &&
+        (proc_read_bytes(p, rt->code_type_addr + L->type.name, &name, 8, NULL) < 0 ||
+         proc_read_bytes(p, name, code, sizeof code, NULL) < 0 || memcmp(code, "code", 5) != 0)) {
+        return pt_error_set(err, PT_E_BADLAYOUT, 0,
+                            "the Python %s layout does not fit this process (PyCode_Type is not "
+                            "named \"code\"); refusing to guess",
+                            rt->version);
+    }
+    return 0;
 }
 
 static int read_layout(struct proc *p, struct runtime *rt, const struct candidate *cand,
-                       struct pt_error *err)
+                       uint64_t forced, struct pt_error *err)
 {
     uint8_t blob[LIMIT_DEBUG_OFFSETS];
     if (proc_read_bytes(p, rt->runtime_addr, blob, sizeof blob, err) < 0) {
         return pt_error_prefix(err, "reading _PyRuntime in %s", cand->path);
     }
-    if (memcmp(blob, "xdebugpy", 8) != 0) {
-        return refuse_old(cand->path, err);
-    }
-    if (layout_from_debug_offsets(blob, sizeof blob, &rt->layout, err) < 0) {
-        return -1;
+    if (forced == 0 && memcmp(blob, "xdebugpy", 8) == 0) {
+        if (layout_from_debug_offsets(blob, sizeof blob, &rt->layout, err) < 0) {
+            return -1;
+        }
+    } else {
+        bool micro_known = true;
+        uint64_t hex = forced != 0 ? forced : old_version(p, cand, &micro_known);
+        unsigned minor = (unsigned)(hex >> 16) & 0xff;
+        if (hex == 0) {
+            return refuse_old(cand->path, err);
+        }
+        layout_version_string(hex, rt->version, sizeof rt->version);
+        if (!micro_known) {
+            snprintf(rt->version, sizeof rt->version, "3.%u", minor);
+        }
+        if (!layout_has_table(minor)) {
+            return pt_error_set(err, PT_E_UNSUPPORTED, 0,
+                                "Python %s (%s) is not supported (pytop reads %s to %s)",
+                                rt->version, cand->path, layout_oldest_supported(),
+                                layout_newest_supported());
+        }
+        if (layout_from_table(hex, &rt->layout, err) < 0) {
+            return pt_error_prefix(err, "Python %s", rt->version);
+        }
+        return check_layout(p, rt, err);
     }
     layout_version_string(rt->layout.hexversion, rt->version, sizeof rt->version);
-    return 0;
+    return check_layout(p, rt, err);
 }
 
 int runtime_locate(struct proc *p, struct runtime *rt, struct pt_error *err)
+{
+    return runtime_locate_as(p, 0, rt, err);
+}
+
+int runtime_locate_as(struct proc *p, uint64_t forced_version, struct runtime *rt,
+                      struct pt_error *err)
 {
     const struct proc_map *maps;
     size_t n;
@@ -170,7 +329,7 @@ int runtime_locate(struct proc *p, struct runtime *rt, struct pt_error *err)
             struct candidate cand = {0};
             int found = examine(p, maps, n, path, rt, &cand, first_err.code ? NULL : &first_err);
             if (found > 0) {
-                return read_layout(p, rt, &cand, err);
+                return read_layout(p, rt, &cand, forced_version, err);
             }
             if (cand.python_without_runtime && old_python == NULL) {
                 old_python = path;

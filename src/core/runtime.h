@@ -23,8 +23,15 @@ struct runtime {
 
 /* Finds the interpreter: looks through the target's mapped ELF files (its executable first, then
  * anything named like python or libpython) for the .PyRuntime section or the _PyRuntime symbol,
- * reads _Py_DebugOffsets there and selects the layout. Errors: PT_E_NOTPY (no interpreter found),
- * PT_E_UNSUPPORTED (names the version), PT_E_BADLAYOUT, PT_E_PERM, PT_E_GONE. */
+ * reads _Py_DebugOffsets there (3.13+) or takes the generated table of the binary's version
+ * (3.8-3.12), and checks the layout against the target. Errors: PT_E_NOTPY (no interpreter
+ * found), PT_E_UNSUPPORTED (names the version), PT_E_BADLAYOUT (the layout does not fit),
+ * PT_E_PERM, PT_E_GONE. */
 int runtime_locate(struct proc *p, struct runtime *rt, struct pt_error *err);
+
+/* As runtime_locate(), but takes the layout of FORCED_VERSION (a PY_VERSION_HEX; 0: what the
+ * target says) whatever the target claims, for testing that a wrong layout is refused. */
+int runtime_locate_as(struct proc *p, uint64_t forced_version, struct runtime *rt,
+                      struct pt_error *err);
 
 #endif

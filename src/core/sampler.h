@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "core/snapshot.h"
@@ -13,25 +14,43 @@ struct proc;
 struct runtime;
 struct pt_error;
 
+/* Bounds on what one window holds. Past them, samples still count but the threads or frames
+ * that did not fit are left out, and the statistics say so (threads_truncated,
+ * functions_truncated). */
+enum {
+    SAMPLER_MAX_THREADS = 1 << 16,      /* distinct threads */
+    SAMPLER_MAX_FUNCTIONS = 1 << 16,    /* distinct functions (name, file, first line) */
+    SAMPLER_MAX_PAIRS = 1 << 20,        /* distinct (thread, function) pairs */
+    SAMPLER_MAX_NAME_BYTES = 32 << 20,  /* bytes of thread, function and file names kept */
+    SAMPLER_BUCKETS = 64,               /* the window slides by window_s / SAMPLER_BUCKETS */
+};
+
 struct sampler_opts {
     double rate_hz;      /* samples per second; 0 = as fast as possible */
-    double window_s;     /* how far back the statistics reach */
+    double window_s;     /* how far back the statistics reach; <= 0 or not finite: 1 s; at
+                          * most a day */
     bool blocking;       /* pause the target while each sample is read */
 };
 
-/* One thread over the window. Shares are of that thread's own samples (0-100). */
+/* One thread over the window. Shares are of that thread's own samples (0-100); a flag the
+ * target did not say (unknown) does not count as yes. */
 struct sampler_thread {
     pid_t tid;
     uint64_t thread_id;
-    struct snap_str name;
-    uint64_t samples;    /* samples in which the thread was seen */
+    struct snap_str name;   /* the last name read; ptr NULL when never known */
+    uint64_t samples;       /* samples in which the thread was seen */
     double gil_pct;
     double cpu_pct;
     double gc_pct;
+    int64_t interp_id;      /* the interpreter the thread state belongs to */
+    uint64_t gil_samples;   /* the counts behind the shares */
+    uint64_t cpu_samples;
+    uint64_t gc_samples;
 };
 
 /* One function over the window. OWN counts thread-samples whose innermost frame it was, TOTAL
- * those in which it was anywhere on the stack (counted once per stack even when recursive). */
+ * those in which it was anywhere on the stack (counted once per stack even when recursive).
+ * A function is its (function, file, first_line): two lambdas of one file stay apart. */
 struct sampler_function {
     struct snap_str function;
     struct snap_str file;
@@ -48,24 +67,38 @@ struct sampler_stats {
     uint64_t errors;         /* failed samples in the window */
     double window_s;         /* the span the window really covers (shorter at start) */
     uint64_t thread_samples; /* sum over samples of the threads seen: the base of own/total % */
-    struct sampler_thread *threads;
+    struct sampler_thread *threads;      /* sorted by interp_id, tid, thread_id; NULL if none */
     size_t n_threads;
-    struct sampler_function *functions;  /* sorted by own, then total, descending */
+    struct sampler_function *functions;  /* sorted by own, then total, descending; NULL if
+                                          * none */
     size_t n_functions;
     uint64_t gc_samples;     /* samples in which some thread was in GC */
     struct snapshot *store;  /* owns the arrays and strings above */
+    bool threads_truncated;  /* some thread seen in the window did not fit the bounds */
+    bool functions_truncated; /* some frame seen in the window was not counted (bounds) */
 };
 
+/* Which thread sampler_stats_thread() tells about: the fields of struct sampler_thread. */
+struct sampler_thread_key {
+    int64_t interp_id;
+    pid_t tid;
+    uint64_t thread_id;
+};
+
+/* Not thread-safe: a program that samples on one thread and reads statistics on another
+ * serialises every call on one sampler (one mutex). The calls that read are quick copies. */
 struct sampler;
 
-/* Prepares to sample P (whose runtime RT was located; both outlive the sampler).
- * Errors: PT_E_NOMEM. */
+/* Prepares to sample P (whose runtime RT was located; both outlive the sampler). P and RT may
+ * be NULL for a sampler fed only through sampler_add(). Errors: PT_E_NOMEM. */
 struct sampler *sampler_new(struct proc *p, const struct runtime *rt,
                             const struct sampler_opts *opts, struct pt_error *err);
 void sampler_free(struct sampler *s);
 
 /* Takes one sample now and adds it to the window; a failed sample is counted as an error and
- * its error returned (-1). NOW is a monotonic time in seconds. */
+ * its error returned (-1): PT_E_GONE once the target has exited, else what unwind_snapshot()
+ * and (--blocking) proc_pause() give. With opts.blocking the target is paused for the read and
+ * always resumed. NOW is a monotonic time in seconds. */
 int sampler_sample(struct sampler *s, double now, struct pt_error *err);
 
 /* Adds an already-taken snapshot to the window (for tests and replays); the sampler takes
@@ -76,18 +109,49 @@ void sampler_add(struct sampler *s, struct snapshot *snap, double now);
 void sampler_add_error(struct sampler *s, double now);
 
 /* The most recent successful snapshot, or NULL; owned by the sampler, valid until the next
- * sampler_sample()/sampler_add(). */
+ * sampler_sample()/sampler_add()/sampler_take_latest(). */
 const struct snapshot *sampler_latest(const struct sampler *s);
+
+/* Hands the most recent successful snapshot to the caller (who frees it), or NULL; afterwards
+ * sampler_latest() is NULL until the next sample. For keeping a picture (freeze) without a
+ * copy. */
+struct snapshot *sampler_take_latest(struct sampler *s);
 
 /* A copy of the statistics over the window ending at NOW, for the caller to keep (free with
  * sampler_stats_free). NULL on out of memory. */
 struct sampler_stats *sampler_stats(const struct sampler *s, double now);
+
+/* Like sampler_stats(), but FUNCTIONS and THREAD_SAMPLES count only the thread KEY (the
+ * Functions view of one thread); the thread list is complete. When the thread is not in the
+ * window, no functions and thread_samples 0. NULL on out of memory. */
+struct sampler_stats *sampler_stats_thread(const struct sampler *s, double now,
+                                           const struct sampler_thread_key *key);
 void sampler_stats_free(struct sampler_stats *st);
 
-/* Forgets everything counted so far (the `r` key). */
+/* The thread of ST with these ids, or NULL; valid as long as ST. */
+const struct sampler_thread *sampler_stats_find_thread(const struct sampler_stats *st,
+                                                       int64_t interp_id, pid_t tid,
+                                                       uint64_t thread_id);
+
+/* Forgets everything counted so far (the `r` key). The latest snapshot stays. */
 void sampler_reset(struct sampler *s);
 
 /* Monotonic seconds, the clock the sampler's NOW arguments use. */
 double sampler_now(void);
+
+/* Writes SNAP (may be NULL: no snapshot this interval) as one JSON document carrying ST: a
+ * top-level "sampling" object and "functions" table, and gil_pct, cpu_pct, gc_pct on each
+ * thread (DESIGN.md, batch mode). A trailing newline when NEWLINE. Errors: PT_E_IO,
+ * PT_E_NOMEM. */
+int sampler_write_json(const struct snapshot *snap, const struct sampler_stats *st, FILE *out,
+                       bool newline, struct pt_error *err);
+
+/* Writes ST as top(1)'s batch mode does: a header (time, samples, achieved rate, errors), one
+ * line per thread with %GIL %CPU %GC, the traceback-like dump of SNAP (may be NULL) with source
+ * lines from SRC (may be NULL), and the TOP_FUNCTIONS functions with the most own samples.
+ * Errors: PT_E_IO, PT_E_NOMEM. */
+int sampler_write_text(const struct snapshot *snap, const struct sampler_stats *st, FILE *out,
+                       const struct snapshot_source *src, size_t top_functions,
+                       struct pt_error *err);
 
 #endif

@@ -132,6 +132,31 @@ struct snapshot_source {
 /* Writes S as one JSON document (no trailing newline unless NEWLINE). Errors: PT_E_IO. */
 int snapshot_write_json(const struct snapshot *s, FILE *out, bool newline, struct pt_error *err);
 
+struct strbuf;
+/* The writer of one JSON document, as the callbacks below see it. */
+struct snapshot_json_out;
+
+/* Members another module adds to the document (batch mode adds the sampler's statistics; the
+ * snapshot knows nothing of them). Each callback appends zero or more members, each beginning
+ * with a comma (,"key":value), to snapshot_json_buf(W), and may call snapshot_json_flush(W)
+ * between members so that a long list is written out as it goes. Any callback may be NULL. */
+struct snapshot_json_extra {
+    void (*head)(void *ctx, struct snapshot_json_out *w);   /* top level, after "python" */
+    void (*thread)(void *ctx, struct snapshot_json_out *w, const struct snap_interp *in,
+                   const struct snap_thread *t);            /* in each thread, after "in_gc" */
+    void (*tail)(void *ctx, struct snapshot_json_out *w);   /* top level, after "warnings" */
+    void *ctx;
+};
+
+/* Like snapshot_write_json, with EXTRA's members (EXTRA may be NULL). Errors: PT_E_IO,
+ * PT_E_NOMEM. */
+int snapshot_write_json_extra(const struct snapshot *s, FILE *out, bool newline,
+                              const struct snapshot_json_extra *extra, struct pt_error *err);
+/* The buffer the document is built in; valid during the callback. */
+struct strbuf *snapshot_json_buf(struct snapshot_json_out *w);
+/* Writes out what the buffer holds once it is large; errors are reported at the end. */
+void snapshot_json_flush(struct snapshot_json_out *w);
+
 /* Writes S as the traceback-like text dump. Errors: PT_E_IO. */
 int snapshot_write_text(const struct snapshot *s, FILE *out, const struct snapshot_source *src,
                         struct pt_error *err);

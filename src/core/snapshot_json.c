@@ -17,15 +17,26 @@
  * snapshot with thousands of deep stacks never sits in memory twice. */
 enum { JSON_FLUSH_AT = 64 * 1024 };
 
-struct json_out {
+struct snapshot_json_out {
     FILE *out;
     struct strbuf sb;
     int write_errno;            /* nonzero once a write fell short */
+    const struct snapshot_json_extra *extra;    /* NULL: none */
 };
 
-static void flush(struct json_out *w, bool force)
+static void flush(struct snapshot_json_out *w, bool force)
 {
     strbuf_drain(&w->sb, w->out, force ? 0 : JSON_FLUSH_AT, &w->write_errno);
+}
+
+struct strbuf *snapshot_json_buf(struct snapshot_json_out *w)
+{
+    return &w->sb;
+}
+
+void snapshot_json_flush(struct snapshot_json_out *w)
+{
+    flush(w, false);
 }
 
 static void put_str(struct strbuf *sb, struct snap_str s)
@@ -118,7 +129,8 @@ static void write_frame(struct strbuf *sb, const struct snap_frame *f)
     strbuf_puts(sb, "}");
 }
 
-static void write_thread(struct json_out *w, const struct snap_thread *t)
+static void write_thread(struct snapshot_json_out *w, const struct snap_interp *in,
+                         const struct snap_thread *t)
 {
     struct strbuf *sb = &w->sb;
     strbuf_puts(sb, "{\"tid\":");
@@ -139,6 +151,9 @@ static void write_thread(struct json_out *w, const struct snap_thread *t)
     put_tri(sb, t->has_exception);
     strbuf_puts(sb, ",\"in_gc\":");
     put_tri(sb, t->in_gc);
+    if (w->extra != NULL && w->extra->thread != NULL) {
+        w->extra->thread(w->extra->ctx, w, in, t);
+    }
     strbuf_puts(sb, ",\"frames\":[");
     size_t n = t->frames != NULL ? t->n_frames : 0;
     for (size_t i = 0; i < n; i++) {
@@ -184,7 +199,7 @@ static void write_gc(struct strbuf *sb, const struct snap_gc *gc)
     strbuf_puts(sb, "],\"recent\":[]}");
 }
 
-static void write_interp(struct json_out *w, const struct snap_interp *in)
+static void write_interp(struct snapshot_json_out *w, const struct snap_interp *in)
 {
     strbuf_puts(&w->sb, "{\"id\":");
     put_int(&w->sb, in->id);
@@ -194,7 +209,7 @@ static void write_interp(struct json_out *w, const struct snap_interp *in)
         if (i > 0) {
             strbuf_puts(&w->sb, ",");
         }
-        write_thread(w, &in->threads[i]);
+        write_thread(w, in, &in->threads[i]);
         flush(w, false);
     }
     strbuf_puts(&w->sb, "],\"gc\":");
@@ -225,8 +240,17 @@ static void write_head(struct strbuf *sb, const struct snapshot *s)
 
 int snapshot_write_json(const struct snapshot *s, FILE *out, bool newline, struct pt_error *err)
 {
-    struct json_out w = {.out = out};
+    return snapshot_write_json_extra(s, out, newline, NULL, err);
+}
+
+int snapshot_write_json_extra(const struct snapshot *s, FILE *out, bool newline,
+                              const struct snapshot_json_extra *extra, struct pt_error *err)
+{
+    struct snapshot_json_out w = {.out = out, .extra = extra};
     write_head(&w.sb, s);
+    if (extra != NULL && extra->head != NULL) {
+        extra->head(extra->ctx, &w);
+    }
     strbuf_puts(&w.sb, ",\"interpreters\":[");
     size_t n = s->interps != NULL ? s->n_interps : 0;
     for (size_t i = 0; i < n; i++) {
@@ -243,7 +267,11 @@ int snapshot_write_json(const struct snapshot *s, FILE *out, bool newline, struc
         }
         put_str(&w.sb, s->warnings[i]);
     }
-    strbuf_puts(&w.sb, newline ? "]}\n" : "]}");
+    strbuf_puts(&w.sb, "]");
+    if (extra != NULL && extra->tail != NULL) {
+        extra->tail(extra->ctx, &w);
+    }
+    strbuf_puts(&w.sb, newline ? "}\n" : "}");
     bool nomem = w.sb.failed;
     if (!nomem) {
         flush(&w, true);

@@ -25,6 +25,7 @@ struct thread_ctx {
     uint64_t next;
     uint64_t thread_id;
     uint64_t native_id;
+    uint64_t cframe;         /* the current _PyCFrame (3.11, 3.12); 0 otherwise */
     enum snap_bool gil;
     enum snap_bool gil_requested;
     enum snap_bool has_exception;
@@ -42,6 +43,16 @@ struct interp_fields {
     uint64_t code_generation;
     uint64_t gc_collecting;
     uint64_t modules;
+    uint64_t main_thread_ident;  /* from the runtime; 0 unknown */
+};
+
+/* The runtime-wide fields, read once per snapshot. */
+struct runtime_fields {
+    uint64_t interpreters_head;
+    uint64_t main_thread;
+    uint64_t gil_locked;
+    uint64_t gil_holder;
+    uint64_t gc_collecting;
 };
 
 /* The thread states one interpreter had at the last snapshot, read again in one batch. */
@@ -60,6 +71,10 @@ struct unwind {
     uint8_t *code_buf;       /* raw code structs of one batch */
     uint8_t *ts_buf;         /* LIMIT_THREADS thread states */
     struct known_threads known;
+    /* Before 3.11 thread states hold no kernel thread id; glibc keeps it in its struct pthread,
+     * at an offset found once by looking for the main thread's id (= the pid). 0: not yet. */
+    uint64_t pthread_tid_at;
+    bool pthread_tid_failed;
 };
 
 struct unwind *unwind_new(struct proc *p, const struct runtime *rt, struct pt_error *err)
@@ -105,8 +120,8 @@ struct unwind_stats unwind_get_stats(const struct unwind *u)
 }
 
 /* Reads the scattered interpreter fields in one system call. Fields the version lacks are 0. */
-static int read_interp(struct unwind *u, uint64_t addr, struct interp_fields *f,
-                       struct pt_error *err)
+static int read_interp(struct unwind *u, uint64_t addr, const struct runtime_fields *rf,
+                       struct interp_fields *f, struct pt_error *err)
 {
     const struct py_layout *L = u->L;
     struct {
@@ -121,7 +136,8 @@ static int read_interp(struct unwind *u, uint64_t addr, struct interp_fields *f,
         {L->interp.gil_locked, &f->gil_locked, 4},
         {L->interp.gil_holder, &f->gil_holder, 8},
         {L->interp.code_object_generation, &f->code_generation, 8},
-        {L->interp.gc + L->gc.collecting, &f->gc_collecting, 4},
+        {layout_has(L->interp.gc) ? L->interp.gc + L->gc.collecting : LAYOUT_NONE,
+         &f->gc_collecting, 4},
         {L->interp.imports_modules, &f->modules, 8},
     };
     struct proc_iov iov[sizeof want / sizeof want[0]];
@@ -142,6 +158,45 @@ static int read_interp(struct unwind *u, uint64_t addr, struct interp_fields *f,
     /* 4-byte fields were read into the low half of a zeroed uint64_t (little-endian hosts). */
     if (!layout_has(L->interp.code_object_generation)) {
         f->code_generation = UINT64_MAX;
+    }
+    /* Before 3.12 one GIL (and in 3.8 one GC) served the whole runtime. */
+    if (!layout_has(L->interp.gil_holder)) {
+        f->gil_locked = rf->gil_locked;
+        f->gil_holder = rf->gil_holder;
+    }
+    if (!layout_has(L->interp.gc)) {
+        f->gc_collecting = rf->gc_collecting;
+    }
+    f->main_thread_ident = rf->main_thread;
+    return 0;
+}
+
+/* Reads the runtime-wide fields of a snapshot in one system call. */
+static int read_runtime(struct unwind *u, struct runtime_fields *rf, struct pt_error *err)
+{
+    const struct py_layout *L = u->L;
+    uint64_t base = u->rt->runtime_addr;
+    const struct {
+        uint64_t off;
+        uint64_t *dst;
+        size_t len;
+    } want[] = {
+        {L->runtime.interpreters_head, &rf->interpreters_head, 8},
+        {L->runtime.main_thread, &rf->main_thread, 8},
+        {L->runtime.gil_locked, &rf->gil_locked, 4},
+        {L->runtime.gil_holder, &rf->gil_holder, 8},
+        {L->runtime.gc_collecting, &rf->gc_collecting, 4},
+    };
+    struct proc_iov iov[sizeof want / sizeof want[0]];
+    size_t n = 0;
+    memset(rf, 0, sizeof *rf);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        if (layout_has(want[i].off) && want[i].off < L->runtime.size) {
+            iov[n++] = (struct proc_iov){base + want[i].off, want[i].dst, want[i].len};
+        }
+    }
+    if (proc_read_many(u->proc, iov, n, err) < 0) {
+        return pt_error_prefix(err, "runtime state at 0x%" PRIx64, base);
     }
     return 0;
 }
@@ -199,7 +254,12 @@ static void parse_thread(const struct unwind *u, const uint8_t *ts, uint64_t add
     memset(t, 0, sizeof *t);
     t->addr = addr;
     layout_read_u64(ts, L->thread.size, L->thread.next, &t->next);
-    layout_read_u64(ts, L->thread.size, L->thread.current_frame, &t->fr.current_frame);
+    /* 3.11 and 3.12 keep the newest frame in the thread's current _PyCFrame, read later. */
+    if (layout_has(L->thread.cframe)) {
+        layout_read_u64(ts, L->thread.size, L->thread.cframe, &t->cframe);
+    } else {
+        layout_read_u64(ts, L->thread.size, L->thread.current_frame, &t->fr.current_frame);
+    }
     layout_read_u64(ts, L->thread.size, L->thread.datastack_chunk, &t->fr.chunk_addr);
     layout_read_u64(ts, L->thread.size, L->thread.base_frame, &t->fr.base_frame);
     layout_read_u64(ts, L->thread.size, L->thread.thread_id, &t->thread_id);
@@ -361,7 +421,14 @@ static void fill_thread(struct unwind *u, uint64_t interp, const struct thread_c
     }
     out->tid = (pid_t)t->native_id;
     out->thread_id = t->thread_id;
-    out->main = in->threads_main != 0 && in->threads_main == t->addr;
+    /* The interpreter names its main thread state from 3.13 on; before, the runtime keeps the
+     * main thread's ident, which only the main interpreter (id 0) runs Python under. */
+    if (layout_has(u->L->interp.threads_main)) {
+        out->main = in->threads_main != 0 && in->threads_main == t->addr;
+    } else {
+        out->main = in->id == 0 && in->main_thread_ident != 0 &&
+                    t->thread_id == in->main_thread_ident;
+    }
     out->gil = t->gil;
     out->gil_requested = t->gil_requested;
     out->has_exception = t->has_exception;
@@ -377,6 +444,108 @@ static void fill_thread(struct unwind *u, uint64_t interp, const struct thread_c
     }
     if (build_frames(u, t, s, out) < 0) {
         snapshot_warn(s, "out of memory building frames");
+    }
+}
+
+enum {
+    PTHREAD_SCAN = 2048,   /* bytes of the main thread's struct pthread searched for its tid */
+};
+
+/* Finds where struct pthread keeps the kernel thread id: the main thread's pthread_t (its
+ * thread ident) points at its struct pthread, and the main thread's tid is the pid. The offset
+ * must hold the pid exactly once in the searched span, or the guess is refused. */
+static void find_pthread_tid(struct unwind *u, uint64_t main_ident)
+{
+    uint8_t buf[PTHREAD_SCAN];
+    uint32_t pid = (uint32_t)proc_pid(u->proc);
+    uint64_t found = 0;
+    int hits = 0;
+    u->pthread_tid_failed = true;
+    if (main_ident == 0 || proc_read_bytes(u->proc, main_ident, buf, sizeof buf, NULL) < 0) {
+        return;
+    }
+    for (uint64_t off = 0; off + 4 <= sizeof buf; off += 4) {
+        uint64_t v;
+        layout_read_uint(buf, sizeof buf, off, 4, &v);
+        if (v == pid) {
+            found = off;
+            hits++;
+        }
+    }
+    if (hits == 1) {
+        u->pthread_tid_at = found;
+        u->pthread_tid_failed = false;
+    }
+}
+
+/* Fills each thread's kernel id from its struct pthread, in one batch; an id that is not one
+ * of the process's threads is dropped (unknown) rather than trusted. */
+static void read_pthread_tids(struct unwind *u, struct thread_ctx *ts, size_t n,
+                              const struct interp_fields *in)
+{
+    struct proc_iov iov[PROC_IOV_MAX];
+    uint32_t tids[PROC_IOV_MAX];
+    pid_t real[LIMIT_TASKS > 4096 ? 4096 : LIMIT_TASKS];
+    size_t n_real = 0;
+    if (layout_has(u->L->thread.native_thread_id) || n == 0) {
+        return;
+    }
+    if (u->pthread_tid_at == 0 && !u->pthread_tid_failed) {
+        find_pthread_tid(u, in->main_thread_ident);
+    }
+    if (u->pthread_tid_failed ||
+        proc_tasks(u->proc, real, sizeof real / sizeof real[0], &n_real, NULL) < 0) {
+        return;
+    }
+    for (size_t base = 0; base < n; base += PROC_IOV_MAX) {
+        size_t k = 0;
+        for (size_t i = base; i < n && i < base + PROC_IOV_MAX; i++) {
+            tids[k] = 0;
+            iov[k] = (struct proc_iov){ts[i].thread_id + u->pthread_tid_at, &tids[k], 4};
+            k++;
+        }
+        if (proc_read_many(u->proc, iov, k, NULL) < 0) {
+            continue;
+        }
+        for (size_t j = 0; j < k; j++) {
+            for (size_t r = 0; r < n_real; r++) {
+                if ((uint32_t)real[r] == tids[j]) {
+                    ts[base + j].native_id = tids[j];
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/* Where 3.11 and 3.12 threads' chains start: each thread's current _PyCFrame, all read in one
+ * batch per PROC_IOV_MAX threads. */
+static void read_cframes(struct unwind *u, struct thread_ctx *ts, size_t n, struct snapshot *s)
+{
+    struct proc_iov iov[PROC_IOV_MAX];
+    struct thread_ctx *owner[PROC_IOV_MAX];
+    if (!layout_has(u->L->thread.cframe)) {
+        return;
+    }
+    for (size_t base = 0; base < n; base += PROC_IOV_MAX) {
+        size_t k = 0;
+        for (size_t i = base; i < n && i < base + PROC_IOV_MAX; i++) {
+            if (ts[i].cframe != 0) {
+                iov[k] = (struct proc_iov){ts[i].cframe + u->L->thread.current_frame,
+                                           &ts[i].fr.current_frame, 8};
+                owner[k++] = &ts[i];
+            }
+        }
+        if (proc_read_many(u->proc, iov, k, NULL) == 0) {
+            continue;
+        }
+        for (size_t j = 0; j < k; j++) {
+            if (proc_read_bytes(u->proc, iov[j].addr, iov[j].dst, 8, NULL) < 0) {
+                owner[j]->fr.current_frame = 0;
+                snapshot_warn(s, "thread %" PRIu64 ": current frame unreadable",
+                              owner[j]->native_id);
+            }
+        }
     }
 }
 
@@ -474,6 +643,8 @@ static int unwind_interp(struct unwind *u, uint64_t interp, const struct interp_
     struct thread_ctx *ts = NULL;
     size_t n = collect_threads(u, interp, in, &ts, s);
     update_names(u, interp, in, ts, n, s);
+    read_cframes(u, ts, n, s);
+    read_pthread_tids(u, ts, n, in);
     struct frames_thread *fr = malloc((n ? n : 1) * sizeof *fr);
     if (fr == NULL) {
         free_threads(ts, n);
@@ -530,16 +701,16 @@ struct snapshot *unwind_snapshot(struct unwind *u, struct pt_error *err)
     s->pid = proc_pid(u->proc);
     s->time = (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
     fill_python(u->rt, s);
-    if (proc_read_bytes(u->proc, u->rt->runtime_addr + u->L->runtime.interpreters_head, &addr,
-                        sizeof addr, err) < 0) {
+    struct runtime_fields rf;
+    if (read_runtime(u, &rf, err) < 0) {
         snapshot_free(s);
-        pt_error_prefix(err, "interpreter list");
         return NULL;
     }
+    addr = rf.interpreters_head;
     while (addr != 0 && n < LIMIT_INTERPRETERS) {
         struct interp_fields in;
         struct pt_error e = {0};
-        if (read_interp(u, addr, &in, &e) < 0) {
+        if (read_interp(u, addr, &rf, &in, &e) < 0) {
             if (n == 0) {
                 *err = e;
                 snapshot_free(s);

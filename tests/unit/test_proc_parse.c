@@ -164,6 +164,7 @@ static void test_proc_stat_parse_reads_state_times_and_processor(void **state)
     assert_int_equal(proc_stat_parse(real, sizeof real - 1, &st, NULL), 0);
     assert_int_equal(st.state, 'R');
     assert_int_equal(st.utime, 0);
+    assert_int_equal(st.start_time, 48246);
     assert_int_equal(st.processor, 1);
 }
 

@@ -19,6 +19,10 @@ int layout_v3_15_fill(const uint8_t *blob, size_t len, struct py_layout *L, stru
  * debug offsets then override what they also describe). */
 void layout_apply_gen(const struct layout_gen *g, struct py_layout *L);
 
+/* Checks that every offset lies inside its struct and sizes are plausible; derives the GIL
+ * source. Errors: PT_E_BADLAYOUT. */
+int layout_validate(struct py_layout *L, struct pt_error *err);
+
 /* A generated "absent" (-1) becomes LAYOUT_NONE. */
 static inline uint64_t layout_gen_offset(int64_t v)
 {

@@ -72,8 +72,22 @@ const char *layout_newest_supported(void)
     return "3.15";
 }
 
+const char *layout_oldest_supported(void)
+{
+    return "3.8";
+}
+
 void layout_apply_gen(const struct layout_gen *g, struct py_layout *L)
 {
+    /* Defaults for what only some versions have; a version's own reader overrides them. */
+    L->frames = FRAMES_INTERPRETER;
+    L->frame.instr_width = 8;
+    L->thread.cframe = LAYOUT_NONE;
+    L->runtime.main_thread = LAYOUT_NONE;
+    L->runtime.gil_locked = LAYOUT_NONE;
+    L->runtime.gil_holder = LAYOUT_NONE;
+    L->runtime.gc_collecting = LAYOUT_NONE;
+    L->type.name = layout_gen_offset(g->type_name);
     L->interp.threads_main = layout_gen_offset(g->interp_threads_main);
     L->interp.code_object_generation = LAYOUT_NONE;
     L->thread.base_frame = LAYOUT_NONE;
@@ -115,8 +129,14 @@ void layout_apply_gen(const struct layout_gen *g, struct py_layout *L)
     L->type.flag_inline_values = g->tpflags_inline_values < 0 ? 0 : (uint64_t)g->tpflags_inline_values;
     L->type.flag_managed_dict = g->tpflags_managed_dict < 0 ? 0 : (uint64_t)g->tpflags_managed_dict;
     L->type.managed_dict_offset = g->managed_dict_offset;
+    L->type.has_managed_values = g->managed_values_ptr_offset != -1;
+    L->type.managed_values_at = g->managed_values_ptr_offset;
+    L->type.has_dict_or_values = g->managed_dict_or_values_offset != -1;
+    L->type.dict_or_values_at = g->managed_dict_or_values_offset;
+    L->type.dictoffset = layout_gen_offset(g->type_dictoffset);
     L->pylong.tag = layout_gen_offset(g->long_tag);
-    L->pylong.digits = layout_gen_offset(g->long_digits);
+    L->pylong.ob_size = layout_gen_offset(g->long_ob_size);
+    L->pylong.digits = layout_gen_offset(g->long_digits >= 0 ? g->long_digits : g->long_ob_digit);
     L->pylong.digit_bits = (unsigned)g->long_digit_bits;
     L->pylong.non_size_bits = (unsigned)g->long_non_size_bits;
 }
@@ -147,8 +167,11 @@ static int check_struct(const char *what, uint64_t size, uint64_t max, const uin
 }
 
 /* Every struct pytop reads whole must hold the fields it takes from it. */
-static int validate(struct py_layout *L, struct pt_error *err)
+int layout_validate(struct py_layout *L, struct pt_error *err)
 {
+    L->gil_source = layout_has(L->thread.holds_gil) ? GIL_FROM_THREAD
+                    : L->thread.holds_gil_bit >= 0  ? GIL_FROM_STATUS_BIT
+                                                    : GIL_FROM_HOLDER;
     const uint64_t thread[] = {L->thread.next, L->thread.interp, L->thread.current_frame,
                                L->thread.base_frame,
                                L->thread.thread_id, L->thread.native_thread_id,
@@ -179,8 +202,9 @@ static int validate(struct py_layout *L, struct pt_error *err)
         !field_fits(L->unicode.state, 4, L->unicode.ascii_size) ||
         !field_fits(L->unicode.length, 8, L->unicode.ascii_size) ||
         L->unicode.kind_shift > 29 || L->unicode.compact_bit > 31 || L->unicode.ascii_bit > 31 ||
-        L->thread.holds_gil_bit > 31 || L->pylong.digit_bits == 0 || L->pylong.digit_bits > 32 ||
-        L->pylong.non_size_bits > 8) {
+        L->thread.holds_gil_bit > 31 ||
+        (layout_has(L->pylong.tag) && (L->pylong.digit_bits == 0 || L->pylong.digit_bits > 32 ||
+                                       L->pylong.non_size_bits > 8))) {
         return pt_error_set(err, PT_E_BADLAYOUT, 0, "debug offsets are inconsistent");
     }
     L->max_struct = L->thread.size > L->code.size ? L->thread.size : L->code.size;
@@ -206,8 +230,8 @@ int layout_from_debug_offsets(const uint8_t *blob, size_t len, struct py_layout 
     if (L->free_threaded) {
         return pt_error_set(err, PT_E_UNSUPPORTED, 0,
                             "Python %s free-threaded build is not supported yet (GIL builds of "
-                            "3.13 to %s are)",
-                            vs, layout_newest_supported());
+                            "%s to %s are)",
+                            vs, layout_oldest_supported(), layout_newest_supported());
     }
     unsigned major = (unsigned)(version >> 24) & 0xff;
     unsigned minor = (unsigned)(version >> 16) & 0xff;
@@ -224,13 +248,10 @@ int layout_from_debug_offsets(const uint8_t *blob, size_t len, struct py_layout 
         break;
     default:
         return pt_error_set(err, PT_E_UNSUPPORTED, 0,
-                            "Python %s is not supported (pytop reads 3.13 to %s)", vs,
-                            layout_newest_supported());
+                            "Python %s is not supported (pytop reads %s to %s)", vs,
+                            layout_oldest_supported(), layout_newest_supported());
     }
-    L->gil_source = layout_has(L->thread.holds_gil) ? GIL_FROM_THREAD
-                    : L->thread.holds_gil_bit >= 0  ? GIL_FROM_STATUS_BIT
-                                                    : GIL_FROM_HOLDER;
-    if (rc < 0 || validate(L, err) < 0) {
+    if (rc < 0 || layout_validate(L, err) < 0) {
         return pt_error_prefix(err, "Python %s", vs);
     }
     return 0;

@@ -12,12 +12,17 @@ struct pt_error;
 #define LAYOUT_NONE UINT64_MAX
 
 /* The most bytes of an interpreter frame's fixed header pytop reads. */
-enum { LAYOUT_FRAME_HEADER_MAX = 256 };
+enum { LAYOUT_FRAME_HEADER_MAX = 512 };
 
 enum layout_linetable {
     LINETABLE_LNOTAB,     /* co_lnotab, up to 3.9 */
     LINETABLE_V310,       /* co_linetable of 3.10 */
     LINETABLE_LOCATIONS,  /* co_linetable with columns, 3.11+ */
+};
+
+enum layout_frames {
+    FRAMES_INTERPRETER,   /* _PyInterpreterFrame chains in data-stack chunks, 3.11+ */
+    FRAMES_OBJECTS,       /* PyFrameObject chains through f_back, up to 3.10 */
 };
 
 enum layout_gil_source {
@@ -36,6 +41,10 @@ struct py_layout {
         uint64_t size;
         uint64_t finalizing;
         uint64_t interpreters_head;
+        uint64_t main_thread;        /* the main thread's ident; LAYOUT_NONE when unknown */
+        uint64_t gil_locked;         /* a runtime-wide GIL (before 3.12); else LAYOUT_NONE */
+        uint64_t gil_holder;
+        uint64_t gc_collecting;      /* a runtime-wide GC (3.8); else LAYOUT_NONE */
     } runtime;
 
     struct {
@@ -54,7 +63,8 @@ struct py_layout {
         uint64_t size;
         uint64_t next;
         uint64_t interp;
-        uint64_t current_frame;
+        uint64_t current_frame;      /* in the thread state, or in its cframe (3.11, 3.12) */
+        uint64_t cframe;             /* pointer to the current _PyCFrame; LAYOUT_NONE if none */
         uint64_t base_frame;         /* the chain's sentinel frame; LAYOUT_NONE when unknown */
         uint64_t thread_id;
         uint64_t native_thread_id;
@@ -68,11 +78,13 @@ struct py_layout {
     } thread;
     enum layout_gil_source gil_source;
 
+    enum layout_frames frames;
     struct {
         uint64_t size;               /* bytes of the fixed header read per frame */
         uint64_t previous;
         uint64_t executable;
-        uint64_t instr_ptr;
+        uint64_t instr_ptr;          /* instruction pointer, or f_lasti (frame objects) */
+        unsigned instr_width;        /* 8 for a pointer, 4 for f_lasti */
         uint64_t owner;
         uint64_t executable_tag_mask;  /* low bits of a tagged stack reference */
         int owner_generator;
@@ -138,15 +150,22 @@ struct py_layout {
         uint64_t values_values;
     } dict;
     struct {
+        uint64_t name;               /* tp_name, a C string */
         uint64_t flags;
         uint64_t basicsize;
         uint64_t cached_keys;        /* in a heap type */
         uint64_t flag_inline_values; /* 0: the version has no such flag */
         uint64_t flag_managed_dict;
         int64_t managed_dict_offset; /* from the object's start; may be negative */
+        int64_t managed_values_at;   /* 3.11: pointer to the values, before the object */
+        int64_t dict_or_values_at;   /* 3.12: a dict pointer, or values pointer | 1 */
+        uint64_t dictoffset;         /* tp_dictoffset in a type object */
+        bool has_managed_values;
+        bool has_dict_or_values;
     } type;
     struct {
-        uint64_t tag;
+        uint64_t tag;                /* lv_tag (3.12+); LAYOUT_NONE before */
+        uint64_t ob_size;            /* signed digit count before 3.12 */
         uint64_t digits;
         unsigned digit_bits;
         unsigned non_size_bits;
@@ -163,11 +182,20 @@ struct py_layout {
 int layout_from_debug_offsets(const uint8_t *blob, size_t len, struct py_layout *L,
                               struct pt_error *err);
 
+/* Fills L for a version before 3.13 from pytop's generated table of that minor version;
+ * HEXVERSION is what the binary says of its version (its minor picks the table).
+ * Errors: PT_E_UNSUPPORTED (no table for that minor), PT_E_BADLAYOUT. */
+int layout_from_table(uint64_t hexversion, struct py_layout *L, struct pt_error *err);
+
+/* Whether pytop has a table for minor version 3.MINOR (before 3.13). */
+bool layout_has_table(unsigned minor);
+
 /* "3.15.2" (or "3.15.0a1", "3.15.2+") from a PY_VERSION_HEX, into BUF. */
 void layout_version_string(uint64_t hexversion, char *buf, size_t size);
 
-/* The newest version pytop supports, for error messages ("3.15"). */
+/* The newest and oldest versions pytop supports, for error messages ("3.15", "3.8"). */
 const char *layout_newest_supported(void);
+const char *layout_oldest_supported(void);
 
 /* Reads a little-endian integer of WIDTH bytes (1, 2, 4 or 8) at OFF in BUF[0..SIZE). Returns
  * false (and leaves *OUT alone) when it does not fit. */

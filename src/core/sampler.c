@@ -1,0 +1,330 @@
+/* sampler: snapshots taken at a rate, and what they add up to over a sliding window. */
+#include "config.h"
+
+#include "core/sampler.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/error.h"
+#include "core/proc.h"
+#include "core/sampler_window.h"
+#include "core/unwind.h"
+
+static const double WINDOW_DEFAULT_S = 1.0;
+static const double WINDOW_MIN_S = 0.01;
+/* With at most 1e6 samples a second, one bucket's counts then still fit 32 bits. */
+static const double WINDOW_MAX_S = 86400.0;
+
+struct sampler {
+    struct proc *proc;
+    struct unwind *unwind; /* NULL: fed through sampler_add() only */
+    struct sampler_opts opts;
+    struct sampler_window window;
+    struct snapshot *latest;
+};
+
+double sampler_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double window_length(double w)
+{
+    if (!isfinite(w) || w <= 0) {
+        return WINDOW_DEFAULT_S;
+    }
+    return w < WINDOW_MIN_S ? WINDOW_MIN_S : w > WINDOW_MAX_S ? WINDOW_MAX_S : w;
+}
+
+struct sampler *sampler_new(struct proc *p, const struct runtime *rt,
+                            const struct sampler_opts *opts, struct pt_error *err)
+{
+    struct sampler *s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        pt_error_set(err, PT_E_NOMEM, 0, "sampler");
+        return NULL;
+    }
+    s->opts = *opts;
+    s->opts.window_s = window_length(opts->window_s);
+    s->opts.rate_hz = isfinite(opts->rate_hz) && opts->rate_hz > 0 ? opts->rate_hz : 0;
+    if (sampler_window_init(&s->window, s->opts.window_s, err) < 0) {
+        free(s);
+        return NULL;
+    }
+    if (p != NULL && rt != NULL && (s->unwind = unwind_new(p, rt, err)) == NULL) {
+        sampler_free(s);
+        return NULL;
+    }
+    s->proc = p;
+    return s;
+}
+
+void sampler_free(struct sampler *s)
+{
+    if (s == NULL) {
+        return;
+    }
+    sampler_window_free(&s->window);
+    unwind_free(s->unwind);
+    snapshot_free(s->latest);
+    free(s);
+}
+
+void sampler_add(struct sampler *s, struct snapshot *snap, double now)
+{
+    if (snap == NULL) {
+        return;
+    }
+    sampler_window_add(&s->window, snap, now);
+    snapshot_free(s->latest);
+    s->latest = snap;
+}
+
+void sampler_add_error(struct sampler *s, double now)
+{
+    sampler_window_add_error(&s->window, now);
+}
+
+int sampler_sample(struct sampler *s, double now, struct pt_error *err)
+{
+    struct pt_error local = {0};
+    struct pt_error *e = err != NULL ? err : &local;
+    if (s->unwind == NULL) {
+        sampler_add_error(s, now);
+        return pt_error_set(e, PT_E_IO, 0, "no target to sample");
+    }
+    /* --blocking: the target stands still while it is read, and always runs on afterwards
+     * (also when pausing failed half-way). */
+    if (s->opts.blocking && proc_pause(s->proc, e) < 0) {
+        proc_resume(s->proc);
+        sampler_add_error(s, now);
+        return -1;
+    }
+    struct snapshot *snap = unwind_snapshot(s->unwind, e);
+    if (s->opts.blocking) {
+        proc_resume(s->proc);
+    }
+    if (snap == NULL) {
+        sampler_add_error(s, now);
+        return -1;
+    }
+    sampler_add(s, snap, now);
+    return 0;
+}
+
+const struct snapshot *sampler_latest(const struct sampler *s)
+{
+    return s->latest;
+}
+
+struct snapshot *sampler_take_latest(struct sampler *s)
+{
+    struct snapshot *snap = s->latest;
+    s->latest = NULL;
+    return snap;
+}
+
+void sampler_reset(struct sampler *s)
+{
+    sampler_window_clear(&s->window);
+}
+
+/* ---- statistics: copies out of the window ---- */
+
+/* A copy of a name in ST's store; false when memory ran out (unknown stays unknown). */
+static bool copy_name(struct sampler_stats *st, const char *p, size_t len, struct snap_str *out)
+{
+    *out = (struct snap_str){NULL, 0};
+    if (p == NULL) {
+        return true;
+    }
+    *out = snapshot_strdup(st->store, p, len);
+    return out->ptr != NULL;
+}
+
+static double percent(uint64_t part, uint64_t whole)
+{
+    return whole > 0 ? 100.0 * (double)part / (double)whole : 0;
+}
+
+static int compare_threads(const void *a, const void *b)
+{
+    const struct sampler_thread *x = a;
+    const struct sampler_thread *y = b;
+    if (x->interp_id != y->interp_id) {
+        return x->interp_id < y->interp_id ? -1 : 1;
+    }
+    if (x->tid != y->tid) {
+        return x->tid < y->tid ? -1 : 1;
+    }
+    return x->thread_id < y->thread_id ? -1 : x->thread_id > y->thread_id;
+}
+
+static bool copy_threads(struct sampler_stats *st, const struct sampler_table *t,
+                         const struct sampler_window_view *v)
+{
+    size_t n = 0;
+    for (uint32_t i = 0; i < t->threads.n; i++) {
+        n += sampler_table_thread_at(t, i)->used && v->threads[i].samples > 0;
+    }
+    if (n == 0) {
+        return true;
+    }
+    st->threads = snapshot_alloc_array(st->store, n, sizeof *st->threads);
+    if (st->threads == NULL) {
+        return false;
+    }
+    for (uint32_t i = 0; i < t->threads.n; i++) {
+        const struct sampler_table_thread *th = sampler_table_thread_at(t, i);
+        const struct sampler_window_thread_counts *c = &v->threads[i];
+        if (!th->used || c->samples == 0) {
+            continue;
+        }
+        struct sampler_thread *out = &st->threads[st->n_threads++];
+        out->tid = th->tid;
+        out->thread_id = th->thread_id;
+        out->interp_id = th->interp_id;
+        out->samples = c->samples;
+        out->gil_samples = c->gil;
+        out->cpu_samples = c->cpu;
+        out->gc_samples = c->gc;
+        out->gil_pct = percent(c->gil, c->samples);
+        out->cpu_pct = percent(c->cpu, c->samples);
+        out->gc_pct = percent(c->gc, c->samples);
+        if (!copy_name(st, th->name, th->name_len, &out->name)) {
+            return false;
+        }
+    }
+    qsort(st->threads, st->n_threads, sizeof *st->threads, compare_threads);
+    return true;
+}
+
+/* Byte order, the unknown (NULL) first. */
+static int compare_str(struct snap_str a, struct snap_str b)
+{
+    if (a.ptr == NULL || b.ptr == NULL) {
+        return (a.ptr != NULL) - (b.ptr != NULL);
+    }
+    size_t n = a.len < b.len ? a.len : b.len;
+    int c = n > 0 ? memcmp(a.ptr, b.ptr, n) : 0;
+    return c != 0 ? c : (a.len > b.len) - (a.len < b.len);
+}
+
+/* Most own samples first, then most total; ties by name, so the order is reproducible. */
+static int compare_functions(const void *a, const void *b)
+{
+    const struct sampler_function *x = a;
+    const struct sampler_function *y = b;
+    if (x->own != y->own) {
+        return x->own > y->own ? -1 : 1;
+    }
+    if (x->total != y->total) {
+        return x->total > y->total ? -1 : 1;
+    }
+    int c = compare_str(x->function, y->function);
+    c = c != 0 ? c : compare_str(x->file, y->file);
+    return c != 0 ? c : (x->first_line > y->first_line) - (x->first_line < y->first_line);
+}
+
+static bool copy_functions(struct sampler_stats *st, const struct sampler_table *t,
+                           const struct sampler_window_view *v)
+{
+    size_t n = 0;
+    for (uint32_t i = 0; i < t->funcs.n; i++) {
+        n += sampler_table_func_at(t, i)->used && v->funcs[i].total > 0;
+    }
+    if (n == 0) {
+        return true;
+    }
+    st->functions = snapshot_alloc_array(st->store, n, sizeof *st->functions);
+    if (st->functions == NULL) {
+        return false;
+    }
+    for (uint32_t i = 0; i < t->funcs.n; i++) {
+        const struct sampler_table_func *f = sampler_table_func_at(t, i);
+        if (!f->used || v->funcs[i].total == 0) {
+            continue;
+        }
+        struct sampler_function *out = &st->functions[st->n_functions++];
+        out->first_line = f->first_line;
+        out->own = v->funcs[i].own;
+        out->total = v->funcs[i].total;
+        if (!copy_name(st, f->function, f->function_len, &out->function) ||
+            !copy_name(st, f->file, f->file_len, &out->file)) {
+            return false;
+        }
+    }
+    qsort(st->functions, st->n_functions, sizeof *st->functions, compare_functions);
+    return true;
+}
+
+static struct sampler_stats *stats_build(const struct sampler *s, double now,
+                                         const struct sampler_thread_key *key)
+{
+    const struct sampler_table *t = &s->window.table;
+    struct sampler_window_view v = {.one = key != NULL, .only = SAMPLER_TABLE_NONE};
+    struct sampler_stats *st = calloc(1, sizeof *st);
+    if (key != NULL) {
+        v.only = sampler_table_find_thread(t, key->interp_id, key->tid, key->thread_id);
+    }
+    if (st == NULL || (st->store = snapshot_new(NULL)) == NULL ||
+        !sampler_window_view(&s->window, now, &v)) {
+        goto fail;
+    }
+    st->rate_hz = s->opts.rate_hz;
+    st->samples = v.counts.samples;
+    st->errors = v.counts.errors;
+    st->window_s = v.span;
+    st->achieved_hz = v.span > 0 ? (double)v.counts.samples / v.span : 0;
+    st->gc_samples = v.counts.gc_samples;
+    st->thread_samples = v.counts.thread_samples;
+    if (key != NULL) {
+        st->thread_samples = v.only != SAMPLER_TABLE_NONE ? v.threads[v.only].samples : 0;
+    }
+    st->threads_truncated = v.counts.dropped_threads > 0;
+    st->functions_truncated = v.counts.dropped_threads > 0 || v.counts.dropped_frames > 0;
+    if (!copy_threads(st, t, &v) || !copy_functions(st, t, &v)) {
+        goto fail;
+    }
+    sampler_window_view_free(&v);
+    return st;
+fail:
+    sampler_window_view_free(&v);
+    sampler_stats_free(st);
+    return NULL;
+}
+
+struct sampler_stats *sampler_stats(const struct sampler *s, double now)
+{
+    return stats_build(s, now, NULL);
+}
+
+struct sampler_stats *sampler_stats_thread(const struct sampler *s, double now,
+                                           const struct sampler_thread_key *key)
+{
+    return stats_build(s, now, key);
+}
+
+void sampler_stats_free(struct sampler_stats *st)
+{
+    if (st != NULL) {
+        snapshot_free(st->store);
+        free(st);
+    }
+}
+
+const struct sampler_thread *sampler_stats_find_thread(const struct sampler_stats *st,
+                                                       int64_t interp_id, pid_t tid,
+                                                       uint64_t thread_id)
+{
+    struct sampler_thread key = {.interp_id = interp_id, .tid = tid, .thread_id = thread_id};
+    if (st == NULL || st->threads == NULL) {
+        return NULL;
+    }
+    return bsearch(&key, st->threads, st->n_threads, sizeof *st->threads, compare_threads);
+}

@@ -1,0 +1,465 @@
+/* sampler_window: the sampler's sliding window of per-thread and per-function sample counts. */
+#include "config.h"
+
+#include "core/sampler_window.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/snapshot.h"
+
+/* The buckets are numbered by absolute time (floor(now / width)). A sample adds to the
+ * entries' window counts and to the newest bucket's deltas; when a bucket falls out of the
+ * window its deltas are taken off again, so a sample costs O(frames) and sliding costs
+ * O(what the old bucket held). */
+
+enum { DELTAS_MIN_CAP = 16 };
+
+static const double BUCKET_NUMBER_MAX = 4e18;
+
+struct thread_delta {
+    uint32_t thread;
+    uint32_t samples;
+    uint32_t gil;
+    uint32_t cpu;
+    uint32_t gc;
+};
+
+struct pair_delta {
+    uint32_t pair;
+    uint32_t own;
+    uint32_t total;
+};
+
+struct sampler_window_bucket {
+    int64_t number; /* INT64_MIN: holds nothing */
+    struct sampler_window_counts c;
+    struct thread_delta *threads;
+    uint32_t n_threads;
+    uint32_t cap_threads;
+    struct pair_delta *pairs;
+    uint32_t n_pairs;
+    uint32_t cap_pairs;
+};
+
+/* floor(NOW / width), clamped far from overflow; not-a-number counts as the distant past. */
+static int64_t bucket_number(const struct sampler_window *w, double now)
+{
+    double q = now / w->width;
+    if (!(q > -BUCKET_NUMBER_MAX)) {
+        q = -BUCKET_NUMBER_MAX;
+    } else if (q > BUCKET_NUMBER_MAX) {
+        q = BUCKET_NUMBER_MAX;
+    }
+    int64_t k = (int64_t)q; /* rounds toward zero */
+    return (double)k > q ? k - 1 : k;
+}
+
+static struct sampler_window_bucket *bucket_slot(struct sampler_window *w, int64_t number)
+{
+    int64_t i = number % SAMPLER_BUCKETS;
+    return &w->buckets[i < 0 ? i + SAMPLER_BUCKETS : i];
+}
+
+static void counts_sub(struct sampler_window_counts *a, const struct sampler_window_counts *b)
+{
+    a->samples -= b->samples;
+    a->errors -= b->errors;
+    a->thread_samples -= b->thread_samples;
+    a->gc_samples -= b->gc_samples;
+    a->dropped_threads -= b->dropped_threads;
+    a->dropped_frames -= b->dropped_frames;
+}
+
+/* Takes what bucket B added off the window, dropping entries that no longer count. */
+static void bucket_expire(struct sampler_window *w, struct sampler_window_bucket *b)
+{
+    struct sampler_table *t = &w->table;
+    if (b->number == INT64_MIN) {
+        return;
+    }
+    for (uint32_t i = 0; i < b->n_threads; i++) {
+        const struct thread_delta *d = &b->threads[i];
+        struct sampler_table_thread *th = sampler_table_thread_at(t, d->thread);
+        th->samples -= d->samples;
+        th->gil -= d->gil;
+        th->cpu -= d->cpu;
+        th->gc -= d->gc;
+        if (th->samples == 0) {
+            sampler_table_drop_thread(t, d->thread);
+        }
+    }
+    for (uint32_t i = 0; i < b->n_pairs; i++) {
+        const struct pair_delta *d = &b->pairs[i];
+        struct sampler_table_pair *p = sampler_table_pair_at(t, d->pair);
+        struct sampler_table_func *f = sampler_table_func_at(t, p->func);
+        p->own -= d->own;
+        p->total -= d->total;
+        f->own -= d->own;
+        f->total -= d->total;
+        /* Every delta has total >= 1, and a function's counts sum its pairs'. */
+        if (f->total == 0) {
+            sampler_table_drop_func(t, p->func);
+        }
+        if (p->total == 0) {
+            sampler_table_drop_pair(t, d->pair);
+        }
+    }
+    counts_sub(&w->counts, &b->c);
+    memset(&b->c, 0, sizeof b->c);
+    b->n_threads = 0;
+    b->n_pairs = 0;
+    b->number = INT64_MIN;
+}
+
+/* The bucket a sample at NOW goes into, after sliding the window up to NOW. Time that runs
+ * backwards (it should not) counts into the newest bucket. */
+static struct sampler_window_bucket *window_advance(struct sampler_window *w, double now)
+{
+    int64_t k = bucket_number(w, now);
+    if (w->newest != INT64_MIN && k <= w->newest) {
+        return bucket_slot(w, w->newest);
+    }
+    if (w->newest == INT64_MIN || k - w->newest >= SAMPLER_BUCKETS) {
+        for (size_t i = 0; i < SAMPLER_BUCKETS; i++) {
+            bucket_expire(w, &w->buckets[i]);
+        }
+    } else {
+        for (int64_t j = w->newest + 1; j <= k; j++) {
+            bucket_expire(w, bucket_slot(w, j));
+        }
+    }
+    struct sampler_window_bucket *b = bucket_slot(w, k);
+    b->number = k;
+    w->newest = k;
+    return b;
+}
+
+/* Grows a delta array by one element; false on out of memory. */
+static bool deltas_reserve(void **items, uint32_t n, uint32_t *cap, size_t size)
+{
+    if (n < *cap) {
+        return true;
+    }
+    uint32_t ncap = *cap < DELTAS_MIN_CAP ? DELTAS_MIN_CAP : *cap * 2;
+    if (ncap <= *cap) {
+        return false;
+    }
+    void *fresh = realloc(*items, (size_t)ncap * size);
+    if (fresh == NULL) {
+        return false;
+    }
+    *items = fresh;
+    *cap = ncap;
+    return true;
+}
+
+static struct thread_delta *thread_delta(struct sampler_window *w, struct sampler_window_bucket *b,
+                                         uint32_t ti)
+{
+    struct sampler_table_thread *th = sampler_table_thread_at(&w->table, ti);
+    if (th->newest.bucket == b->number) {
+        return &b->threads[th->newest.index];
+    }
+    if (!deltas_reserve((void **)&b->threads, b->n_threads, &b->cap_threads, sizeof *b->threads)) {
+        return NULL;
+    }
+    struct thread_delta *d = &b->threads[b->n_threads];
+    memset(d, 0, sizeof *d);
+    d->thread = ti;
+    th->newest.bucket = b->number;
+    th->newest.index = b->n_threads++;
+    return d;
+}
+
+static struct pair_delta *pair_delta(struct sampler_window *w, struct sampler_window_bucket *b,
+                                     uint32_t pi)
+{
+    struct sampler_table_pair *p = sampler_table_pair_at(&w->table, pi);
+    if (p->newest.bucket == b->number) {
+        return &b->pairs[p->newest.index];
+    }
+    if (!deltas_reserve((void **)&b->pairs, b->n_pairs, &b->cap_pairs, sizeof *b->pairs)) {
+        return NULL;
+    }
+    struct pair_delta *d = &b->pairs[b->n_pairs];
+    memset(d, 0, sizeof *d);
+    d->pair = pi;
+    p->newest.bucket = b->number;
+    p->newest.index = b->n_pairs++;
+    return d;
+}
+
+/* Counts frame F of thread TI's stack: in OWN when it is the innermost, in TOTAL the first
+ * time its function shows up in this stack. */
+static void count_frame(struct sampler_window *w, struct sampler_window_bucket *b, uint32_t ti,
+                        const struct snap_frame *f, bool own)
+{
+    struct sampler_table *t = &w->table;
+    uint32_t fi = sampler_table_func(t, f);
+    if (fi == SAMPLER_TABLE_NONE) {
+        b->c.dropped_frames++;
+        w->counts.dropped_frames++;
+        return;
+    }
+    struct sampler_table_func *fe = sampler_table_func_at(t, fi);
+    if (fe->stack_mark == w->stack_serial) {
+        return;
+    }
+    uint32_t pi = sampler_table_pair(t, ti, fi);
+    struct pair_delta *d = pi != SAMPLER_TABLE_NONE ? pair_delta(w, b, pi) : NULL;
+    if (d == NULL) {
+        /* Entries made for this frame alone must not stay with nothing counted. */
+        if (pi != SAMPLER_TABLE_NONE && sampler_table_pair_at(t, pi)->total == 0) {
+            sampler_table_drop_pair(t, pi);
+        }
+        if (fe->total == 0) {
+            sampler_table_drop_func(t, fi);
+        }
+        b->c.dropped_frames++;
+        w->counts.dropped_frames++;
+        return;
+    }
+    struct sampler_table_pair *p = sampler_table_pair_at(t, pi);
+    fe->stack_mark = w->stack_serial;
+    d->total++;
+    p->total++;
+    fe->total++;
+    if (own) {
+        d->own++;
+        p->own++;
+        fe->own++;
+    }
+}
+
+/* Counts one thread of a sample. */
+static void count_thread(struct sampler_window *w, struct sampler_window_bucket *b,
+                         int64_t interp_id, const struct snap_thread *th)
+{
+    uint32_t ti = sampler_table_thread(&w->table, interp_id, th);
+    struct thread_delta *d = ti != SAMPLER_TABLE_NONE ? thread_delta(w, b, ti) : NULL;
+    if (d == NULL) {
+        if (ti != SAMPLER_TABLE_NONE && sampler_table_thread_at(&w->table, ti)->samples == 0) {
+            sampler_table_drop_thread(&w->table, ti);
+        }
+        b->c.dropped_threads++;
+        w->counts.dropped_threads++;
+        return;
+    }
+    struct sampler_table_thread *e = sampler_table_thread_at(&w->table, ti);
+    bool gil = th->gil == SNAP_YES;
+    bool cpu = th->on_cpu == SNAP_YES;
+    bool gc = th->in_gc == SNAP_YES;
+    d->samples++;
+    e->samples++;
+    d->gil += gil;
+    e->gil += gil;
+    d->cpu += cpu;
+    e->cpu += cpu;
+    d->gc += gc;
+    e->gc += gc;
+    b->c.thread_samples++;
+    w->counts.thread_samples++;
+    w->stack_serial++;
+    size_t n = th->frames != NULL ? th->n_frames : 0;
+    bool innermost = true;
+    for (size_t i = 0; i < n; i++) {
+        /* Shims are C-owned entry frames, not Python functions (DESIGN.md). */
+        if (th->frames[i].kind == SNAP_FRAME_SHIM) {
+            continue;
+        }
+        count_frame(w, b, ti, &th->frames[i], innermost);
+        innermost = false;
+    }
+}
+
+static void count_sample(struct sampler_window *w, struct sampler_window_bucket *b,
+                         const struct snapshot *snap)
+{
+    bool any_gc = false;
+    size_t n = snap->interps != NULL ? snap->n_interps : 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct snap_interp *in = &snap->interps[i];
+        size_t nt = in->threads != NULL ? in->n_threads : 0;
+        for (size_t k = 0; k < nt; k++) {
+            count_thread(w, b, in->id, &in->threads[k]);
+            any_gc = any_gc || in->threads[k].in_gc == SNAP_YES;
+        }
+    }
+    b->c.samples++;
+    w->counts.samples++;
+    if (any_gc) {
+        b->c.gc_samples++;
+        w->counts.gc_samples++;
+    }
+}
+
+/* NOW as the window uses it: a time that is not a number is taken as the last one. */
+static double usable_now(struct sampler_window *w, double now)
+{
+    if (!isfinite(now)) {
+        now = isfinite(w->last_now) ? w->last_now : 0;
+    }
+    w->last_now = now;
+    if (isnan(w->started)) {
+        w->started = now;
+    }
+    return now;
+}
+
+void sampler_window_add(struct sampler_window *w, const struct snapshot *snap, double now)
+{
+    struct sampler_window_bucket *b = window_advance(w, usable_now(w, now));
+    count_sample(w, b, snap);
+}
+
+void sampler_window_add_error(struct sampler_window *w, double now)
+{
+    struct sampler_window_bucket *b = window_advance(w, usable_now(w, now));
+    b->c.errors++;
+    w->counts.errors++;
+}
+
+void sampler_window_clear(struct sampler_window *w)
+{
+    for (size_t i = 0; i < SAMPLER_BUCKETS; i++) {
+        struct sampler_window_bucket *b = &w->buckets[i];
+        b->number = INT64_MIN;
+        memset(&b->c, 0, sizeof b->c);
+        b->n_threads = 0;
+        b->n_pairs = 0;
+    }
+    sampler_table_clear(&w->table);
+    memset(&w->counts, 0, sizeof w->counts);
+    w->newest = INT64_MIN;
+    w->started = NAN;
+}
+
+int sampler_window_init(struct sampler_window *w, double window_s, struct pt_error *err)
+{
+    static const struct sampler_table_limits limits = {
+        SAMPLER_MAX_THREADS,
+        SAMPLER_MAX_FUNCTIONS,
+        SAMPLER_MAX_PAIRS,
+        SAMPLER_MAX_NAME_BYTES,
+    };
+    memset(w, 0, sizeof *w);
+    w->buckets = calloc(SAMPLER_BUCKETS, sizeof *w->buckets);
+    if (w->buckets == NULL) {
+        return pt_error_set(err, PT_E_NOMEM, 0, "sampler window");
+    }
+    w->width = window_s / SAMPLER_BUCKETS;
+    w->last_now = NAN;
+    sampler_table_init(&w->table, &limits);
+    sampler_window_clear(w);
+    return 0;
+}
+
+void sampler_window_free(struct sampler_window *w)
+{
+    if (w->buckets != NULL) {
+        for (size_t i = 0; i < SAMPLER_BUCKETS; i++) {
+            free(w->buckets[i].threads);
+            free(w->buckets[i].pairs);
+        }
+        free(w->buckets);
+        w->buckets = NULL;
+    }
+    sampler_table_free(&w->table);
+}
+
+/* ---- views ---- */
+
+static void view_drop_bucket(const struct sampler_window *w, const struct sampler_window_bucket *b,
+                             struct sampler_window_view *v)
+{
+    counts_sub(&v->counts, &b->c);
+    for (uint32_t i = 0; i < b->n_threads; i++) {
+        const struct thread_delta *d = &b->threads[i];
+        struct sampler_window_thread_counts *tc = &v->threads[d->thread];
+        tc->samples -= d->samples;
+        tc->gil -= d->gil;
+        tc->cpu -= d->cpu;
+        tc->gc -= d->gc;
+    }
+    for (uint32_t i = 0; i < b->n_pairs; i++) {
+        const struct pair_delta *d = &b->pairs[i];
+        const struct sampler_table_pair *p = sampler_table_pair_at(&w->table, d->pair);
+        if (!v->one || p->thread == v->only) {
+            v->funcs[p->func].own -= d->own;
+            v->funcs[p->func].total -= d->total;
+        }
+    }
+}
+
+static void view_fill(const struct sampler_window *w, struct sampler_window_view *v)
+{
+    const struct sampler_table *t = &w->table;
+    for (uint32_t i = 0; i < t->threads.n; i++) {
+        const struct sampler_table_thread *th = sampler_table_thread_at(t, i);
+        if (th->used) {
+            v->threads[i] =
+                (struct sampler_window_thread_counts){th->samples, th->gil, th->cpu, th->gc};
+        }
+    }
+    if (!v->one) {
+        for (uint32_t i = 0; i < t->funcs.n; i++) {
+            const struct sampler_table_func *f = sampler_table_func_at(t, i);
+            if (f->used) {
+                v->funcs[i] = (struct sampler_window_func_counts){f->own, f->total};
+            }
+        }
+        return;
+    }
+    for (uint32_t i = 0; i < t->pairs.n && v->only != SAMPLER_TABLE_NONE; i++) {
+        const struct sampler_table_pair *p = sampler_table_pair_at(t, i);
+        if (p->used && p->thread == v->only) {
+            v->funcs[p->func] = (struct sampler_window_func_counts){p->own, p->total};
+        }
+    }
+}
+
+/* How long the window at NOW reaches back: to the start of its oldest bucket, or to the first
+ * sample since the reset when that came later. */
+static double view_span(const struct sampler_window *w, double now)
+{
+    if (isnan(w->started) || !isfinite(now)) {
+        return 0;
+    }
+    double lower = (double)(bucket_number(w, now) - SAMPLER_BUCKETS + 1) * w->width;
+    if (lower < w->started) {
+        lower = w->started;
+    }
+    return now > lower ? now - lower : 0;
+}
+
+bool sampler_window_view(const struct sampler_window *w, double now, struct sampler_window_view *v)
+{
+    const struct sampler_table *t = &w->table;
+    v->counts = w->counts;
+    v->span = view_span(w, now);
+    v->threads = calloc(t->threads.n > 0 ? t->threads.n : 1, sizeof *v->threads);
+    v->funcs = calloc(t->funcs.n > 0 ? t->funcs.n : 1, sizeof *v->funcs);
+    if (v->threads == NULL || v->funcs == NULL) {
+        return false;
+    }
+    view_fill(w, v);
+    int64_t k = bucket_number(w, now);
+    for (size_t i = 0; i < SAMPLER_BUCKETS; i++) {
+        const struct sampler_window_bucket *b = &w->buckets[i];
+        if (b->number != INT64_MIN && b->number <= k - SAMPLER_BUCKETS) {
+            view_drop_bucket(w, b, v);
+        }
+    }
+    return true;
+}
+
+void sampler_window_view_free(struct sampler_window_view *v)
+{
+    free(v->threads);
+    free(v->funcs);
+    v->threads = NULL;
+    v->funcs = NULL;
+}

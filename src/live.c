@@ -1,0 +1,417 @@
+/* live: the target of the live view, sampled on a thread of its own; the screen takes frames. */
+#include "config.h"
+
+#include "live.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "core/proc.h"
+#include "core/runtime.h"
+#include "core/sampler.h"
+#include "core/snapshot.h"
+#include "core/source.h"
+#include "core/unwind.h"
+#include "snapcopy.h"
+
+enum {
+    FIRST_TRIES_S = 2, /* a starting command is looked at often for this long, then less */
+};
+
+static const double RETRY_FAST_S = 0.01;
+static const double RETRY_SLOW_S = 0.25;
+static const double CLOSE_WAIT_S = 1.0;
+
+/* What the screen asked for since the thread last looked. */
+struct requests {
+    bool reset;
+    struct sampler_thread_key focus; /* tid 0: none */
+    double period_s;
+};
+
+struct live {
+    struct live_opts opts;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t cond; /* on CLOCK_MONOTONIC: the thread's sleeps, cut short by requests */
+    /* Shared, under LOCK. */
+    bool stop;
+    bool poked; /* a request came: stop sleeping */
+    struct requests asked;
+    struct live_frame *ready;
+    bool source_ready;
+    /* The sampling thread's own (read by others only after it has been joined). */
+    enum live_state state;
+    struct proc *proc;
+    struct runtime rt;
+    struct sampler *sampler;
+    struct sampler_thread_key focus;
+    struct source_cache *sources;
+    struct snapshot_source source;
+    double started;
+    double next_frame;
+    double last_sample;
+    double age_s;
+    char command[512];
+    char status[256];
+};
+
+void live_frame_free(struct live_frame *f)
+{
+    if (f == NULL) {
+        return;
+    }
+    snapshot_free(f->snap);
+    sampler_stats_free(f->stats);
+    sampler_stats_free(f->focus);
+    free(f);
+}
+
+static const char *source_line(void *ctx, const char *file, size_t file_len, int line, size_t *len)
+{
+    return source_cache_line(ctx, file, file_len, line, len);
+}
+
+/* Sleeps until DEADLINE (sampler_now() seconds), a request or stop. */
+static void sleep_until(struct live *l, double deadline)
+{
+    struct timespec at;
+    double left = deadline - sampler_now();
+    if (left <= 0) {
+        return;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &at);
+    double ns = (double)at.tv_nsec + left * 1e9;
+    at.tv_sec += (time_t)(ns / 1e9);
+    at.tv_nsec = (long)(ns - (double)(time_t)(ns / 1e9) * 1e9);
+    pthread_mutex_lock(&l->lock);
+    while (!l->stop && !l->poked) {
+        if (pthread_cond_timedwait(&l->cond, &l->lock, &at) == ETIMEDOUT) {
+            break;
+        }
+    }
+    l->poked = false;
+    pthread_mutex_unlock(&l->lock);
+}
+
+/* Copies what the screen asked for into *RQ and clears it. Returns false once asked to stop. */
+static bool take_requests(struct live *l, struct requests *rq)
+{
+    pthread_mutex_lock(&l->lock);
+    bool stop = l->stop;
+    *rq = l->asked;
+    l->asked.reset = false;
+    pthread_mutex_unlock(&l->lock);
+    return !stop;
+}
+
+/* Hands a new frame to the screen, replacing one it has not taken. */
+static void publish(struct live *l, double now)
+{
+    struct live_frame *f = calloc(1, sizeof *f);
+    if (f == NULL) {
+        return;
+    }
+    const struct snapshot *latest = l->sampler != NULL ? sampler_latest(l->sampler) : NULL;
+    f->state = l->state;
+    f->snap = latest != NULL ? snapcopy_all(latest, NULL) : NULL;
+    f->stats = l->sampler != NULL ? sampler_stats(l->sampler, now) : NULL;
+    if (l->sampler != NULL && l->focus.tid != 0) {
+        f->focus = sampler_stats_thread(l->sampler, now, &l->focus);
+        f->focus_tid = l->focus.tid;
+    }
+    if (l->proc != NULL && l->state == LIVE_SAMPLING) {
+        proc_age(l->proc, &l->age_s, NULL);
+    }
+    f->made = now;
+    f->last_sample = l->last_sample;
+    f->age_s = l->age_s;
+    snprintf(f->command, sizeof f->command, "%s", l->command);
+    snprintf(f->status, sizeof f->status, "%s", l->status);
+    pthread_mutex_lock(&l->lock);
+    struct live_frame *old = l->ready;
+    l->ready = f;
+    pthread_mutex_unlock(&l->lock);
+    live_frame_free(old);
+    if (l->opts.wake_fd >= 0) {
+        ssize_t w = write(l->opts.wake_fd, "f", 1);
+        (void)w; /* a full pipe already holds a wake-up */
+    }
+}
+
+/* True when some thread of P runs Python code: the main thread, if the target says which. */
+static bool runs_python(struct proc *p, const struct runtime *rt, struct pt_error *err)
+{
+    struct unwind *u = unwind_new(p, rt, err);
+    struct snapshot *s = u != NULL ? unwind_snapshot(u, err) : NULL;
+    bool has_main = false;
+    bool main_runs = false;
+    bool any_runs = false;
+    for (size_t i = 0; s != NULL && i < s->n_interps; i++) {
+        for (size_t j = 0; j < s->interps[i].n_threads; j++) {
+            const struct snap_thread *t = &s->interps[i].threads[j];
+            has_main |= t->main;
+            main_runs |= t->main && t->n_frames > 0;
+            any_runs |= t->n_frames > 0;
+        }
+    }
+    bool runs = has_main ? main_runs : any_runs;
+    if (s != NULL && !runs) {
+        pt_error_set(err, PT_E_NOTPY, 0, "its interpreter runs no Python code yet");
+    }
+    snapshot_free(s);
+    unwind_free(u);
+    return runs;
+}
+
+/* Finds the interpreter and gets ready to sample it. Returns 0, or -1 with ERR set. */
+static int attach(struct live *l, struct pt_error *err)
+{
+    struct proc *p = proc_open(l->opts.pid, err);
+    if (p == NULL) {
+        return -1;
+    }
+    struct sampler_opts so = {
+        .rate_hz = l->opts.rate_hz,
+        .window_s = l->opts.window_s,
+        .blocking = l->opts.blocking,
+    };
+    if (runtime_locate(p, &l->rt, err) < 0 ||
+        (l->opts.wait_for_frame && !runs_python(p, &l->rt, err)) ||
+        (l->sampler = sampler_new(p, &l->rt, &so, err)) == NULL) {
+        proc_close(p);
+        return -1;
+    }
+    l->proc = p;
+    if (proc_cmdline(p, l->command, sizeof l->command, NULL) < 0) {
+        l->command[0] = '\0';
+    }
+    l->sources = source_cache_new(p);
+    l->source = (struct snapshot_source){source_line, l->sources};
+    pthread_mutex_lock(&l->lock);
+    l->source_ready = l->sources != NULL;
+    pthread_mutex_unlock(&l->lock);
+    l->status[0] = '\0';
+    return 0;
+}
+
+static bool is_gone(const struct pt_error *err)
+{
+    return err->code == PT_E_GONE || err->code == PT_E_NOPROC;
+}
+
+/* One step while there is nothing to sample. Returns when to look again. */
+static double step_waiting(struct live *l, const struct requests *rq, double now)
+{
+    struct pt_error err = {0};
+    if (attach(l, &err) == 0) {
+        l->state = LIVE_SAMPLING;
+        l->next_frame = now;
+        return now;
+    }
+    snprintf(l->status, sizeof l->status, "%s", err.msg);
+    if (is_gone(&err)) {
+        l->state = LIVE_GONE;
+        publish(l, now);
+        return now;
+    }
+    if (now >= l->next_frame) {
+        publish(l, now);
+        l->next_frame = now + rq->period_s;
+    }
+    return now + (now - l->started < FIRST_TRIES_S ? RETRY_FAST_S : RETRY_SLOW_S);
+}
+
+static void apply_requests(struct live *l, const struct requests *rq, double now)
+{
+    if (rq->reset) {
+        sampler_reset(l->sampler);
+        l->next_frame = now;
+    }
+    if (rq->focus.tid != l->focus.tid || rq->focus.thread_id != l->focus.thread_id ||
+        rq->focus.interp_id != l->focus.interp_id) {
+        l->focus = rq->focus;
+        l->next_frame = now;
+    }
+}
+
+/* One sample, and a frame when one is due. Returns when to sample next. */
+static double step_sampling(struct live *l, const struct requests *rq, double now,
+                            double next_sample)
+{
+    struct pt_error err = {0};
+    apply_requests(l, rq, now);
+    int rc = sampler_sample(l->sampler, now, &err);
+    now = sampler_now();
+    l->last_sample = now;
+    if (rc < 0) {
+        snprintf(l->status, sizeof l->status, "%s", err.msg);
+        if (is_gone(&err)) {
+            l->state = LIVE_GONE;
+            publish(l, now);
+            return now;
+        }
+    }
+    if (now >= l->next_frame) {
+        publish(l, now);
+        l->next_frame = now + rq->period_s;
+    }
+    if (l->opts.rate_hz <= 0) {
+        return now;
+    }
+    /* Keep to the rate, but after a stall start afresh rather than catch up in a burst. */
+    double next = next_sample + 1.0 / l->opts.rate_hz;
+    return next < now - 1.0 / l->opts.rate_hz ? now : next;
+}
+
+static void *run(void *arg)
+{
+    struct live *l = arg;
+    struct requests rq;
+    double next = sampler_now();
+    while (take_requests(l, &rq)) {
+        double now = sampler_now();
+        switch (l->state) {
+        case LIVE_WAITING:
+            next = step_waiting(l, &rq, now);
+            break;
+        case LIVE_SAMPLING:
+            next = step_sampling(l, &rq, now, next);
+            break;
+        case LIVE_GONE:
+            if (rq.reset) {
+                publish(l, now);
+            }
+            next = now + 3600;
+            break;
+        }
+        double wake = l->state == LIVE_SAMPLING && l->next_frame < next ? l->next_frame : next;
+        sleep_until(l, wake);
+    }
+    return NULL;
+}
+
+/* Starts the thread with the asynchronous signals blocked: they are the screen's business. */
+static int start_thread(struct live *l, struct pt_error *err)
+{
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS};
+    sigset_t block;
+    sigset_t old;
+    sigfillset(&block);
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++) {
+        sigdelset(&block, faults[i]);
+    }
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    int rc = pthread_create(&l->thread, NULL, run, l);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        return pt_error_set(err, PT_E_IO, rc, "cannot start the sampling thread: %s", strerror(rc));
+    }
+    return 0;
+}
+
+struct live *live_open(const struct live_opts *opts, struct pt_error *err)
+{
+    struct live *l = calloc(1, sizeof *l);
+    pthread_condattr_t ca;
+    if (l == NULL) {
+        pt_error_set(err, PT_E_NOMEM, ENOMEM, "live view");
+        return NULL;
+    }
+    l->opts = *opts;
+    l->asked.period_s = opts->period_s;
+    l->age_s = -1;
+    l->started = sampler_now();
+    l->next_frame = l->started;
+    pthread_mutex_init(&l->lock, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&l->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    if (start_thread(l, err) < 0) {
+        pthread_cond_destroy(&l->cond);
+        pthread_mutex_destroy(&l->lock);
+        free(l);
+        return NULL;
+    }
+    return l;
+}
+
+void live_close(struct live *l)
+{
+    if (l == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&l->lock);
+    l->stop = true;
+    pthread_cond_signal(&l->cond);
+    pthread_mutex_unlock(&l->lock);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)CLOSE_WAIT_S;
+    if (pthread_timedjoin_np(l->thread, NULL, &until) != 0) {
+        return;
+    }
+    live_frame_free(l->ready);
+    source_cache_free(l->sources);
+    sampler_free(l->sampler);
+    proc_close(l->proc);
+    pthread_cond_destroy(&l->cond);
+    pthread_mutex_destroy(&l->lock);
+    free(l);
+}
+
+struct live_frame *live_take(struct live *l)
+{
+    pthread_mutex_lock(&l->lock);
+    struct live_frame *f = l->ready;
+    l->ready = NULL;
+    pthread_mutex_unlock(&l->lock);
+    return f;
+}
+
+/* Wakes the thread so that a request is seen at once. Called with LOCK held. */
+static void poke(struct live *l)
+{
+    l->poked = true;
+    pthread_cond_signal(&l->cond);
+}
+
+void live_reset(struct live *l)
+{
+    pthread_mutex_lock(&l->lock);
+    l->asked.reset = true;
+    poke(l);
+    pthread_mutex_unlock(&l->lock);
+}
+
+void live_focus(struct live *l, const struct sampler_thread_key *key)
+{
+    pthread_mutex_lock(&l->lock);
+    l->asked.focus = key != NULL ? *key : (struct sampler_thread_key){0};
+    poke(l);
+    pthread_mutex_unlock(&l->lock);
+}
+
+void live_set_period(struct live *l, double period_s)
+{
+    pthread_mutex_lock(&l->lock);
+    l->asked.period_s = period_s;
+    poke(l);
+    pthread_mutex_unlock(&l->lock);
+}
+
+const struct snapshot_source *live_source(struct live *l)
+{
+    pthread_mutex_lock(&l->lock);
+    bool ready = l->source_ready;
+    pthread_mutex_unlock(&l->lock);
+    return ready ? &l->source : NULL;
+}

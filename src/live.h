@@ -1,0 +1,69 @@
+/* live: the target of the live view, sampled on a thread of its own; the screen takes frames. */
+#ifndef PYTOP_LIVE_H
+#define PYTOP_LIVE_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct pt_error;
+struct snapshot;
+struct snapshot_source;
+struct sampler_stats;
+struct sampler_thread_key;
+
+enum live_state {
+    LIVE_WAITING, /* no interpreter to sample yet: a command still starting, or a refusal */
+    LIVE_SAMPLING,
+    LIVE_GONE, /* the target exited; the last frame keeps what was seen */
+};
+
+struct live_opts {
+    pid_t pid;
+    double rate_hz;      /* samples a second; 0 = as fast as possible */
+    double window_s;     /* how far back the statistics reach */
+    double period_s;     /* how often a frame is made */
+    bool blocking;       /* pause the target while each sample is read */
+    bool wait_for_frame; /* a command just started: sample once its main thread runs Python */
+    int wake_fd;         /* a byte is written here whenever a frame is ready; -1 for none */
+};
+
+/* One picture for the screen. Everything in it is owned by the frame. */
+struct live_frame {
+    enum live_state state;
+    struct snapshot *snap;       /* the newest successful sample; NULL before the first */
+    struct sampler_stats *stats; /* over the window; NULL before sampling starts */
+    struct sampler_stats *focus; /* functions of the thread FOCUS_TID alone; NULL: not asked */
+    pid_t focus_tid;             /* the thread FOCUS is about; 0 = none */
+    double made;                 /* when the frame was made (sampler_now()) */
+    double last_sample;          /* when the newest sample, good or failed, ended; 0 none */
+    double age_s;                /* how long the target had run; < 0 unknown */
+    char command[512];           /* the target's command line; "" unknown */
+    char status[256];            /* why it waits, or the newest sample's error; "" none */
+};
+
+struct live;
+
+/* Starts sampling OPTS->pid on a new thread (signals blocked there). Errors: PT_E_NOMEM,
+ * PT_E_IO (no thread). The caller closes it. */
+struct live *live_open(const struct live_opts *opts, struct pt_error *err);
+
+/* Stops the thread and frees L. A thread stuck in a read for more than a second is left
+ * behind (with what it uses) rather than waited for: the process is about to exit. */
+void live_close(struct live *l);
+
+/* The newest frame not yet taken, or NULL. The caller frees it with live_frame_free(). */
+struct live_frame *live_take(struct live *l);
+void live_frame_free(struct live_frame *f);
+
+/* Asks the thread to forget the statistics gathered so far. */
+void live_reset(struct live *l);
+/* Asks for the functions of the thread KEY alone as well (NULL: stop). */
+void live_focus(struct live *l, const struct sampler_thread_key *key);
+/* Changes how often frames are made. */
+void live_set_period(struct live *l, double period_s);
+
+/* Source lines of the target's files, once sampling has started (else NULL). For the caller's
+ * thread only (the sampling thread never uses it); valid until live_close(). */
+const struct snapshot_source *live_source(struct live *l);
+
+#endif

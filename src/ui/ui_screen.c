@@ -1,0 +1,311 @@
+/* ui_screen: the parts around the views: header, status and key-hint lines, help, too small. */
+#include "config.h"
+
+#include "ui/ui_screen.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/sampler.h"
+#include "core/snapshot.h"
+#include "live.h"
+#include "ui/ui_text.h"
+
+/* The help screen: key and what it does, "" as key for a section title. */
+static const char *const HELP[][2] = {
+    {"q, Ctrl-C", "quit"},
+    {"h, ?", "this help (any key closes it)"},
+    {"", "Views"},
+    {"Tab, 1-4", "Threads, Functions, GC, Tasks"},
+    {"arrows, j/k", "move the cursor (or scroll)"},
+    {"PgUp/PgDn", "a page up or down"},
+    {"Home/End", "first or last row"},
+    {"Enter", "Threads: all stacks, scrollable / the selected thread's stack"},
+    {"s / S", "sort by the next / previous column"},
+    {"I", "invert the sort order"},
+    {"t", "Functions: the selected thread only / all threads"},
+    {"", "The picture"},
+    {"p, Space, Z", "freeze / unfreeze (sampling goes on behind)"},
+    {"/", "filter by function, file or thread name, as you type"},
+    {"", "   Enter keeps it, Esc cancels; c clears it"},
+    {"d", "dump the frozen (or current) snapshot to pytop-PID-TIME.txt here"},
+    {"r", "reset the statistics"},
+    {"+ / -", "refresh more / less often"},
+    {"Ctrl-L", "redraw the screen"},
+};
+
+static void right_marker(WINDOW *w, int y, int width, const char *text, const struct ui_style *st)
+{
+    int len = ui_text_width(ui_text_str(text), st);
+    if (len + 2 > width) {
+        return;
+    }
+    wattrset(w, st->attr[UI_ALERT]);
+    wmove(w, y, width - len - 1);
+    ui_text_puts(w, text, len, st);
+    wattrset(w, st->attr[UI_NORMAL]);
+}
+
+static void header_line1(WINDOW *w, const struct ui_screen *s, int width, const struct ui_style *st)
+{
+    char marker[160] = "";
+    if (s->exited) {
+        snprintf(marker, sizeof marker, "EXITED%s%s%s", s->exit_how != NULL ? " (" : "",
+                 s->exit_how != NULL ? s->exit_how : "", s->exit_how != NULL ? ")" : "");
+    }
+    if (s->frozen) {
+        size_t n = strlen(marker);
+        snprintf(marker + n, sizeof marker - n, "%sFROZEN", n > 0 ? " " : "");
+    }
+    int room = width - (marker[0] != '\0' ? (int)strlen(marker) + 2 : 0);
+    wmove(w, 0, 0);
+    wattrset(w, st->attr[UI_HEADER]);
+    ui_text_puts(w, "pytop", room, st);
+    wattrset(w, st->attr[UI_NORMAL]);
+    ui_text_printf(w, room - getcurx(w), st, "  PID %d  ", (int)s->pid);
+    if (s->frame != NULL && s->frame->command[0] != '\0') {
+        /* The command line is the target's: escaped like any other of its bytes. */
+        ui_text_put(w, ui_text_str(s->frame->command), room - getcurx(w), st);
+    }
+    if (marker[0] != '\0') {
+        right_marker(w, 0, width, marker, st);
+    }
+}
+
+static void format_age(char *buf, size_t size, double age)
+{
+    long t = (long)age;
+    if (age < 0) {
+        snprintf(buf, size, "?");
+    } else if (t >= 86400) {
+        snprintf(buf, size, "%ldd %02ld:%02ld:%02ld", t / 86400, t / 3600 % 24, t / 60 % 60,
+                 t % 60);
+    } else {
+        snprintf(buf, size, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+    }
+}
+
+static size_t thread_count(const struct snapshot *snap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < snap->n_interps; i++) {
+        n += snap->interps[i].n_threads;
+    }
+    return n;
+}
+
+/* The thread holding the GIL: NULL with *UNKNOWN set when some thread cannot say. */
+static const struct snap_thread *gil_holder(const struct snapshot *snap, bool *unknown)
+{
+    *unknown = false;
+    for (size_t i = 0; i < snap->n_interps; i++) {
+        for (size_t j = 0; j < snap->interps[i].n_threads; j++) {
+            const struct snap_thread *t = &snap->interps[i].threads[j];
+            if (t->gil == SNAP_YES) {
+                return t;
+            }
+            *unknown |= t->gil == SNAP_UNKNOWN;
+        }
+    }
+    return NULL;
+}
+
+static void draw_python(WINDOW *w, int width, const struct snapshot *snap,
+                        const struct ui_style *st)
+{
+    const struct snap_python *py = &snap->python;
+    ui_text_puts(w, "Python ", width - getcurx(w), st);
+    ui_text_put(w, py->version, width - getcurx(w), st);
+    const char *build = py->debug_build == SNAP_YES  ? "debug build, "
+                        : py->debug_build == SNAP_NO ? "release, "
+                                                     : "";
+    ui_text_printf(w, width - getcurx(w), st, " (%s%s)", build,
+                   py->free_threaded ? "free-threaded" : "GIL");
+}
+
+static void header_line2(WINDOW *w, const struct ui_screen *s, int width, const struct ui_style *st)
+{
+    const struct live_frame *f = s->frame;
+    wmove(w, 1, 0);
+    if (f == NULL || f->snap == NULL) {
+        wattrset(w, st->attr[UI_DIM]);
+        ui_text_puts(w, f != NULL && f->status[0] != '\0' ? f->status : "waiting for the target",
+                     width, st);
+        wattrset(w, st->attr[UI_NORMAL]);
+        return;
+    }
+    char age[32];
+    format_age(age, sizeof age, f->age_s);
+    draw_python(w, width, f->snap, st);
+    ui_text_printf(w, width - getcurx(w), st, "  up %s  threads %zu  GIL: ", age,
+                   thread_count(f->snap));
+    bool unknown;
+    const struct snap_thread *t = gil_holder(f->snap, &unknown);
+    wattrset(w, st->attr[t != NULL ? UI_GIL : UI_NORMAL]);
+    if (t == NULL) {
+        ui_text_puts(w, unknown ? "?" : "none", width - getcurx(w), st);
+    } else {
+        ui_text_put(w, t->name, width - getcurx(w), st);
+        ui_text_printf(w, width - getcurx(w), st, " (%d)", (int)t->tid);
+    }
+    wattrset(w, st->attr[UI_NORMAL]);
+}
+
+/* "rate 99/100 Hz  failed 0.1%  refresh 1s", and how late the newest sample is. */
+static void sampling_text(char *buf, size_t size, const struct ui_screen *s, bool *alert)
+{
+    const struct sampler_stats *stats = s->frame != NULL ? s->frame->stats : NULL;
+    char want[32];
+    char got[32] = "-";
+    char failed[32] = "";
+    if (s->rate_hz > 0) {
+        snprintf(want, sizeof want, "%g Hz", s->rate_hz);
+    } else {
+        snprintf(want, sizeof want, "max");
+    }
+    *alert = s->late_s > 0;
+    if (stats != NULL) {
+        uint64_t all = stats->samples + stats->errors;
+        /* Over a window of a sample or two the rate means nothing yet. */
+        if (stats->samples >= 2 && stats->window_s >= 0.2) {
+            snprintf(got, sizeof got, "%.0f", stats->achieved_hz);
+        }
+        snprintf(failed, sizeof failed, "  failed %.1f%%",
+                 all > 0 ? 100.0 * (double)stats->errors / (double)all : 0.0);
+        *alert |= stats->errors > 0;
+    }
+    int n = snprintf(buf, size, "rate %s/%s%s  refresh %gs", got, want, failed, s->delay);
+    if (s->late_s > 0 && n > 0 && (size_t)n < size) {
+        snprintf(buf + n, size - (size_t)n, "  no sample for %.0fs", s->late_s);
+    }
+}
+
+static void header_line3(WINDOW *w, const struct ui_screen *s, int width, const struct ui_style *st)
+{
+    wmove(w, 2, 0);
+    for (int i = 0; i < s->n_views && getcurx(w) < width - 1; i++) {
+        wattrset(w, st->attr[i == s->view ? UI_SELECTED : UI_DIM]);
+        ui_text_printf(w, width - getcurx(w), st, " %d %s ", i + 1, s->titles[i]);
+    }
+    wattrset(w, st->attr[UI_NORMAL]);
+    char right[160];
+    bool alert;
+    sampling_text(right, sizeof right, s, &alert);
+    int len = (int)strlen(right);
+    int x = getcurx(w) + len + 1 < width ? width - len - 1 : getcurx(w);
+    wmove(w, 2, x);
+    wattrset(w, st->attr[alert ? UI_ALERT : UI_DIM]);
+    ui_text_puts(w, right, width - x, st);
+    wattrset(w, st->attr[UI_NORMAL]);
+}
+
+void ui_screen_header(WINDOW *w, const struct ui_screen *s, const struct ui_style *st)
+{
+    int width = getmaxx(w);
+    werase(w);
+    header_line1(w, s, width, st);
+    header_line2(w, s, width, st);
+    header_line3(w, s, width, st);
+}
+
+/* The status line: the filter being typed, else a message, else the filter in force, else
+ * where a command's output goes, else the newest sample's trouble. */
+static void status_line(WINDOW *w, const struct ui_screen *s, int width, const struct ui_style *st)
+{
+    wmove(w, 0, 0);
+    if (s->editing) {
+        wattrset(w, st->attr[UI_HEADER]);
+        ui_text_puts(w, "Filter: ", width, st);
+        wattrset(w, st->attr[UI_NORMAL]);
+        ui_text_put(w, ui_text_str(s->filter), width - getcurx(w) - 30, st);
+        int x = getcurx(w);
+        wattrset(w, st->attr[UI_DIM]);
+        ui_text_puts(w, "   (Enter keeps, Esc cancels)", width - x, st);
+        wattrset(w, st->attr[UI_NORMAL]);
+        wmove(w, 0, x);
+        return;
+    }
+    if (s->message != NULL && s->message[0] != '\0') {
+        wattrset(w, st->attr[s->message_is_error ? UI_ALERT : UI_HEADER]);
+        ui_text_puts(w, s->message, width, st);
+    } else if (s->filter[0] != '\0') {
+        wattrset(w, st->attr[UI_MATCH]);
+        ui_text_puts(w, "Filter: ", width, st);
+        ui_text_put(w, ui_text_str(s->filter), width - getcurx(w) - 16, st);
+        wattrset(w, st->attr[UI_DIM]);
+        ui_text_puts(w, "  (c clears it)", width - getcurx(w), st);
+    } else if (s->log_path != NULL) {
+        wattrset(w, st->attr[UI_DIM]);
+        ui_text_puts(w, "command output: ", width, st);
+        ui_text_put_tail(w, ui_text_str(s->log_path), width - getcurx(w), st);
+    } else if (s->frame != NULL && s->frame->stats != NULL && s->frame->stats->errors > 0 &&
+               s->frame->status[0] != '\0') {
+        wattrset(w, st->attr[UI_DIM]);
+        ui_text_puts(w, "last failed sample: ", width, st);
+        ui_text_put(w, ui_text_str(s->frame->status), width - getcurx(w), st);
+    }
+    wattrset(w, st->attr[UI_NORMAL]);
+}
+
+void ui_screen_footer(WINDOW *w, const struct ui_screen *s, const struct ui_style *st)
+{
+    static const char *const hint[][2] = {
+        {"q", "quit"}, {"p", "freeze"},     {"/", "filter"},   {"d", "dump"}, {"Tab", "view"},
+        {"s", "sort"}, {"Enter", "stacks"}, {"+-", "refresh"}, {"h", "help"},
+    };
+    int width = getmaxx(w);
+    werase(w);
+    wmove(w, 1, 0);
+    for (size_t i = 0; i < sizeof hint / sizeof hint[0]; i++) {
+        int need = (int)(strlen(hint[i][0]) + strlen(hint[i][1]) + 2);
+        if (getcurx(w) + need >= width) {
+            break;
+        }
+        wattrset(w, st->attr[UI_KEY]);
+        ui_text_puts(w, hint[i][0], width, st);
+        wattrset(w, st->attr[UI_DIM]);
+        ui_text_printf(w, width - getcurx(w), st, " %s ", hint[i][1]);
+    }
+    wattrset(w, st->attr[UI_NORMAL]);
+    status_line(w, s, width, st);
+}
+
+void ui_screen_help(WINDOW *w, const struct ui_style *st)
+{
+    int width = getmaxx(w);
+    int height = getmaxy(w);
+    werase(w);
+    wmove(w, 0, 1);
+    wattrset(w, st->attr[UI_HEADER]);
+    ui_text_puts(w, "pytop keys", width - 1, st);
+    wattrset(w, st->attr[UI_NORMAL]);
+    int y = 1;
+    for (size_t i = 0; i < sizeof HELP / sizeof HELP[0] && y < height; i++, y++) {
+        if (HELP[i][0][0] == '\0' && HELP[i][1][0] != ' ') {
+            wmove(w, y, 1);
+            wattrset(w, st->attr[UI_TITLE]);
+            ui_text_puts(w, HELP[i][1], width - 1, st);
+            wattrset(w, st->attr[UI_NORMAL]);
+            continue;
+        }
+        wmove(w, y, 3);
+        wattrset(w, st->attr[UI_KEY]);
+        ui_text_puts(w, HELP[i][0], 14, st);
+        wattrset(w, st->attr[UI_NORMAL]);
+        wmove(w, y, 18);
+        ui_text_puts(w, HELP[i][1], width - 18, st);
+    }
+}
+
+void ui_screen_too_small(int rows, int cols, const struct ui_style *st)
+{
+    char text[128];
+    snprintf(text, sizeof text, "Terminal too small (%dx%d): pytop needs %dx%d. q quits.", cols,
+             rows, UI_SCREEN_MIN_COLS, UI_SCREEN_MIN_ROWS);
+    erase();
+    int len = (int)strlen(text);
+    move(rows / 2, len < cols ? (cols - len) / 2 : 0);
+    attrset(st->attr[UI_ALERT]);
+    waddnstr(stdscr, text, cols > 0 ? cols - 1 : 0);
+    attrset(st->attr[UI_NORMAL]);
+}

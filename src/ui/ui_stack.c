@@ -1,0 +1,292 @@
+/* ui_stack: a thread drawn as text: its state in short, where it is, and its whole stack. */
+#include "config.h"
+
+#include "ui/ui_stack.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "ui/ui_text.h"
+
+enum line_kind { LINE_TITLE, LINE_FRAME, LINE_SOURCE, LINE_NOTE };
+
+bool ui_stack_frame_matches(const struct snap_frame *f, const char *filter)
+{
+    return ui_text_match(filter, f->function) || ui_text_match(filter, f->file);
+}
+
+static const struct snap_frame *top_frame(const struct snap_thread *t)
+{
+    for (size_t i = 0; t->frames != NULL && i < t->n_frames; i++) {
+        if (t->frames[i].kind == SNAP_FRAME_PYTHON) {
+            return &t->frames[i];
+        }
+    }
+    return NULL;
+}
+
+struct snap_str ui_stack_top_function(const struct snap_thread *t)
+{
+    const struct snap_frame *f = top_frame(t);
+    return f != NULL ? f->function : (struct snap_str){NULL, 0};
+}
+
+void ui_stack_state_short(const struct snap_thread *t, char *buf, size_t size)
+{
+    const char *words[6];
+    size_t n = 0;
+    if (t->gil == SNAP_YES) {
+        words[n++] = "GIL";
+    }
+    if (t->on_cpu == SNAP_YES) {
+        words[n++] = "CPU";
+    }
+    if (t->gil_requested == SNAP_YES) {
+        words[n++] = "wait GIL";
+    }
+    if (t->in_gc == SNAP_YES) {
+        words[n++] = "GC";
+    }
+    if (t->gil == SNAP_NO && t->gil_requested != SNAP_YES && t->on_cpu == SNAP_NO) {
+        words[n++] = "idle";
+    }
+    if (t->has_exception == SNAP_YES) {
+        words[n++] = "exc";
+    }
+    size_t used = 0;
+    snprintf(buf, size, "%s", n == 0 ? "?" : "");
+    for (size_t i = 0; i < n && used < size; i++) {
+        int w = snprintf(buf + used, size - used, "%s%s", i > 0 ? " " : "", words[i]);
+        used += w > 0 ? (size_t)w : 0;
+    }
+}
+
+enum ui_attr ui_stack_state_attr(const struct snap_thread *t)
+{
+    if (t->in_gc == SNAP_YES) {
+        return UI_GC;
+    }
+    if (t->gil == SNAP_YES) {
+        return UI_GIL;
+    }
+    if (t->gil_requested == SNAP_YES) {
+        return UI_WAIT;
+    }
+    if (t->on_cpu == SNAP_YES) {
+        return UI_CPU;
+    }
+    return t->gil == SNAP_NO && t->on_cpu == SNAP_NO ? UI_DIM : UI_NORMAL;
+}
+
+/* The base name of a file: "demo.py" of "/srv/app/demo.py". */
+static struct snap_str base_name(struct snap_str file)
+{
+    if (file.ptr == NULL) {
+        return file;
+    }
+    const char *slash = memrchr(file.ptr, '/', file.len);
+    if (slash == NULL) {
+        return file;
+    }
+    size_t skip = (size_t)(slash + 1 - file.ptr);
+    return (struct snap_str){file.ptr + skip, file.len - skip};
+}
+
+/* Draws FILE:LINE in WIDTH columns, keeping the end of a long path. */
+static void draw_file_line(WINDOW *w, struct snap_str file, int line, int width,
+                           const struct ui_style *st)
+{
+    char num[24];
+    if (line > 0) {
+        snprintf(num, sizeof num, ":%d", line);
+    } else {
+        snprintf(num, sizeof num, ":?");
+    }
+    int room = width - (int)strlen(num);
+    if (room <= 1) {
+        return;
+    }
+    ui_text_put_tail(w, file, room, st);
+    ui_text_puts(w, num, (int)strlen(num), st);
+}
+
+void ui_stack_where(WINDOW *w, const struct snap_thread *t, int width, bool selected,
+                    const struct ui_model *m)
+{
+    const struct ui_style *st = m->style;
+    const struct snap_frame *f = top_frame(t);
+    if (f == NULL) {
+        ui_text_puts(w, t->n_frames == 0 ? "(no Python frames)" : "?", width, st);
+        return;
+    }
+    int used = ui_text_put(w, f->function, width, st);
+    if (used + 3 >= width) {
+        return;
+    }
+    ui_text_puts(w, " ", 1, st);
+    if (!selected) {
+        wattrset(w, st->attr[UI_DIM]);
+    }
+    draw_file_line(w, base_name(f->file), f->line, width - used - 1, st);
+}
+
+/* The frame's source line without surrounding blanks, or NULL. */
+static const char *source_text(const struct snap_frame *f, const struct ui_model *m, size_t *len)
+{
+    const struct snapshot_source *src = m->source;
+    if (src == NULL || src->line == NULL || f->kind != SNAP_FRAME_PYTHON || f->file.ptr == NULL ||
+        f->line <= 0) {
+        return NULL;
+    }
+    const char *text = src->line(src->ctx, f->file.ptr, f->file.len, f->line, len);
+    while (text != NULL && *len > 0 && strchr(" \t\f\v", text[0]) != NULL) {
+        text++;
+        (*len)--;
+    }
+    while (text != NULL && *len > 0 && strchr(" \t\f\v\r\n", text[*len - 1]) != NULL) {
+        (*len)--;
+    }
+    return text != NULL && *len > 0 ? text : NULL;
+}
+
+static bool has_note(const struct snap_thread *t)
+{
+    return t->frames_truncated || t->n_frames == 0 || t->frames == NULL;
+}
+
+size_t ui_stack_lines(const struct snap_thread *t, const struct ui_model *m)
+{
+    size_t n = 1 + (has_note(t) ? 1 : 0);
+    for (size_t i = 0; t->frames != NULL && i < t->n_frames; i++) {
+        size_t len;
+        n += 1 + (source_text(&t->frames[i], m, &len) != NULL ? 1 : 0);
+    }
+    return n;
+}
+
+static void draw_title(WINDOW *w, int width, const struct snap_thread *t, const struct ui_style *st)
+{
+    char words[160];
+    snapshot_thread_state_words(t, words, sizeof words);
+    wattrset(w, st->attr[UI_HEADER]);
+    for (int i = 0; i < 2; i++) {
+        waddstr(w, st->hline);
+    }
+    if (t->tid > 0) {
+        ui_text_printf(w, width - getcurx(w), st, " Thread %d ", (int)t->tid);
+    } else {
+        ui_text_puts(w, " Thread ? ", width - getcurx(w), st);
+    }
+    if (t->name.ptr != NULL) {
+        ui_text_puts(w, "\"", width - getcurx(w), st);
+        ui_text_put(w, t->name, width - getcurx(w) - 1, st);
+        ui_text_puts(w, "\" ", width - getcurx(w), st);
+    }
+    ui_text_printf(w, width - getcurx(w), st, "(%s%smost recent call first) ", words,
+                   words[0] != '\0' ? "; " : "");
+    while (getcurx(w) < width - 1) {
+        waddstr(w, st->hline);
+    }
+    wattrset(w, st->attr[UI_NORMAL]);
+}
+
+static void draw_frame(WINDOW *w, int width, const struct snap_frame *f, const struct ui_model *m)
+{
+    const struct ui_style *st = m->style;
+    bool hit = m->filter[0] != '\0' && ui_stack_frame_matches(f, m->filter);
+    wattrset(w, st->attr[hit ? UI_MATCH : UI_NORMAL]);
+    waddstr(w, "  ");
+    if (f->kind != SNAP_FRAME_PYTHON) {
+        const char *label = f->kind == SNAP_FRAME_NATIVE ? "<native>"
+                            : f->kind == SNAP_FRAME_GC   ? "<GC>"
+                                                         : "<shim>";
+        ui_text_puts(w, label, width - 2, st);
+        if (f->function.ptr != NULL && getcurx(w) + 5 < width) {
+            ui_text_puts(w, " in ", 4, st);
+            ui_text_put(w, f->function, width - getcurx(w), st);
+        }
+        wattrset(w, st->attr[UI_NORMAL]);
+        return;
+    }
+    int used = 2 + ui_text_put(w, f->function, width - 2, st);
+    if (used + 4 < width) {
+        ui_text_puts(w, "  ", 2, st);
+        wattrset(w, st->attr[hit ? UI_MATCH : UI_DIM]);
+        draw_file_line(w, f->file, f->line, width - used - 2, st);
+    }
+    wattrset(w, st->attr[UI_NORMAL]);
+}
+
+/* Draws line K of T's stack text (see ui_stack_lines()) on row Y. */
+static void draw_line(WINDOW *w, int y, int width, const struct snap_thread *t, enum line_kind kind,
+                      size_t frame, const struct ui_model *m)
+{
+    const struct ui_style *st = m->style;
+    wmove(w, y, 0);
+    switch (kind) {
+    case LINE_TITLE:
+        draw_title(w, width, t, st);
+        break;
+    case LINE_FRAME:
+        draw_frame(w, width, &t->frames[frame], m);
+        break;
+    case LINE_SOURCE: {
+        size_t len = 0;
+        const char *text = source_text(&t->frames[frame], m, &len);
+        wattrset(w, st->attr[UI_DIM]);
+        waddstr(w, "      ");
+        ui_text_put(w, (struct snap_str){text, len}, width - 6, st);
+        wattrset(w, st->attr[UI_NORMAL]);
+        break;
+    }
+    case LINE_NOTE:
+        wattrset(w, st->attr[UI_DIM]);
+        ui_text_puts(w,
+                     t->frames_truncated ? "  ... (stack cut short: deeper frames not read)"
+                                         : "  (no Python frames)",
+                     width, st);
+        wattrset(w, st->attr[UI_NORMAL]);
+        break;
+    }
+}
+
+int ui_stack_draw(WINDOW *w, int y, int height, int width, const struct snap_thread *t, size_t skip,
+                  bool more, const struct ui_model *m)
+{
+    size_t total = ui_stack_lines(t, m);
+    size_t line = 0;
+    int rows = 0;
+    size_t n = t->frames != NULL ? t->n_frames : 0;
+    /* Lines in order: title, then each frame and its source, then the note. */
+    for (size_t i = 0; i <= n + 1 && rows < height; i++) {
+        enum line_kind kinds[2];
+        int k = 0;
+        if (i == 0) {
+            kinds[k++] = LINE_TITLE;
+        } else if (i <= n) {
+            size_t len;
+            kinds[k++] = LINE_FRAME;
+            if (source_text(&t->frames[i - 1], m, &len) != NULL) {
+                kinds[k++] = LINE_SOURCE;
+            }
+        } else if (has_note(t)) {
+            kinds[k++] = LINE_NOTE;
+        }
+        for (int j = 0; j < k && rows < height; j++, line++) {
+            if (line < skip) {
+                continue;
+            }
+            if (more && rows == height - 1 && total - line > 1) {
+                wmove(w, y + rows, 0);
+                wattrset(w, m->style->attr[UI_DIM]);
+                ui_text_printf(w, width, m->style, "  %s %zu more lines (Enter: all stacks)",
+                               m->style->ellipsis, total - line);
+                wattrset(w, m->style->attr[UI_NORMAL]);
+                return rows + 1;
+            }
+            draw_line(w, y + rows, width, t, kinds[j], i > 0 ? i - 1 : 0, m);
+            rows++;
+        }
+    }
+    return rows;
+}

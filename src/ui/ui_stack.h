@@ -1,0 +1,40 @@
+/* ui_stack: a thread drawn as text: its state in short, where it is, and its whole stack. */
+#ifndef PYTOP_UI_UI_STACK_H
+#define PYTOP_UI_UI_STACK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <ncurses.h>
+
+#include "core/snapshot.h"
+#include "ui/view.h"
+
+/* True when FILTER is empty or found in F's function or file name. */
+bool ui_stack_frame_matches(const struct snap_frame *f, const char *filter);
+
+/* The function T runs now: its innermost Python frame's; unknown (ptr NULL) when none. */
+struct snap_str ui_stack_top_function(const struct snap_thread *t);
+
+/* T's state in a few words for a table column ("GIL CPU", "wait GIL", "idle"), into BUF. */
+void ui_stack_state_short(const struct snap_thread *t, char *buf, size_t size);
+
+/* The attribute that goes with T's state. */
+enum ui_attr ui_stack_state_attr(const struct snap_thread *t);
+
+/* Draws where T is ("function file:line" of its innermost Python frame) at W's cursor, in
+ * WIDTH columns; SELECTED keeps the row's attribute throughout. */
+void ui_stack_where(WINDOW *w, const struct snap_thread *t, int width, bool selected,
+                    const struct ui_model *m);
+
+/* The lines ui_stack_draw() takes for T with room to spare: a title, each frame and its
+ * source line where the file is readable, and a note for a missing or cut stack. */
+size_t ui_stack_lines(const struct snap_thread *t, const struct ui_model *m);
+
+/* Draws T's stack text from its line SKIP on, at row Y of W, in at most HEIGHT rows of WIDTH
+ * columns. MORE: when it does not fit, the last row says how much is left. Returns the rows
+ * drawn. */
+int ui_stack_draw(WINDOW *w, int y, int height, int width, const struct snap_thread *t, size_t skip,
+                  bool more, const struct ui_model *m);
+
+#endif

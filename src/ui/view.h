@@ -1,0 +1,72 @@
+/* view: what one view of the live view is (struct view_ops), and the model every view draws. */
+#ifndef PYTOP_UI_VIEW_H
+#define PYTOP_UI_VIEW_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include <ncurses.h>
+#include <termkey.h>
+
+struct snapshot;
+struct snapshot_source;
+struct sampler_stats;
+
+/* The attributes the views draw with; plain attributes only when colours are off. */
+enum ui_attr {
+    UI_NORMAL,
+    UI_TITLE,    /* column titles */
+    UI_SELECTED, /* the cursor row */
+    UI_GIL,      /* holds the GIL */
+    UI_CPU,      /* on a CPU */
+    UI_WAIT,     /* waiting for the GIL */
+    UI_GC,       /* in the garbage collector */
+    UI_DIM,      /* source lines, idle threads, hints */
+    UI_ALERT,    /* FROZEN, EXITED, errors */
+    UI_MATCH,    /* what the filter matched */
+    UI_KEY,      /* key names in the hint line */
+    UI_HEADER,   /* the header's labels */
+    UI_ATTR_COUNT,
+};
+
+/* How to draw: attributes, and UTF-8 or ASCII glyphs. */
+struct ui_style {
+    bool utf8;
+    attr_t attr[UI_ATTR_COUNT];
+    const char *hline;    /* "─" or "-" */
+    const char *ellipsis; /* "…" or "~" */
+    const char *up;       /* sort markers */
+    const char *down;
+};
+
+/* Everything a view draws from; views never change it. */
+struct ui_model {
+    const struct snapshot *snap;          /* current or frozen; NULL before the first sample */
+    const struct sampler_stats *stats;    /* over the window; NULL before sampling starts */
+    const struct sampler_stats *focus;    /* functions of thread FOCUS_TID alone, or NULL */
+    pid_t focus_tid;                      /* 0: the Functions view counts all threads */
+    const char *filter;                   /* "" when none */
+    const struct snapshot_source *source; /* the target's source lines; may be NULL */
+    const struct ui_style *style;
+    bool waiting;            /* no interpreter to show yet */
+    const char *waiting_why; /* why, when WAITING */
+};
+
+/* One view: its state is created once and lives until the UI ends. */
+struct view_ops {
+    void *(*create)(void);
+    void (*destroy)(void *state);
+    const char *(*title)(const void *state); /* tab label */
+    void (*draw)(void *state, const struct ui_model *m, WINDOW *win);
+    bool (*on_key)(void *state, const struct ui_model *m, const TermKeyKey *key);
+    /* The thread under the cursor (kernel tid, 0 none), for keys that act on a thread (t).
+     * NULL in views without a thread cursor. */
+    pid_t (*selected_tid)(const void *state);
+};
+
+extern const struct view_ops view_threads_ops;
+extern const struct view_ops view_functions_ops;
+extern const struct view_ops view_gc_ops;
+extern const struct view_ops view_tasks_ops;
+
+#endif

@@ -1,0 +1,337 @@
+/* view_functions: the top-like table of functions over the sampling window, sortable. */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/sampler.h"
+#include "core/snapshot.h"
+#include "ui/ui_list.h"
+#include "ui/ui_text.h"
+#include "ui/view.h"
+
+enum sort_key { SORT_OWN, SORT_TOTAL, SORT_FUNCTION, SORT_FILE, SORT_KEYS };
+
+/* One function of the table, with what it needs to be sorted. */
+struct row {
+    const struct sampler_function *f;
+    enum sort_key sort;
+    bool invert;
+};
+
+struct functions_view {
+    struct ui_list list;
+    enum sort_key sort;
+    bool invert;
+    struct row *rows;
+    size_t n_rows;
+    size_t cap_rows;
+};
+
+static void *create(void)
+{
+    return calloc(1, sizeof(struct functions_view));
+}
+
+static void destroy(void *state)
+{
+    struct functions_view *v = state;
+    if (v != NULL) {
+        free(v->rows);
+        free(v);
+    }
+}
+
+static const char *title(const void *state)
+{
+    return "Functions";
+}
+
+/* Names in the order people read them: ASCII letters of either case together; unknown last. */
+static int compare_str(struct snap_str a, struct snap_str b)
+{
+    if (a.ptr == NULL || b.ptr == NULL) {
+        return (a.ptr == NULL) - (b.ptr == NULL);
+    }
+    size_t n = a.len < b.len ? a.len : b.len;
+    for (size_t i = 0; i < n; i++) {
+        int x = tolower((unsigned char)a.ptr[i]);
+        int y = tolower((unsigned char)b.ptr[i]);
+        if (x != y) {
+            return x - y;
+        }
+    }
+    return (a.len > b.len) - (a.len < b.len);
+}
+
+static int compare_counts(uint64_t a, uint64_t b)
+{
+    return (a < b) - (a > b); /* most first */
+}
+
+static int compare_rows(const void *pa, const void *pb)
+{
+    const struct row *ra = pa;
+    const struct row *rb = pb;
+    const struct sampler_function *a = ra->f;
+    const struct sampler_function *b = rb->f;
+    int c = 0;
+    switch (ra->sort) {
+    case SORT_OWN:
+        c = compare_counts(a->own, b->own);
+        c = c != 0 ? c : compare_counts(a->total, b->total);
+        break;
+    case SORT_TOTAL:
+        c = compare_counts(a->total, b->total);
+        c = c != 0 ? c : compare_counts(a->own, b->own);
+        break;
+    case SORT_FUNCTION:
+        c = compare_str(a->function, b->function);
+        break;
+    case SORT_FILE:
+        c = compare_str(a->file, b->file);
+        c = c != 0 ? c : (a->first_line > b->first_line) - (a->first_line < b->first_line);
+        break;
+    case SORT_KEYS:
+        break;
+    }
+    if (c == 0) {
+        c = compare_str(a->function, b->function);
+    }
+    if (c == 0) {
+        c = compare_str(a->file, b->file);
+    }
+    return ra->invert ? -c : c;
+}
+
+/* The statistics shown: of the one thread asked for (NULL until they come), else of all. */
+static const struct sampler_stats *stats_of(const struct ui_model *m)
+{
+    return m->focus_tid != 0 ? m->focus : m->stats;
+}
+
+static bool collect(struct functions_view *v, const struct ui_model *m)
+{
+    const struct sampler_stats *st = stats_of(m);
+    v->n_rows = 0;
+    for (size_t i = 0; st != NULL && i < st->n_functions; i++) {
+        const struct sampler_function *f = &st->functions[i];
+        if (!ui_text_match(m->filter, f->function) && !ui_text_match(m->filter, f->file)) {
+            continue;
+        }
+        if (v->n_rows == v->cap_rows) {
+            size_t cap = v->cap_rows > 0 ? v->cap_rows * 2 : 256;
+            struct row *rows = realloc(v->rows, cap * sizeof *rows);
+            if (rows == NULL) {
+                return false;
+            }
+            v->rows = rows;
+            v->cap_rows = cap;
+        }
+        v->rows[v->n_rows++] = (struct row){f, v->sort, v->invert};
+    }
+    if (v->n_rows > 1) {
+        qsort(v->rows, v->n_rows, sizeof *v->rows, compare_rows);
+    }
+    return true;
+}
+
+/* The name of the thread TID in the snapshot, or unknown. */
+static struct snap_str thread_name(const struct ui_model *m, pid_t tid)
+{
+    for (size_t i = 0; m->snap != NULL && i < m->snap->n_interps; i++) {
+        for (size_t j = 0; j < m->snap->interps[i].n_threads; j++) {
+            if (m->snap->interps[i].threads[j].tid == tid) {
+                return m->snap->interps[i].threads[j].name;
+            }
+        }
+    }
+    return (struct snap_str){NULL, 0};
+}
+
+static void draw_summary(WINDOW *w, int width, const struct ui_model *m)
+{
+    const struct ui_style *st = m->style;
+    const struct sampler_stats *s = stats_of(m);
+    wmove(w, 0, 1);
+    if (m->focus_tid != 0) {
+        wattrset(w, st->attr[UI_HEADER]);
+        ui_text_printf(w, width - 1, st, "Thread %d ", (int)m->focus_tid);
+        ui_text_put(w, thread_name(m, m->focus_tid), width - getcurx(w), st);
+        wattrset(w, st->attr[UI_NORMAL]);
+    } else {
+        ui_text_puts(w, "All threads", width - 1, st);
+    }
+    ui_text_printf(w, width - getcurx(w), st, ": %llu thread-samples in %llu samples over %.1f s",
+                   (unsigned long long)(s != NULL ? s->thread_samples : 0),
+                   (unsigned long long)(s != NULL ? s->samples : 0), s != NULL ? s->window_s : 0.0);
+    wattrset(w, st->attr[UI_DIM]);
+    ui_text_puts(w, m->focus_tid != 0 ? "  (t: all threads)" : "  (t: the selected thread only)",
+                 width - getcurx(w), st);
+    if (s != NULL && s->functions_truncated) {
+        ui_text_puts(w, "  (some frames not counted: too many functions)", width - getcurx(w), st);
+    }
+    wattrset(w, st->attr[UI_NORMAL]);
+}
+
+/* Where each column starts in a window WIDTH columns wide; the function and the file share
+ * what the numbers leave. */
+struct columns {
+    int own;
+    int total;
+    int own_s;
+    int total_s;
+    int fn;
+    int fn_w;
+    int file;
+    int file_w;
+};
+
+static struct columns columns_for(int width)
+{
+    struct columns c;
+    c.own = 1;
+    c.total = c.own + 6 + 1;
+    c.own_s = c.total + 7 + 1;
+    c.total_s = c.own_s + 8 + 1;
+    c.fn = c.total_s + 8 + 2;
+    int rest = width - c.fn > 0 ? width - c.fn : 0;
+    c.fn_w = rest * 11 / 20;
+    c.file = c.fn + c.fn_w + 1;
+    c.file_w = width - c.file > 0 ? width - c.file : 0;
+    return c;
+}
+
+/* Draws TEXT right-aligned in the WIDTH columns ending before X + WIDTH. */
+static void put_right(WINDOW *w, int y, int x, int width, const char *text,
+                      const struct ui_style *st)
+{
+    int len = ui_text_width(ui_text_str(text), st);
+    wmove(w, y, len < width ? x + width - len : x);
+    ui_text_puts(w, text, width, st);
+}
+
+static void draw_title(const struct functions_view *v, WINDOW *w, int y, int width,
+                       const struct ui_style *st)
+{
+    static const char *const heads[SORT_KEYS] = {"OWN%", "TOTAL%", "FUNCTION", "FILE:LINE"};
+    char h[SORT_KEYS][24];
+    for (int k = 0; k < SORT_KEYS; k++) {
+        const char *mark = (enum sort_key)k == v->sort ? (v->invert ? st->up : st->down) : "";
+        snprintf(h[k], sizeof h[k], "%s%s", heads[k], mark);
+    }
+    struct columns c = columns_for(width);
+    wattrset(w, st->attr[UI_TITLE]);
+    mvwhline(w, y, 0, ' ', width);
+    put_right(w, y, c.own, 6, h[SORT_OWN], st);
+    put_right(w, y, c.total, 7, h[SORT_TOTAL], st);
+    put_right(w, y, c.own_s, 8, "OWN s", st);
+    put_right(w, y, c.total_s, 8, "TOTAL s", st);
+    wmove(w, y, c.fn);
+    ui_text_puts(w, h[SORT_FUNCTION], c.fn_w, st);
+    wmove(w, y, c.file);
+    ui_text_puts(w, h[SORT_FILE], c.file_w, st);
+    wattrset(w, st->attr[UI_NORMAL]);
+}
+
+static void draw_row(const struct sampler_function *f, bool selected, WINDOW *w, int y, int width,
+                     const struct ui_model *m)
+{
+    const struct ui_style *st = m->style;
+    const struct sampler_stats *s = stats_of(m);
+    double base = s->thread_samples > 0 ? (double)s->thread_samples : 1;
+    double per = s->samples > 0 ? s->window_s / (double)s->samples : 0;
+    struct columns c = columns_for(width);
+    attr_t a = st->attr[selected ? UI_SELECTED : UI_NORMAL];
+    wattrset(w, a);
+    mvwhline(w, y, 0, ' ', width);
+    wmove(w, y, c.own);
+    ui_text_printf(w, c.fn - c.own, st, "%6.1f %7.1f %8.2f %8.2f", 100.0 * (double)f->own / base,
+                   100.0 * (double)f->total / base, (double)f->own * per, (double)f->total * per);
+    wmove(w, y, c.fn);
+    ui_text_put(w, f->function, c.fn_w, st);
+    wmove(w, y, c.file);
+    if (!selected) {
+        wattrset(w, st->attr[UI_DIM]);
+    }
+    char num[24];
+    snprintf(num, sizeof num, f->first_line > 0 ? ":%d" : ":?", f->first_line);
+    int room = c.file_w - (int)strlen(num);
+    if (room > 1) {
+        ui_text_put_tail(w, f->file, room, st);
+        ui_text_puts(w, num, (int)strlen(num), st);
+    }
+    wattrset(w, st->attr[UI_NORMAL]);
+}
+
+static void draw(void *state, const struct ui_model *m, WINDOW *w)
+{
+    struct functions_view *v = state;
+    int height = getmaxy(w);
+    int width = getmaxx(w);
+    const struct ui_style *st = m->style;
+    if (stats_of(m) == NULL) {
+        wmove(w, 1, 2);
+        wattrset(w, st->attr[UI_DIM]);
+        const char *why = m->waiting          ? m->waiting_why
+                          : m->focus_tid != 0 ? "counting the selected thread's functions (t: all)"
+                                              : "waiting for the first samples";
+        ui_text_puts(w, why, width - 2, st);
+        wattrset(w, st->attr[UI_NORMAL]);
+        return;
+    }
+    if (!collect(v, m)) {
+        return;
+    }
+    draw_summary(w, width, m);
+    draw_title(v, w, 1, width, st);
+    ui_list_fit(&v->list, v->n_rows, height - 2);
+    if (v->n_rows == 0) {
+        wmove(w, 2, 2);
+        wattrset(w, st->attr[UI_DIM]);
+        ui_text_puts(w,
+                     m->filter[0] != '\0' ? "no function matches the filter"
+                                          : "no samples in the window yet",
+                     width - 2, st);
+        wattrset(w, st->attr[UI_NORMAL]);
+    }
+    for (int i = 0; i + 2 < height && v->list.top + (size_t)i < v->n_rows; i++) {
+        size_t k = v->list.top + (size_t)i;
+        draw_row(v->rows[k].f, k == v->list.cursor, w, i + 2, width, m);
+    }
+}
+
+static bool on_key(void *state, const struct ui_model *m, const TermKeyKey *key)
+{
+    struct functions_view *v = state;
+    if (key->type == TERMKEY_TYPE_UNICODE && key->modifiers == 0) {
+        switch (key->code.codepoint) {
+        case 's':
+            v->sort = (enum sort_key)((v->sort + 1) % SORT_KEYS);
+            return true;
+        case 'S':
+            v->sort = (enum sort_key)((v->sort + SORT_KEYS - 1) % SORT_KEYS);
+            return true;
+        case 'I':
+            v->invert = !v->invert;
+            return true;
+        default:
+            break;
+        }
+    }
+    if (!collect(v, m)) {
+        return false;
+    }
+    return ui_list_key(&v->list, key, v->n_rows);
+}
+
+const struct view_ops view_functions_ops = {
+    .create = create,
+    .destroy = destroy,
+    .title = title,
+    .draw = draw,
+    .on_key = on_key,
+    .selected_tid = NULL,
+};

@@ -1,0 +1,423 @@
+/* view_threads: one row per thread (state, %GIL, %CPU, %GC, where it is) and its stack below. */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/sampler.h"
+#include "core/snapshot.h"
+#include "ui/ui_list.h"
+#include "ui/ui_stack.h"
+#include "ui/ui_text.h"
+#include "ui/view.h"
+
+enum sort_key { SORT_TID, SORT_NAME, SORT_GIL, SORT_CPU, SORT_GC, SORT_FUNCTION, SORT_KEYS };
+
+static const char *const SORT_TITLES[SORT_KEYS] = {"TID",  "NAME", "%GIL",
+                                                   "%CPU", "%GC",  "FUNCTION"};
+
+/* One thread of the table, with what it needs to be sorted. */
+struct row {
+    const struct snap_thread *t;
+    const struct sampler_thread *st; /* NULL: not in the statistics' window */
+    int64_t interp;
+    enum sort_key sort;
+    bool invert;
+};
+
+struct threads_view {
+    struct ui_list table;
+    struct ui_list stacks; /* the all-stacks scroll */
+    bool all_stacks;       /* Enter: every stack, one after the other, instead of the table */
+    pid_t selected_tid;    /* the thread under the cursor, kept across frames */
+    uint64_t selected_ident;
+    enum sort_key sort;
+    bool invert;
+    struct row *rows;
+    size_t n_rows;
+    size_t cap_rows;
+};
+
+static void *create(void)
+{
+    return calloc(1, sizeof(struct threads_view));
+}
+
+static void destroy(void *state)
+{
+    struct threads_view *v = state;
+    if (v != NULL) {
+        free(v->rows);
+        free(v);
+    }
+}
+
+static const char *title(const void *state)
+{
+    return "Threads";
+}
+
+static pid_t selected_tid(const void *state)
+{
+    const struct threads_view *v = state;
+    return v->selected_tid;
+}
+
+static bool thread_matches(const struct snap_thread *t, const char *filter)
+{
+    if (ui_text_match(filter, t->name)) {
+        return true;
+    }
+    for (size_t i = 0; i < t->n_frames; i++) {
+        if (ui_stack_frame_matches(&t->frames[i], filter)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static double share(const struct sampler_thread *st, enum sort_key k)
+{
+    if (st == NULL || st->samples == 0) {
+        return -1;
+    }
+    return k == SORT_GIL ? st->gil_pct : k == SORT_CPU ? st->cpu_pct : st->gc_pct;
+}
+
+/* Names in the order people read them: ASCII letters of either case together; unknown last. */
+static int compare_str(struct snap_str a, struct snap_str b)
+{
+    if (a.ptr == NULL || b.ptr == NULL) {
+        return (a.ptr == NULL) - (b.ptr == NULL);
+    }
+    size_t n = a.len < b.len ? a.len : b.len;
+    for (size_t i = 0; i < n; i++) {
+        int x = tolower((unsigned char)a.ptr[i]);
+        int y = tolower((unsigned char)b.ptr[i]);
+        if (x != y) {
+            return x - y;
+        }
+    }
+    return (a.len > b.len) - (a.len < b.len);
+}
+
+static int compare_rows(const void *pa, const void *pb)
+{
+    const struct row *a = pa;
+    const struct row *b = pb;
+    int c = 0;
+    switch (a->sort) {
+    case SORT_NAME:
+        c = compare_str(a->t->name, b->t->name);
+        break;
+    case SORT_GIL:
+    case SORT_CPU:
+    case SORT_GC:
+        /* Busiest first unless inverted. */
+        c = (share(a->st, a->sort) < share(b->st, a->sort)) -
+            (share(a->st, a->sort) > share(b->st, a->sort));
+        break;
+    case SORT_FUNCTION:
+        c = compare_str(ui_stack_top_function(a->t), ui_stack_top_function(b->t));
+        break;
+    case SORT_TID:
+    case SORT_KEYS:
+        break;
+    }
+    if (c == 0) {
+        c = (a->t->tid > b->t->tid) - (a->t->tid < b->t->tid);
+    }
+    if (c == 0) {
+        c = (a->t->thread_id > b->t->thread_id) - (a->t->thread_id < b->t->thread_id);
+    }
+    return a->invert ? -c : c;
+}
+
+/* The threads to show, filtered and sorted, into V->rows. False on out of memory. */
+static bool collect(struct threads_view *v, const struct ui_model *m)
+{
+    v->n_rows = 0;
+    for (size_t i = 0; m->snap != NULL && i < m->snap->n_interps; i++) {
+        const struct snap_interp *in = &m->snap->interps[i];
+        for (size_t j = 0; j < in->n_threads; j++) {
+            const struct snap_thread *t = &in->threads[j];
+            if (!thread_matches(t, m->filter)) {
+                continue;
+            }
+            if (v->n_rows == v->cap_rows) {
+                size_t cap = v->cap_rows > 0 ? v->cap_rows * 2 : 64;
+                struct row *rows = realloc(v->rows, cap * sizeof *rows);
+                if (rows == NULL) {
+                    return false;
+                }
+                v->rows = rows;
+                v->cap_rows = cap;
+            }
+            const struct sampler_thread *st =
+                m->stats != NULL ? sampler_stats_find_thread(m->stats, in->id, t->tid, t->thread_id)
+                                 : NULL;
+            v->rows[v->n_rows++] = (struct row){t, st, in->id, v->sort, v->invert};
+        }
+    }
+    if (v->n_rows > 1) {
+        qsort(v->rows, v->n_rows, sizeof *v->rows, compare_rows);
+    }
+    return true;
+}
+
+/* Puts the cursor back on the selected thread after the rows changed. */
+static void find_selected(struct threads_view *v)
+{
+    for (size_t i = 0; i < v->n_rows; i++) {
+        if (v->rows[i].t->tid == v->selected_tid && v->rows[i].t->thread_id == v->selected_ident) {
+            v->table.cursor = i;
+            return;
+        }
+    }
+}
+
+static void remember_selected(struct threads_view *v)
+{
+    if (v->table.cursor < v->n_rows) {
+        v->selected_tid = v->rows[v->table.cursor].t->tid;
+        v->selected_ident = v->rows[v->table.cursor].t->thread_id;
+    }
+}
+
+/* Where each column starts in a window WIDTH columns wide, and how wide it is; the function
+ * takes what is left. Column 0 marks the thread the Functions view is about. */
+struct columns {
+    int x[SORT_KEYS];
+    int w[SORT_KEYS];
+    int state_x;
+    int state_w;
+};
+
+static struct columns columns_for(int width)
+{
+    struct columns c;
+    c.w[SORT_TID] = 7;
+    c.w[SORT_NAME] = width >= 100 ? 18 : 14;
+    c.state_w = 12;
+    c.w[SORT_GIL] = c.w[SORT_CPU] = c.w[SORT_GC] = 5;
+    c.x[SORT_TID] = 1;
+    c.x[SORT_NAME] = c.x[SORT_TID] + c.w[SORT_TID] + 1;
+    c.state_x = c.x[SORT_NAME] + c.w[SORT_NAME] + 1;
+    c.x[SORT_GIL] = c.state_x + c.state_w + 1;
+    c.x[SORT_CPU] = c.x[SORT_GIL] + c.w[SORT_GIL] + 1;
+    c.x[SORT_GC] = c.x[SORT_CPU] + c.w[SORT_CPU] + 1;
+    c.x[SORT_FUNCTION] = c.x[SORT_GC] + c.w[SORT_GC] + 2;
+    c.w[SORT_FUNCTION] = width - c.x[SORT_FUNCTION] > 0 ? width - c.x[SORT_FUNCTION] : 0;
+    return c;
+}
+
+static void draw_title(struct threads_view *v, WINDOW *w, int y, int width,
+                       const struct ui_style *st)
+{
+    struct columns c = columns_for(width);
+    wattrset(w, st->attr[UI_TITLE]);
+    mvwhline(w, y, 0, ' ', width);
+    for (int k = 0; k < SORT_KEYS; k++) {
+        char head[32];
+        const char *mark = (enum sort_key)k == v->sort ? (v->invert ? st->up : st->down) : "";
+        snprintf(head, sizeof head, "%s%s", SORT_TITLES[k], mark);
+        int len = ui_text_width(ui_text_str(head), st);
+        bool right = k != SORT_NAME && k != SORT_FUNCTION && len < c.w[k];
+        wmove(w, y, right ? c.x[k] + c.w[k] - len : c.x[k]);
+        ui_text_puts(w, head, c.w[k] + 1, st);
+    }
+    wmove(w, y, c.state_x);
+    ui_text_puts(w, "STATE", c.state_w, st);
+    wattrset(w, st->attr[UI_NORMAL]);
+}
+
+static void draw_pct(WINDOW *w, const struct sampler_thread *s, enum sort_key k, int width,
+                     const struct ui_style *st)
+{
+    double p = share(s, k);
+    if (p < 0) {
+        ui_text_printf(w, width, st, "%*s", width, "-");
+    } else {
+        ui_text_printf(w, width, st, "%*.1f", width, p);
+    }
+}
+
+static void draw_row(const struct row *r, bool selected, bool focused, WINDOW *w, int y, int width,
+                     const struct ui_model *m)
+{
+    const struct ui_style *st = m->style;
+    struct columns c = columns_for(width);
+    attr_t base = st->attr[selected ? UI_SELECTED : UI_NORMAL];
+    wattrset(w, base);
+    mvwhline(w, y, 0, ' ', width);
+    wmove(w, y, 0);
+    ui_text_puts(w, focused ? "*" : " ", 1, st);
+    if (r->t->tid > 0) {
+        ui_text_printf(w, c.w[SORT_TID], st, "%*d", c.w[SORT_TID], (int)r->t->tid);
+    } else {
+        ui_text_printf(w, c.w[SORT_TID], st, "%*s", c.w[SORT_TID], "?");
+    }
+    wmove(w, y, c.x[SORT_NAME]);
+    ui_text_put(w, r->t->name, c.w[SORT_NAME], st);
+    wmove(w, y, c.state_x);
+    if (!selected) {
+        wattrset(w, st->attr[ui_stack_state_attr(r->t)]);
+    }
+    char words[64];
+    ui_stack_state_short(r->t, words, sizeof words);
+    ui_text_puts(w, words, c.state_w, st);
+    wattrset(w, base);
+    for (int k = SORT_GIL; k <= SORT_GC; k++) {
+        wmove(w, y, c.x[k]);
+        draw_pct(w, r->st, (enum sort_key)k, c.w[k], st);
+    }
+    wmove(w, y, c.x[SORT_FUNCTION]);
+    ui_stack_where(w, r->t, c.w[SORT_FUNCTION], selected, m);
+    wattrset(w, st->attr[UI_NORMAL]);
+}
+
+/* The table of threads in rows TOP.. of W, HEIGHT rows including the title. */
+static void draw_table(struct threads_view *v, const struct ui_model *m, WINDOW *w, int height,
+                       int width)
+{
+    draw_title(v, w, 0, width, m->style);
+    ui_list_fit(&v->table, v->n_rows, height - 1);
+    remember_selected(v);
+    for (int i = 0; i + 1 < height && v->table.top + (size_t)i < v->n_rows; i++) {
+        size_t k = v->table.top + (size_t)i;
+        bool focused = m->focus_tid != 0 && v->rows[k].t->tid == m->focus_tid;
+        draw_row(&v->rows[k], k == v->table.cursor, focused, w, i + 1, width, m);
+    }
+}
+
+static size_t stack_lines(const struct threads_view *v, const struct ui_model *m)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < v->n_rows; i++) {
+        total += ui_stack_lines(v->rows[i].t, m) + 1;
+    }
+    return total;
+}
+
+/* Every shown thread's stack, one after the other, scrolled as one text; the thread at the
+ * top becomes the selected one. */
+static void draw_all_stacks(struct threads_view *v, const struct ui_model *m, WINDOW *w, int height,
+                            int width)
+{
+    ui_list_fit_scroll(&v->stacks, stack_lines(v, m), height);
+    size_t line = 0;
+    int y = 0;
+    for (size_t i = 0; i < v->n_rows && y < height; i++) {
+        size_t n = ui_stack_lines(v->rows[i].t, m) + 1;
+        if (line + n > v->stacks.top) {
+            size_t skip = v->stacks.top > line ? v->stacks.top - line : 0;
+            if (y == 0) {
+                v->selected_tid = v->rows[i].t->tid;
+                v->selected_ident = v->rows[i].t->thread_id;
+            }
+            y += ui_stack_draw(w, y, height - y, width, v->rows[i].t, skip, false, m);
+            y += y < height ? 1 : 0;
+        }
+        line += n;
+    }
+}
+
+/* Where the all-stacks text shows the selected thread's title. */
+static size_t stacks_line_of_selected(const struct threads_view *v, const struct ui_model *m)
+{
+    size_t line = 0;
+    for (size_t i = 0; i < v->n_rows; i++) {
+        if (v->rows[i].t->tid == v->selected_tid && v->rows[i].t->thread_id == v->selected_ident) {
+            return line;
+        }
+        line += ui_stack_lines(v->rows[i].t, m) + 1;
+    }
+    return 0;
+}
+
+static void draw_message(WINDOW *w, int y, const char *text, const struct ui_style *st)
+{
+    wattrset(w, st->attr[UI_DIM]);
+    wmove(w, y, 2);
+    ui_text_puts(w, text, getmaxx(w) - 2, st);
+    wattrset(w, st->attr[UI_NORMAL]);
+}
+
+static void draw(void *state, const struct ui_model *m, WINDOW *w)
+{
+    struct threads_view *v = state;
+    int height = getmaxy(w);
+    int width = getmaxx(w);
+    if (m->snap == NULL) {
+        draw_message(w, 1, m->waiting ? m->waiting_why : "waiting for the first sample", m->style);
+        return;
+    }
+    if (!collect(v, m)) {
+        draw_message(w, 1, "out of memory", m->style);
+        return;
+    }
+    find_selected(v);
+    if (v->all_stacks) {
+        draw_all_stacks(v, m, w, height, width);
+        return;
+    }
+    /* The table takes up to 40% of the height; the selected stack gets the rest. */
+    int table = (int)v->n_rows + 1;
+    int most = height * 2 / 5 > 3 ? height * 2 / 5 : 3;
+    table = table < most ? table : most;
+    draw_table(v, m, w, table, width);
+    if (v->n_rows == 0) {
+        draw_message(w, 1, "no thread matches the filter", m->style);
+        return;
+    }
+    const struct snap_thread *t = v->rows[v->table.cursor].t;
+    ui_stack_draw(w, table, height - table, width, t, 0, true, m);
+}
+
+static bool on_key(void *state, const struct ui_model *m, const TermKeyKey *key)
+{
+    struct threads_view *v = state;
+    if (!collect(v, m)) {
+        return false;
+    }
+    find_selected(v);
+    if (key->type == TERMKEY_TYPE_KEYSYM && key->code.sym == TERMKEY_SYM_ENTER) {
+        v->all_stacks = !v->all_stacks;
+        v->stacks.top = v->all_stacks ? stacks_line_of_selected(v, m) : 0;
+        return true;
+    }
+    if (key->type == TERMKEY_TYPE_UNICODE && key->modifiers == 0) {
+        switch (key->code.codepoint) {
+        case 's':
+            v->sort = (enum sort_key)((v->sort + 1) % SORT_KEYS);
+            return true;
+        case 'S':
+            v->sort = (enum sort_key)((v->sort + SORT_KEYS - 1) % SORT_KEYS);
+            return true;
+        case 'I':
+            v->invert = !v->invert;
+            return true;
+        default:
+            break;
+        }
+    }
+    if (v->all_stacks) {
+        return ui_list_scroll_key(&v->stacks, key, stack_lines(v, m));
+    }
+    if (ui_list_key(&v->table, key, v->n_rows)) {
+        remember_selected(v);
+        return true;
+    }
+    return false;
+}
+
+const struct view_ops view_threads_ops = {
+    .create = create,
+    .destroy = destroy,
+    .title = title,
+    .draw = draw,
+    .on_key = on_key,
+    .selected_tid = selected_tid,
+};

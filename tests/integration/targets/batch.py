@@ -1,0 +1,104 @@
+"""Integration target `batch`: one thread spinning in pure Python, the others mostly asleep.
+
+Usage: python batch.py OUTFILE. The thread "spinner" runs `spin` without end (on a CPU, holding
+the GIL nearly all the time). Two threads "sleeper-1", "sleeper-2" and the main thread nap in
+short sleeps, each alternating between two functions of its own, so that no function of theirs
+is innermost in more than about half of their samples while `spin` is innermost in all of the
+spinner's. Once all run, OUTFILE gets {"pid", "spinner": tid, "sleepers": [tid, ...],
+"function": "spin", "file": this file}. Python 3.6+.
+"""
+import json
+import os
+import sys
+import threading
+import time
+
+import _parking
+from _parking import LIFETIME
+
+NAP = 0.1
+started = {}
+lock = threading.Lock()
+
+
+def checked_in(role):
+    with lock:
+        started.setdefault(role, []).append(_parking.native_id())
+
+
+def spin():
+    checked_in("spinner")
+    x = 1
+    while True:
+        x = (x * 7 + 3) % 1000003
+
+
+def nap_1a():
+    time.sleep(NAP)
+
+
+def nap_1b():
+    time.sleep(NAP)
+
+
+def nap_2a():
+    time.sleep(NAP)
+
+
+def nap_2b():
+    time.sleep(NAP)
+
+
+def nap_0a():
+    time.sleep(NAP)
+
+
+def nap_0b():
+    time.sleep(NAP)
+
+
+def sleeper(first, second, until):
+    checked_in("sleepers")
+    while time.monotonic() < until:
+        first()
+        second()
+
+
+def report(outfile):
+    deadline = time.monotonic() + 60
+    while True:
+        with lock:
+            ready = "spinner" in started and len(started.get("sleepers", [])) == 3
+        if ready or time.monotonic() > deadline:
+            break
+        time.sleep(0.01)
+    doc = {"pid": os.getpid(), "spinner": started.get("spinner", [None])[0],
+           "sleepers": sorted(started.get("sleepers", [])), "function": "spin",
+           "file": os.path.abspath(__file__)}
+    if not ready:
+        doc = {"error": "threads did not start: %r" % started}
+    tmp = outfile + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+    os.replace(tmp, outfile)
+
+
+def main():
+    until = time.monotonic() + LIFETIME
+    threading.Thread(target=spin, name="spinner", daemon=True).start()
+    threading.Thread(target=sleeper, args=(nap_1a, nap_1b, until), name="sleeper-1",
+                     daemon=True).start()
+    threading.Thread(target=sleeper, args=(nap_2a, nap_2b, until), name="sleeper-2",
+                     daemon=True).start()
+    reporter = threading.Thread(target=report, args=(sys.argv[1],), name="reporter")
+    reporter.start()
+    checked_in("sleepers")
+    reporter.join()
+    while time.monotonic() < until:
+        nap_0a()
+        nap_0b()
+
+
+if __name__ == "__main__":
+    main()
+    os._exit(0)
