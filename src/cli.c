@@ -266,7 +266,7 @@ static const char *hint_for(const struct pt_error *e, pid_t pid)
         return "is it a Python process? pytop looks for the interpreter in the executable and "
                "in libpython";
     case PT_E_UNSUPPORTED:
-        return "pytop supports CPython 3.13 to 3.15 with the GIL";
+        return "pytop supports CPython 3.8 to 3.15 with the GIL";
     default:
         return NULL;
     }
@@ -280,6 +280,24 @@ int cli_target_error(const struct pt_error *e, pid_t pid)
         fprintf(stderr, "pytop: hint: %s\n", hint);
     }
     return CLI_EXIT_TARGET;
+}
+
+/* PYTOP_TEST_FORCE_VERSION=3.11 makes pytop take that version's layout whatever the target
+ * is: only for testing that a wrong layout is refused. Returns a PY_VERSION_HEX or 0. */
+static uint64_t forced_version(void)
+{
+    const char *v = getenv("PYTOP_TEST_FORCE_VERSION");
+    unsigned major;
+    unsigned minor;
+    if (v == NULL || sscanf(v, "%u.%u", &major, &minor) != 2 || major != 3 || minor > 255) {
+        return 0;
+    }
+    return (3u << 24) | (minor << 16) | 0xf0;
+}
+
+static int locate(struct proc *p, struct runtime *rt, struct pt_error *err)
+{
+    return runtime_locate_as(p, forced_version(), rt, err);
 }
 
 static const char *source_line(void *ctx, const char *file, size_t file_len, int line,
@@ -310,7 +328,7 @@ static int run_dump(const struct cli_options *o)
     struct source_cache *src = NULL;
     int status = CLI_EXIT_TARGET;
     struct proc *p = proc_open(o->pid, &err);
-    if (p == NULL || runtime_locate(p, &rt, &err) < 0 || (u = unwind_new(p, &rt, &err)) == NULL) {
+    if (p == NULL || locate(p, &rt, &err) < 0 || (u = unwind_new(p, &rt, &err)) == NULL) {
         status = cli_target_error(&err, o->pid);
         goto out;
     }
@@ -380,7 +398,7 @@ int cli_run(const struct cli_options *o)
         struct pt_error err = {0};
         struct runtime rt;
         struct proc *p = proc_open(o->pid, &err);
-        int rc = p == NULL || runtime_locate(p, &rt, &err) < 0 ? cli_target_error(&err, o->pid) : 0;
+        int rc = p == NULL || locate(p, &rt, &err) < 0 ? cli_target_error(&err, o->pid) : 0;
         proc_close(p);
         if (rc != 0) {
             return rc;

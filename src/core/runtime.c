@@ -27,6 +27,7 @@ struct candidate {
     uint64_t py_version_addr;     /* Py_Version (3.11+), 0 when absent */
     uint64_t rodata_hexversion;   /* from the PY_VERSION string in .rodata; 0 when not found */
     uint64_t version_buf_addr;    /* Py_GetVersion()'s buffer, when the symbol table names it */
+    uint64_t runtime_size;        /* st_size of _PyRuntime; 0 when unknown */
 };
 
 static const char *base_name(const char *path)
@@ -129,6 +130,9 @@ static int examine(struct proc *p, const struct proc_map *maps, size_t n, const 
     if (elf_load_bias(e, m->start, m->offset, &cand->bias, NULL) < 0) {
         goto out;
     }
+    if (elf_find_symbol(e, "_PyRuntime", &sym, NULL) == 0) {
+        cand->runtime_size = sym.size;
+    }
     cand->has_section = elf_find_section(e, ".PyRuntime", &sec, NULL) == 0;
     if (cand->has_section) {
         cand->runtime_addr = sec.addr + cand->bias;
@@ -221,35 +225,100 @@ static uint64_t old_version(struct proc *p, const struct candidate *cand, bool *
     return minor != 0 ? (3u << 24) | (minor << 16) | 0xf0 : 0;
 }
 
-/* Checks the chosen layout against the target before trusting it: the first thread state must
- * point back to its interpreter, and PyCode_Type must be named "code". */
-static int check_layout(struct proc *p, const struct runtime *rt, struct pt_error *err)
+/* The newest frame of the thread state at TSTATE, following the cframe where there is one. */
+static int newest_frame(struct proc *p, const struct py_layout *L, uint64_t tstate,
+                        uint64_t *frame)
+{
+    uint64_t at = tstate;
+    *frame = 0;
+    if (layout_has(L->thread.cframe)) {
+        if (proc_read_bytes(p, tstate + L->thread.cframe, &at, 8, NULL) < 0 || at == 0) {
+            return -1;
+        }
+    }
+    return proc_read_bytes(p, at + L->thread.current_frame, frame, 8, NULL);
+}
+
+static int check_frame(struct proc *p, const struct runtime *rt, uint64_t tstate,
+                       struct pt_error *err);
+
+static int layout_misfit(const struct runtime *rt, const char *why, struct pt_error *err)
+{
+    return pt_error_set(err, PT_E_BADLAYOUT, 0,
+                        "the Python %s layout does not fit this process (%s); refusing to guess",
+                        rt->version, why);
+}
+
+/* Checks the chosen layout against the target before trusting it: _PyRuntime has the size
+ * the layout says (RUNTIME_SIZE, 0 if the binary does not tell); an interpreter alone in
+ * the list is the main one (id 0); its first thread state points back to it; PyCode_Type is
+ * named "code"; and that thread's newest frame runs a code object. */
+static int check_layout(struct proc *p, const struct runtime *rt, uint64_t runtime_size,
+                        struct pt_error *err)
 {
     const struct py_layout *L = &rt->layout;
     uint64_t interp = 0;
+    uint64_t next = 0;
+    int64_t id = 0;
     uint64_t tstate = 0;
     uint64_t back = 0;
     uint64_t name = 0;
     char code[5] = "";
+    /* The binary's own idea of sizeof(_PyRuntimeState) differs between every two minor
+     * versions, so it tells a wrong table at once. */
+    if (runtime_size != 0 && runtime_size != L->runtime.size) {
+        return layout_misfit(rt, "_PyRuntime's size is not this version's", err);
+    }
     if (proc_read_bytes(p, rt->runtime_addr + L->runtime.interpreters_head, &interp, 8, err) < 0 ||
         (interp != 0 &&
-         proc_read_bytes(p, interp + L->interp.threads_head, &tstate, 8, err) < 0) ||
+         (proc_read_bytes(p, interp + L->interp.threads_head, &tstate, 8, err) < 0 ||
+          proc_read_bytes(p, interp + L->interp.next, &next, 8, err) < 0 ||
+          proc_read_bytes(p, interp + L->interp.id, &id, 8, err) < 0)) ||
         (tstate != 0 && proc_read_bytes(p, tstate + L->thread.interp, &back, 8, err) < 0)) {
-        return pt_error_prefix(err, "checking the Python %s layout", rt->version);
+        /* Nothing readable where the layout points: the layout is wrong, or the process
+         * went away meanwhile. */
+        if (err != NULL && err->code == PT_E_GONE) {
+            return -1;
+        }
+        return layout_misfit(rt, "its interpreter state is not where the layout says", err);
     }
-    if (interp == 0 || (tstate != 0 && back != interp)) {
-        return pt_error_set(err, PT_E_BADLAYOUT, 0,
-                            "the Python %s layout does not fit this process (its thread state "
-                            "does not point back to its interpreter); refusing to guess",
-                            rt->version);
+    if (interp == 0 || (next == 0 && id != 0)) {
+        return layout_misfit(rt, "no main interpreter where it should be", err);
+    }
+    if (tstate != 0 && back != interp) {
+        return layout_misfit(rt, "its thread state does not point back to its interpreter", err);
     }
     if (rt->code_type_addr != 0 && layout_has(L->type.name) &&
         (proc_read_bytes(p, rt->code_type_addr + L->type.name, &name, 8, NULL) < 0 ||
          proc_read_bytes(p, name, code, sizeof code, NULL) < 0 || memcmp(code, "code", 5) != 0)) {
-        return pt_error_set(err, PT_E_BADLAYOUT, 0,
-                            "the Python %s layout does not fit this process (PyCode_Type is not "
-                            "named \"code\"); refusing to guess",
-                            rt->version);
+        return layout_misfit(rt, "PyCode_Type is not named \"code\"", err);
+    }
+    return check_frame(p, rt, tstate, err);
+}
+
+/* The newest frame of thread state TSTATE, if it has one, must run a code object. */
+static int check_frame(struct proc *p, const struct runtime *rt, uint64_t tstate,
+                       struct pt_error *err)
+{
+    const struct py_layout *L = &rt->layout;
+    uint64_t frame = 0;
+    uint64_t exec = 0;
+    uint64_t type = 0;
+    if (tstate == 0 || rt->code_type_addr == 0 || newest_frame(p, L, tstate, &frame) < 0 ||
+        frame == 0) {
+        return 0;
+    }
+    if (proc_read_bytes(p, frame + L->frame.executable, &exec, 8, NULL) < 0) {
+        return layout_misfit(rt, "its newest frame cannot be read", err);
+    }
+    exec &= ~L->frame.executable_tag_mask;
+    /* Entry frames the interpreter pushes itself may run None instead (3.14+). */
+    if (exec == 0 || exec == rt->none_addr) {
+        return 0;
+    }
+    if (proc_read_bytes(p, exec + L->object.ob_type, &type, 8, NULL) < 0 ||
+        type != rt->code_type_addr) {
+        return layout_misfit(rt, "its newest frame does not run a code object", err);
     }
     return 0;
 }
@@ -285,10 +354,10 @@ static int read_layout(struct proc *p, struct runtime *rt, const struct candidat
         if (layout_from_table(hex, &rt->layout, err) < 0) {
             return pt_error_prefix(err, "Python %s", rt->version);
         }
-        return check_layout(p, rt, err);
+        return check_layout(p, rt, cand->runtime_size, err);
     }
     layout_version_string(rt->layout.hexversion, rt->version, sizeof rt->version);
-    return check_layout(p, rt, err);
+    return check_layout(p, rt, cand->runtime_size, err);
 }
 
 int runtime_locate(struct proc *p, struct runtime *rt, struct pt_error *err)

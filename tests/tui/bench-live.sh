@@ -10,10 +10,6 @@ SECS=${BENCH_SECONDS:-10}
 PRESSES=${BENCH_PRESSES:-20}
 start_target --idle 96
 
-now_ms() {
-    echo $(($(date +%s%N) / 1000000))
-}
-
 # utime + stime of process $1, in clock ticks.
 ticks() {
     awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
@@ -43,6 +39,8 @@ PY
     tmux -L "$SOCK" pipe-pane -t t
 }
 
+rates=("$@")
+[ ${#rates[@]} -gt 0 ] || rates=(100 1000)
 for rate in "${rates[@]}"; do
     [ "$rate" = 100 ] && args= || args="--rate $rate"
     start_pytop -p "$TARGET_PID" $args
