@@ -119,10 +119,14 @@ static int add_map_line(struct cursor *c, size_t line, struct proc_map **maps, s
     if (problem != NULL) {
         return pt_error_set(err, PT_E_FORMAT, 0, "maps line %zu: %s", line, problem);
     }
-    m.path = strndup(path.at, (size_t)(path.end - path.at));
+    /* Not strndup(): the text need not be NUL-terminated, and the copy must not look past it. */
+    size_t plen = (size_t)(path.end - path.at);
+    m.path = malloc(plen + 1);
     if (m.path == NULL) {
         return pt_error_set(err, PT_E_NOMEM, ENOMEM, "no memory for a mapping path");
     }
+    memcpy(m.path, path.at, plen);
+    m.path[plen] = '\0';
     (*maps)[(*n)++] = m;
     return 0;
 }

@@ -312,7 +312,8 @@ static struct ui_model model(void)
 static struct ui_screen screen_info(const char *const *titles)
 {
     const struct live_frame *f = ui.shown;
-    bool exited = (ui.spawn != NULL && ui.spawn->exited) || (f != NULL && f->state == LIVE_GONE);
+    bool exited = (ui.spawn != NULL && ui.spawn->exited) || (f != NULL && f->state == LIVE_GONE) ||
+                  (ui.newest != NULL && ui.newest->state == LIVE_GONE);
     double late = 0;
     if (!exited && f != NULL && f->state == LIVE_SAMPLING && !ui.frozen) {
         double since = now_s() - f->last_sample;
@@ -407,6 +408,7 @@ static void take_frames(void)
     if (ui.frozen) {
         live_frame_free(ui.newest);
         ui.newest = f;
+        ui.dirty |= f->state == LIVE_GONE; /* EXITED shows even on a frozen picture */
         return;
     }
     live_frame_free(ui.shown);
