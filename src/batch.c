@@ -4,8 +4,8 @@
 #include "batch.h"
 
 #include <errno.h>
-#include <stdint.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -30,8 +30,7 @@ struct batch {
     struct sampler *sampler;
     struct source_cache *src;
     FILE *out;
-    bool gone;                  /* the target exited */
-    struct pt_error gone_err;
+    bool gone; /* the target exited */
 };
 
 static void on_signal(int sig)
@@ -78,7 +77,6 @@ static void sample_interval(struct batch *b, double start, double end)
         if (sampler_sample(b->sampler, now, &err) < 0 &&
             (err.code == PT_E_GONE || err.code == PT_E_NOPROC)) {
             b->gone = true;
-            b->gone_err = err;
             return;
         }
         now = sampler_now();
@@ -110,8 +108,7 @@ static struct snapshot *empty_snapshot(pid_t pid, struct pt_error *err)
     return s;
 }
 
-static const char *source_line(void *ctx, const char *file, size_t file_len, int line,
-                               size_t *len)
+static const char *source_line(void *ctx, const char *file, size_t file_len, int line, size_t *len)
 {
     return source_cache_line(ctx, file, file_len, line, len);
 }
@@ -169,7 +166,7 @@ static int batch_loop(struct batch *b)
             return CLI_EXIT_TARGET;
         }
         if (b->gone) {
-            fprintf(stderr, "pytop: %s; stopping\n", b->gone_err.msg);
+            fprintf(stderr, "pytop: process %d exited; stopping\n", (int)o->pid);
             return CLI_EXIT_OK;
         }
         if (stop_requested) {

@@ -337,6 +337,7 @@ static int run_dump(const struct cli_options *o)
         status = cli_target_error(&err, o->pid);
         goto out;
     }
+    unwind_set_tasks(u, true);
     s = unwind_snapshot(u, &err);
     if (o->blocking) {
         proc_resume(p);

@@ -21,10 +21,7 @@
 #include "core/unwind.h"
 #include "snapcopy.h"
 
-enum {
-    FIRST_TRIES_S = 2, /* a starting command is looked at often for this long, then less */
-};
-
+static const double FIRST_TRIES_S = 2; /* a starting command is looked at often this long */
 static const double RETRY_FAST_S = 0.01;
 static const double RETRY_SLOW_S = 0.25;
 static const double CLOSE_WAIT_S = 1.0;
@@ -47,7 +44,7 @@ struct live {
     struct requests asked;
     struct live_frame *ready;
     bool source_ready;
-    /* The sampling thread's own (read by others only after it has been joined). */
+    /* The sampling thread's own; SOURCE and SOURCES are the screen's once SOURCE_READY. */
     enum live_state state;
     struct proc *proc;
     struct runtime rt;

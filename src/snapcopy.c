@@ -47,6 +47,10 @@ static bool copy_interp(struct snapshot *d, struct snap_interp *out, const struc
     *out = *in;
     out->threads = NULL;
     out->gc.generations = NULL;
+    /* TODO(#5): copy the task graph too; until then a copy says nothing of tasks. */
+    out->tasks_present = false;
+    out->tasks = NULL;
+    out->n_tasks = 0;
     if (in->n_threads > 0) {
         out->threads = snapshot_alloc_array(d, in->n_threads, sizeof *out->threads);
         if (out->threads == NULL) {

@@ -20,6 +20,10 @@ enum {
     LIMIT_DEBUG_OFFSETS = 4096,      /* bytes of _Py_DebugOffsets read */
     LIMIT_OBJECT_READ = 1 << 16,     /* bytes of one fixed-size struct read (thread, code) */
     LIMIT_DICT_ENTRIES = 1 << 16,    /* entries scanned in one target dict */
+    LIMIT_ASYNCIO_TASKS = 1 << 17,   /* asyncio tasks read per interpreter; more are cut off */
+    LIMIT_SET_SLOTS = 1 << 16,       /* slots of one target set (a task's awaiters) read */
+    LIMIT_CORO_DEPTH = 1024,         /* coroutines followed down one await chain */
+    LIMIT_TREE_LINES = 1 << 20,      /* lines of one drawn task tree; a DAG may repeat nodes */
 };
 
 #endif

@@ -271,6 +271,7 @@ void sampler_table_clear(struct sampler_table *t)
         struct sampler_table_thread *th = sampler_table_thread_at(t, i);
         if (th->used) {
             name_free(t, th->name, th->name_len);
+            free(th->hints);
         }
     }
     for (uint32_t i = 0; i < t->funcs.n; i++) {
@@ -367,6 +368,23 @@ static bool func_eq(const struct sampler_table *t, uint32_t i, const void *key)
            same_bytes(e->file, e->file_len, f->file.ptr, f->file.len);
 }
 
+bool sampler_table_func_is(const struct sampler_table *t, uint32_t i, const struct snap_frame *f)
+{
+    return i < t->funcs.n && sampler_table_func_at(t, i)->used && func_eq(t, i, f);
+}
+
+uint32_t *sampler_table_thread_hints(struct sampler_table *t, uint32_t i)
+{
+    struct sampler_table_thread *th = sampler_table_thread_at(t, i);
+    if (th->hints == NULL) {
+        th->hints = malloc(2 * SAMPLER_TABLE_HINTS * sizeof *th->hints);
+        if (th->hints != NULL) {
+            memset(th->hints, 0xFF, 2 * SAMPLER_TABLE_HINTS * sizeof *th->hints);
+        }
+    }
+    return th->hints;
+}
+
 uint32_t sampler_table_func(struct sampler_table *t, const struct snap_frame *f)
 {
     uint32_t hash = func_hash(f);
@@ -439,8 +457,10 @@ void sampler_table_drop_thread(struct sampler_table *t, uint32_t i)
     struct sampler_table_thread *th = sampler_table_thread_at(t, i);
     index_remove(&t->threads.index, th->hash, i);
     name_free(t, th->name, th->name_len);
+    free(th->hints);
     th->used = false;
     th->name = NULL;
+    th->hints = NULL;
     entries_release(&t->threads, i);
 }
 

@@ -10,8 +10,11 @@
 struct snap_frame;
 struct snap_thread;
 
-/* An index that is no entry: the table is full, or memory ran out. */
-enum { SAMPLER_TABLE_NONE = UINT32_MAX };
+enum {
+    SAMPLER_TABLE_NONE = UINT32_MAX, /* no entry: the table is full, or memory ran out */
+    SAMPLER_TABLE_HINTS = 64,        /* frames of a thread's last stack remembered, outermost
+                                      * first */
+};
 
 /* Where an entry's counts for the newest bucket sit, so that one sample adds to them in O(1). */
 struct sampler_table_slot {
@@ -34,6 +37,10 @@ struct sampler_table_thread {
     uint64_t cpu;
     uint64_t gc;
     struct sampler_table_slot newest;
+    /* The function and pair entries of the last stack's frames, counted from the outermost:
+     * hints[2k], hints[2k + 1] for frame k. Stacks mostly repeat, so checking the hint is
+     * cheaper than a lookup; a hint is only trusted after a check. NULL until first needed. */
+    uint32_t *hints;
 };
 
 struct sampler_table_func {
@@ -131,6 +138,12 @@ uint32_t sampler_table_find_thread(const struct sampler_table *t, int64_t interp
 uint32_t sampler_table_func(struct sampler_table *t, const struct snap_frame *f);
 /* The entry of the pair, added when new; or NONE. */
 uint32_t sampler_table_pair(struct sampler_table *t, uint32_t thread, uint32_t func);
+
+/* Whether entry I is in use and is F's function. */
+bool sampler_table_func_is(const struct sampler_table *t, uint32_t i, const struct snap_frame *f);
+/* Thread I's hints (2 * SAMPLER_TABLE_HINTS, NONE when unset), allocated on first use; NULL on
+ * out of memory. */
+uint32_t *sampler_table_thread_hints(struct sampler_table *t, uint32_t i);
 
 /* Remove an entry whose counts fell to zero. */
 void sampler_table_drop_thread(struct sampler_table *t, uint32_t i);

@@ -192,13 +192,43 @@ static struct pair_delta *pair_delta(struct sampler_window *w, struct sampler_wi
     return d;
 }
 
+/* Frame F's function entry: the hint when it still is that function, else looked up (and the
+ * hint updated). */
+static uint32_t frame_func(struct sampler_table *t, uint32_t *hint, const struct snap_frame *f)
+{
+    if (hint != NULL && sampler_table_func_is(t, *hint, f)) {
+        return *hint;
+    }
+    uint32_t fi = sampler_table_func(t, f);
+    if (hint != NULL) {
+        *hint = fi;
+    }
+    return fi;
+}
+
+static uint32_t frame_pair(struct sampler_table *t, uint32_t *hint, uint32_t ti, uint32_t fi)
+{
+    if (hint != NULL && *hint < t->pairs.n) {
+        const struct sampler_table_pair *p = sampler_table_pair_at(t, *hint);
+        if (p->used && p->thread == ti && p->func == fi) {
+            return *hint;
+        }
+    }
+    uint32_t pi = sampler_table_pair(t, ti, fi);
+    if (hint != NULL) {
+        *hint = pi;
+    }
+    return pi;
+}
+
 /* Counts frame F of thread TI's stack: in OWN when it is the innermost, in TOTAL the first
- * time its function shows up in this stack. */
+ * time its function shows up in this stack. HINTS: the frame's function and pair entries in
+ * the thread's last stack, or NULL. */
 static void count_frame(struct sampler_window *w, struct sampler_window_bucket *b, uint32_t ti,
-                        const struct snap_frame *f, bool own)
+                        const struct snap_frame *f, bool own, uint32_t *hints)
 {
     struct sampler_table *t = &w->table;
-    uint32_t fi = sampler_table_func(t, f);
+    uint32_t fi = frame_func(t, hints, f);
     if (fi == SAMPLER_TABLE_NONE) {
         b->c.dropped_frames++;
         w->counts.dropped_frames++;
@@ -208,7 +238,7 @@ static void count_frame(struct sampler_window *w, struct sampler_window_bucket *
     if (fe->stack_mark == w->stack_serial) {
         return;
     }
-    uint32_t pi = sampler_table_pair(t, ti, fi);
+    uint32_t pi = frame_pair(t, hints != NULL ? hints + 1 : NULL, ti, fi);
     struct pair_delta *d = pi != SAMPLER_TABLE_NONE ? pair_delta(w, b, pi) : NULL;
     if (d == NULL) {
         /* Entries made for this frame alone must not stay with nothing counted. */
@@ -264,13 +294,17 @@ static void count_thread(struct sampler_window *w, struct sampler_window_bucket 
     w->counts.thread_samples++;
     w->stack_serial++;
     size_t n = th->frames != NULL ? th->n_frames : 0;
+    /* Stacks grow and shrink at the innermost end: hints count from the outermost frame. */
+    uint32_t *hints = n > 0 ? sampler_table_thread_hints(&w->table, ti) : NULL;
     bool innermost = true;
     for (size_t i = 0; i < n; i++) {
         /* Shims are C-owned entry frames, not Python functions (DESIGN.md). */
         if (th->frames[i].kind == SNAP_FRAME_SHIM) {
             continue;
         }
-        count_frame(w, b, ti, &th->frames[i], innermost);
+        size_t depth = n - 1 - i;
+        uint32_t *hint = hints != NULL && depth < SAMPLER_TABLE_HINTS ? hints + 2 * depth : NULL;
+        count_frame(w, b, ti, &th->frames[i], innermost, hint);
         innermost = false;
     }
 }

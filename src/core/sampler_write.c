@@ -22,8 +22,7 @@ enum {
 /* V with DECIMALS decimals, built from integers: "%.1f" would follow LC_NUMERIC, and a decimal
  * comma is neither JSON nor what a grep expects. TRIM drops trailing zeros ("100", "99.7").
  * Negative, huge or not-a-number values are unknown: NULL_TEXT. */
-static void put_number(struct strbuf *sb, double v, int decimals, bool trim,
-                       const char *null_text)
+static void put_number(struct strbuf *sb, double v, int decimals, bool trim, const char *null_text)
 {
     static const long long scales[] = {1, 10, 100, 1000};
     if (!isfinite(v) || v < 0 || v > 1e15 || decimals < 0 || decimals > NUMBER_MAX_DECIMALS) {
@@ -66,8 +65,8 @@ static void json_head(void *ctx, struct snapshot_json_out *w)
     strbuf_printf(sb, ",\"samples\":%" PRIu64 ",\"errors\":%" PRIu64, st->samples, st->errors);
     strbuf_puts(sb, ",\"window_s\":");
     put_json_number(sb, st->window_s, 3);
-    strbuf_printf(sb, ",\"thread_samples\":%" PRIu64 ",\"gc_samples\":%" PRIu64,
-                  st->thread_samples, st->gc_samples);
+    strbuf_printf(sb, ",\"thread_samples\":%" PRIu64 ",\"gc_samples\":%" PRIu64, st->thread_samples,
+                  st->gc_samples);
     if (st->threads_truncated) {
         strbuf_puts(sb, ",\"threads_truncated\":true");
     }
@@ -223,9 +222,9 @@ static void text_functions(struct text_out *w, const struct sampler_stats *st, s
 {
     struct strbuf *sb = &w->sb;
     size_t n = st->n_functions < top ? st->n_functions : top;
-    strbuf_printf(sb, "\nFunctions: %zu of %zu, by own samples (%% of %" PRIu64
-                      " thread-samples)\n",
-                  n, st->n_functions, st->thread_samples);
+    strbuf_printf(sb,
+                  "\nFunctions: %zu of %zu, by own samples (%% of %" PRIu64 " thread-samples)\n", n,
+                  st->n_functions, st->thread_samples);
     strbuf_printf(sb, "%6s %6s %8s %8s  %s\n", "OWN%", "TOTAL%", "OWN", "TOTAL", "FUNCTION");
     for (size_t i = 0; i < n; i++) {
         const struct sampler_function *f = &st->functions[i];

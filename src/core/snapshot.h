@@ -73,11 +73,44 @@ struct snap_gc {
     size_t n_generations;
 };
 
+enum snap_task_state {
+    SNAP_TASK_UNKNOWN = -1,
+    SNAP_TASK_PENDING = 0,
+    SNAP_TASK_CANCELLED = 1,
+    SNAP_TASK_FINISHED = 2,
+};
+
+/* One awaiter of a task: another task (its id and coroutine stack) or a plain future. */
+struct snap_task_awaiter {
+    uint64_t task;              /* the awaiting task's id; 0 for a non-task awaiter (JSON null) */
+    const struct snap_frame *frames;  /* its coroutine stack, innermost first; may be shared */
+    size_t n_frames;
+};
+
+/* One asyncio task. */
+struct snap_task {
+    uint64_t id;                /* the task object's address, as _remote_debugging reports it */
+    struct snap_str name;
+    pid_t thread;               /* kernel tid of the thread whose list holds it; 0: the
+                                 * interpreter's fallback list */
+    enum snap_task_state state;
+    const struct snap_frame *frames;  /* coroutine stack, innermost first; may be shared */
+    size_t n_frames;
+    bool frames_truncated;
+    struct snap_task_awaiter *awaited_by;
+    size_t n_awaited_by;
+    bool awaited_by_truncated;
+};
+
 struct snap_interp {
     int64_t id;
     struct snap_thread *threads;
     size_t n_threads;
     struct snap_gc gc;
+    bool tasks_present;         /* false: "tasks" is null (a warning says why) */
+    struct snap_task *tasks;
+    size_t n_tasks;
+    bool tasks_truncated;       /* more than LIMIT_ASYNCIO_TASKS, or a list was cut short */
 };
 
 struct snap_python {

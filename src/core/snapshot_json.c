@@ -199,6 +199,82 @@ static void write_gc(struct strbuf *sb, const struct snap_gc *gc)
     strbuf_puts(sb, "],\"recent\":[]}");
 }
 
+static void write_frames(struct strbuf *sb, const struct snap_frame *frames, size_t n)
+{
+    strbuf_puts(sb, "[");
+    for (size_t i = 0; frames != NULL && i < n; i++) {
+        if (i > 0) {
+            strbuf_puts(sb, ",");
+        }
+        write_frame(sb, &frames[i]);
+    }
+    strbuf_puts(sb, "]");
+}
+
+static const char *task_state_name(enum snap_task_state st)
+{
+    switch (st) {
+    case SNAP_TASK_PENDING:
+        return "pending";
+    case SNAP_TASK_CANCELLED:
+        return "cancelled";
+    case SNAP_TASK_FINISHED:
+        return "finished";
+    case SNAP_TASK_UNKNOWN:
+        break;
+    }
+    return NULL;
+}
+
+static void write_task(struct strbuf *sb, const struct snap_task *t)
+{
+    const char *state = task_state_name(t->state);
+    strbuf_puts(sb, "{\"id\":");
+    put_u64_known(sb, t->id);
+    strbuf_puts(sb, ",\"name\":");
+    put_str(sb, t->name);
+    strbuf_puts(sb, ",\"thread\":");
+    put_int(sb, t->thread == 0 ? -1 : (int64_t)t->thread);
+    strbuf_puts(sb, ",\"state\":");
+    strbuf_json_string(sb, state, state != NULL ? strlen(state) : 0);
+    strbuf_puts(sb, ",\"coroutine_stack\":");
+    write_frames(sb, t->frames, t->n_frames);
+    if (t->frames_truncated) {
+        strbuf_puts(sb, ",\"coroutine_stack_truncated\":true");
+    }
+    strbuf_puts(sb, ",\"awaited_by\":[");
+    for (size_t i = 0; t->awaited_by != NULL && i < t->n_awaited_by; i++) {
+        const struct snap_task_awaiter *a = &t->awaited_by[i];
+        strbuf_puts(sb, i > 0 ? ",{\"task\":" : "{\"task\":");
+        put_u64_known(sb, a->task);
+        strbuf_puts(sb, ",\"coroutine_stack\":");
+        write_frames(sb, a->frames, a->n_frames);
+        strbuf_puts(sb, "}");
+    }
+    strbuf_puts(sb, "]");
+    if (t->awaited_by_truncated) {
+        strbuf_puts(sb, ",\"awaited_by_truncated\":true");
+    }
+    strbuf_puts(sb, "}");
+}
+
+static void write_tasks(struct snapshot_json_out *w, const struct snap_interp *in)
+{
+    if (!in->tasks_present) {
+        strbuf_puts(&w->sb, "null");
+        return;
+    }
+    strbuf_puts(&w->sb, "[");
+    for (size_t i = 0; in->tasks != NULL && i < in->n_tasks; i++) {
+        if (i > 0) {
+            strbuf_puts(&w->sb, ",");
+        }
+        write_task(&w->sb, &in->tasks[i]);
+        flush(w, false);
+    }
+    strbuf_puts(&w->sb, "]");
+}
+
 static void write_interp(struct snapshot_json_out *w, const struct snap_interp *in)
 {
     strbuf_puts(&w->sb, "{\"id\":");
@@ -214,7 +290,12 @@ static void write_interp(struct snapshot_json_out *w, const struct snap_interp *
     }
     strbuf_puts(&w->sb, "],\"gc\":");
     write_gc(&w->sb, &in->gc);
-    strbuf_puts(&w->sb, ",\"tasks\":null}");
+    strbuf_puts(&w->sb, ",\"tasks\":");
+    write_tasks(w, in);
+    if (in->tasks_truncated) {
+        strbuf_puts(&w->sb, ",\"tasks_truncated\":true");
+    }
+    strbuf_puts(&w->sb, "}");
 }
 
 static void write_head(struct strbuf *sb, const struct snapshot *s)

@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/strbuf.h"
+#include "core/tasktree.h"
 
 enum {
     TEXT_FLUSH_AT = 64 * 1024,  /* bytes buffered before they are written out */
@@ -262,6 +263,28 @@ static void write_gc(struct strbuf *sb, const struct snap_interp *in, bool sever
     }
 }
 
+/* The asyncio task tree, as `python -m asyncio pstree` draws it. */
+static void write_tasks(struct strbuf *sb, const struct snap_interp *in, bool several)
+{
+    if (!in->tasks_present) {
+        return;
+    }
+    strbuf_puts(sb, "\nAsyncio tasks");
+    if (several && in->id >= 0) {
+        strbuf_printf(sb, " of interpreter %" PRId64, in->id);
+    } else if (several) {
+        strbuf_puts(sb, " of interpreter ?");
+    }
+    strbuf_printf(sb, " (%zu%s):\n", in->n_tasks, in->tasks_truncated ? ", list cut short" : "");
+    if (in->n_tasks == 0 || in->tasks == NULL) {
+        return;
+    }
+    struct pt_error e = {0};
+    if (tasktree_write(sb, in->tasks, in->n_tasks, &e) < 0) {
+        strbuf_printf(sb, "(tree not drawn: %s)\n", e.msg);
+    }
+}
+
 static void write_interp(struct text_out *w, const struct snap_interp *in, bool several,
                          const struct snapshot_source *src)
 {
@@ -279,6 +302,8 @@ static void write_interp(struct text_out *w, const struct snap_interp *in, bool 
         flush(w, false);
     }
     write_gc(&w->sb, in, several);
+    write_tasks(&w->sb, in, several);
+    flush(w, false);
 }
 
 static void write_warnings(struct strbuf *sb, const struct snapshot *s)

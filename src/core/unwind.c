@@ -17,6 +17,7 @@
 #include "core/proc.h"
 #include "core/runtime.h"
 #include "core/snapshot.h"
+#include "core/tasks.h"
 #include "core/threadnames.h"
 
 /* What one thread state says, and where its frames are. */
@@ -75,6 +76,7 @@ struct unwind {
      * at an offset found once by looking for the main thread's id (= the pid). 0: not yet. */
     uint64_t pthread_tid_at;
     bool pthread_tid_failed;
+    struct tasks *tasks;     /* NULL: tasks are not read */
 };
 
 struct unwind *unwind_new(struct proc *p, const struct runtime *rt, struct pt_error *err)
@@ -102,12 +104,45 @@ struct unwind *unwind_new(struct proc *p, const struct runtime *rt, struct pt_er
 void unwind_free(struct unwind *u)
 {
     if (u != NULL) {
+        tasks_free(u->tasks);
         code_cache_free(u->codes);
         threadnames_free(u->names);
         free(u->code_buf);
         free(u->ts_buf);
         free(u);
     }
+}
+
+void unwind_set_tasks(struct unwind *u, bool on)
+{
+    if (!on) {
+        tasks_free(u->tasks);
+        u->tasks = NULL;
+    } else if (u->tasks == NULL) {
+        /* Out of memory leaves tasks off; the snapshot then says nothing of them. */
+        u->tasks = tasks_new(u->proc, u->rt, u->codes, NULL);
+    }
+}
+
+/* The asyncio tasks of one interpreter, when asked for. */
+static int read_tasks(struct unwind *u, uint64_t interp, uint64_t modules,
+                      const struct thread_ctx *ts, size_t n, struct snapshot *s,
+                      struct snap_interp *out)
+{
+    struct pt_error e = {0};
+    if (u->tasks == NULL) {
+        return 0;
+    }
+    struct tasks_thread *th = malloc((n ? n : 1) * sizeof *th);
+    if (th == NULL) {
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        th[i] = (struct tasks_thread){ts[i].addr, (pid_t)ts[i].native_id};
+    }
+    int rc = tasks_read_interp(u->tasks, s, interp, modules, th, n, out, &e);
+    free(th);
+    return rc;
 }
 
 struct unwind_stats unwind_get_stats(const struct unwind *u)
@@ -674,8 +709,9 @@ static int unwind_interp(struct unwind *u, uint64_t interp, const struct interp_
     }
     out->n_threads = n;
     out->gc.present = false;
+    int rc = read_tasks(u, interp, in->modules, ts, n, s, out);
     free_threads(ts, n);
-    return 0;
+    return rc;
 }
 
 static void fill_python(const struct runtime *rt, struct snapshot *s)

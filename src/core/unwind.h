@@ -2,6 +2,7 @@
 #ifndef PYTOP_CORE_UNWIND_H
 #define PYTOP_CORE_UNWIND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct proc;
@@ -29,5 +30,9 @@ void unwind_free(struct unwind *u);
 struct snapshot *unwind_snapshot(struct unwind *u, struct pt_error *err);
 
 struct unwind_stats unwind_get_stats(const struct unwind *u);
+
+/* Whether snapshots also read the asyncio task graph (3.14+ targets with _asyncio loaded;
+ * elsewhere "tasks" stays null). Off by default: the stack-only path costs nothing more. */
+void unwind_set_tasks(struct unwind *u, bool on);
 
 #endif

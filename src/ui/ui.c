@@ -230,14 +230,23 @@ static int term_open(void)
     if (tcgetattr(STDIN_FILENO, &ui.tio) == 0) {
         ui.tio_saved = true;
     }
+    const char *term = getenv("TERM") != NULL ? getenv("TERM") : "";
     ui.screen = newterm(NULL, stdout, stdin);
     if (ui.screen == NULL) {
-        const char *term = getenv("TERM");
-        fprintf(stderr, "pytop: cannot drive the terminal '%s' (TERM); try TERM=xterm\n",
-                term != NULL ? term : "");
+        fprintf(stderr, "pytop: cannot drive the terminal '%s' (TERM); try TERM=xterm\n", term);
         return -1;
     }
     set_term(ui.screen);
+    const char *cup = tigetstr("cup");
+    if (cup == NULL || cup == (char *)-1) {
+        /* A terminal that cannot place the cursor (TERM=dumb) would get a jumble. */
+        endwin();
+        delscreen(ui.screen);
+        ui.screen = NULL;
+        fprintf(stderr,
+                "pytop: the terminal '%s' (TERM) cannot move the cursor; use --dump or -b\n", term);
+        return -1;
+    }
     keep_restore_sequence();
     noecho();
     nonl();
@@ -686,7 +695,7 @@ static int start_target(void)
     if (o->command != NULL) {
         ui.spawn = spawn_open(o->command, &err);
         if (ui.spawn == NULL) {
-            fprintf(stderr, "pytop: %s\n", err.msg);
+            snprintf(ui.fatal, sizeof ui.fatal, "pytop: %s", err.msg);
             return -1;
         }
         ui.pid = ui.spawn->pid;
@@ -703,7 +712,7 @@ static int start_target(void)
     };
     ui.live = live_open(&lo, &err);
     if (ui.live == NULL) {
-        fprintf(stderr, "pytop: %s\n", err.msg);
+        snprintf(ui.fatal, sizeof ui.fatal, "pytop: %s", err.msg);
         return -1;
     }
     return 0;
@@ -748,7 +757,7 @@ static int setup(const struct cli_options *opts)
         return -1;
     }
     install_signals();
-    return start_target();
+    return 0;
 }
 
 int ui_run(const struct cli_options *opts)
@@ -760,11 +769,12 @@ int ui_run(const struct cli_options *opts)
     }
     setlocale(LC_ALL, "");
     int status = CLI_EXIT_OK;
+    /* The terminal first: a command is started only once it can be shown. */
     if (setup(opts) < 0) {
         status = CLI_EXIT_TARGET;
     } else if (term_open() < 0) {
         status = CLI_EXIT_USAGE;
-    } else {
+    } else if (start_target() == 0) {
         run_loop();
     }
     stop_all();

@@ -208,6 +208,12 @@ static void draw_frame(WINDOW *w, int width, const struct snap_frame *f, const s
         wattrset(w, st->attr[UI_NORMAL]);
         return;
     }
+    if (f->function.ptr == NULL && f->file.ptr == NULL) {
+        wattrset(w, st->attr[UI_DIM]);
+        ui_text_puts(w, "? (this frame could not be read)", width - 2, st);
+        wattrset(w, st->attr[UI_NORMAL]);
+        return;
+    }
     int used = 2 + ui_text_put(w, f->function, width - 2, st);
     if (used + 4 < width) {
         ui_text_puts(w, "  ", 2, st);

@@ -30,6 +30,7 @@ struct row {
 struct threads_view {
     struct ui_list table;
     struct ui_list stacks; /* the all-stacks scroll */
+    size_t stacks_skip;    /* its top line within the selected thread's stack */
     bool all_stacks;       /* Enter: every stack, one after the other, instead of the table */
     pid_t selected_tid;    /* the thread under the cursor, kept across frames */
     uint64_t selected_ident;
@@ -301,40 +302,56 @@ static size_t stack_lines(const struct threads_view *v, const struct ui_model *m
     return total;
 }
 
-/* Every shown thread's stack, one after the other, scrolled as one text; the thread at the
- * top becomes the selected one. */
+/* The all-stacks text scrolls by lines, but is anchored to a thread (the selected one, at the
+ * top) and a line within its stack, so that stacks growing or shrinking in a new frame do not
+ * move the reader to another thread. The anchor's line in the whole text: */
+static size_t anchor_line(const struct threads_view *v, const struct ui_model *m)
+{
+    size_t line = 0;
+    for (size_t i = 0; i < v->n_rows; i++) {
+        size_t n = ui_stack_lines(v->rows[i].t, m) + 1;
+        if (v->rows[i].t->tid == v->selected_tid && v->rows[i].t->thread_id == v->selected_ident) {
+            return line + (v->stacks_skip < n ? v->stacks_skip : n - 1);
+        }
+        line += n;
+    }
+    return 0;
+}
+
+/* Anchors the text at its line TOP: the thread shown there becomes the selected one. */
+static void set_anchor(struct threads_view *v, const struct ui_model *m, size_t top)
+{
+    size_t line = 0;
+    for (size_t i = 0; i < v->n_rows; i++) {
+        size_t n = ui_stack_lines(v->rows[i].t, m) + 1;
+        if (top < line + n || i + 1 == v->n_rows) {
+            v->selected_tid = v->rows[i].t->tid;
+            v->selected_ident = v->rows[i].t->thread_id;
+            v->stacks_skip = top > line ? top - line : 0;
+            return;
+        }
+        line += n;
+    }
+}
+
+/* Every shown thread's stack, one after the other, each followed by a blank line. */
 static void draw_all_stacks(struct threads_view *v, const struct ui_model *m, WINDOW *w, int height,
                             int width)
 {
+    v->stacks.top = anchor_line(v, m);
     ui_list_fit_scroll(&v->stacks, stack_lines(v, m), height);
+    set_anchor(v, m, v->stacks.top);
     size_t line = 0;
     int y = 0;
     for (size_t i = 0; i < v->n_rows && y < height; i++) {
         size_t n = ui_stack_lines(v->rows[i].t, m) + 1;
         if (line + n > v->stacks.top) {
             size_t skip = v->stacks.top > line ? v->stacks.top - line : 0;
-            if (y == 0) {
-                v->selected_tid = v->rows[i].t->tid;
-                v->selected_ident = v->rows[i].t->thread_id;
-            }
             y += ui_stack_draw(w, y, height - y, width, v->rows[i].t, skip, false, m);
             y += y < height ? 1 : 0;
         }
         line += n;
     }
-}
-
-/* Where the all-stacks text shows the selected thread's title. */
-static size_t stacks_line_of_selected(const struct threads_view *v, const struct ui_model *m)
-{
-    size_t line = 0;
-    for (size_t i = 0; i < v->n_rows; i++) {
-        if (v->rows[i].t->tid == v->selected_tid && v->rows[i].t->thread_id == v->selected_ident) {
-            return line;
-        }
-        line += ui_stack_lines(v->rows[i].t, m) + 1;
-    }
-    return 0;
 }
 
 static void draw_message(WINDOW *w, int y, const char *text, const struct ui_style *st)
@@ -363,9 +380,10 @@ static void draw(void *state, const struct ui_model *m, WINDOW *w)
         draw_all_stacks(v, m, w, height, width);
         return;
     }
-    /* The table takes up to 40% of the height; the selected stack gets the rest. */
+    /* The table takes up to half the height, the selected stack the rest: fixed shares, so
+     * that nothing moves when the cursor or the stacks do. */
     int table = (int)v->n_rows + 1;
-    int most = height * 2 / 5 > 3 ? height * 2 / 5 : 3;
+    int most = (height + 1) / 2 > 3 ? (height + 1) / 2 : 3;
     table = table < most ? table : most;
     draw_table(v, m, w, table, width);
     if (v->n_rows == 0) {
@@ -385,7 +403,7 @@ static bool on_key(void *state, const struct ui_model *m, const TermKeyKey *key)
     find_selected(v);
     if (key->type == TERMKEY_TYPE_KEYSYM && key->code.sym == TERMKEY_SYM_ENTER) {
         v->all_stacks = !v->all_stacks;
-        v->stacks.top = v->all_stacks ? stacks_line_of_selected(v, m) : 0;
+        v->stacks_skip = 0;
         return true;
     }
     if (key->type == TERMKEY_TYPE_UNICODE && key->modifiers == 0) {
@@ -404,7 +422,12 @@ static bool on_key(void *state, const struct ui_model *m, const TermKeyKey *key)
         }
     }
     if (v->all_stacks) {
-        return ui_list_scroll_key(&v->stacks, key, stack_lines(v, m));
+        v->stacks.top = anchor_line(v, m);
+        if (!ui_list_scroll_key(&v->stacks, key, stack_lines(v, m))) {
+            return false;
+        }
+        set_anchor(v, m, v->stacks.top);
+        return true;
     }
     if (ui_list_key(&v->table, key, v->n_rows)) {
         remember_selected(v);

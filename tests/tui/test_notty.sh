@@ -1,6 +1,6 @@
 #!/bin/bash
 # Not a terminal: a one-line error that suggests --dump or -b, exit status 2, and no command
-# started.
+# started. A terminal curses cannot drive (unknown, or unable to move the cursor): the same.
 . "$(dirname "$0")/lib.sh"
 need_python
 [ -x "$PYTOP" ] || fail "no pytop binary at $PYTOP"
@@ -18,4 +18,15 @@ TMPDIR=$WORK "$PYTOP" -- "$PY" -c 'open("'"$WORK"'/ran", "w")' </dev/null >/dev/
 [ $? = 2 ] || fail "pytop -- CMD without a terminal: not exit status 2"
 sleep 0.5
 [ -e "$WORK/ran" ] && fail "the command was started without a terminal"
+
+command -v tmux >/dev/null 2>&1 || pass
+start_tui "TERM=dumb '$PYTOP' -p $TARGET_PID"
+wait_for "pytop: the terminal 'dumb' \(TERM\) cannot move the cursor; use --dump or -b"
+wait_for 'PYTOP-EXIT=2'
+stop_tui
+# ncurses itself (new_prescr in libtinfo) loses a block when newterm() fails: not pytop's
+# leak, so a sanitizer build is told not to count leaks for this one run.
+start_tui "TERM=no-such-terminal ASAN_OPTIONS=\${ASAN_OPTIONS:-}:detect_leaks=0 '$PYTOP' -p $TARGET_PID"
+wait_for "pytop: cannot drive the terminal 'no-such-terminal' \(TERM\)"
+wait_for 'PYTOP-EXIT=2'
 pass

@@ -34,6 +34,13 @@ keys Enter
 wait_for 'Thread [0-9]+ "beta-sleeper"'
 wait_for 'Thread [0-9]+ "gamma-waiter"'
 shows 'STATE' && fail "the table should give way to all stacks"
+# It scrolls by lines; Home is the first thread's title, and back to the table it is selected.
+keys j j
+wait_gone "^── Thread $TARGET_PID \"MainThread\""
+keys Home
+wait_for "^── Thread $TARGET_PID \"MainThread\""
+keys End
+wait_for '^  gamma_block  '
 keys Enter
 wait_for 'STATE'
 

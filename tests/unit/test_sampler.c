@@ -1,7 +1,6 @@
-/* test_sampler: the window statistics over synthetic snapshots, and batch mode's writers. */
+/* test_sampler: the window statistics over synthetic snapshots. */
 #include "config.h"
 
-#include <locale.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -609,8 +608,8 @@ static void check_against_brute_force(const struct rand_sample *rs, size_t n, do
     assert_int_equal(st->thread_samples, thread_samples);
     size_t live_threads = 0;
     for (size_t k = 0; k < RAND_THREADS; k++) {
-        const struct sampler_thread *t = sampler_stats_find_thread(st, 0, (pid_t)(100 + k),
-                                                                   1000 + k);
+        const struct sampler_thread *t =
+            sampler_stats_find_thread(st, 0, (pid_t)(100 + k), 1000 + k);
         live_threads += per_thread[k][0] > 0;
         if (per_thread[k][0] == 0) {
             assert_null(t);
@@ -665,145 +664,6 @@ static void test_sampler_agrees_with_a_brute_force_count(void **state)
     free(rs);
 }
 
-/* ---- writers ---- */
-
-static char *write_json(const struct snapshot *snap, const struct sampler_stats *st)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_non_null(f);
-    struct pt_error err = {0};
-    assert_int_equal(sampler_write_json(snap, st, f, true, &err), 0);
-    assert_int_equal(fclose(f), 0);
-    return buf;
-}
-
-static char *write_text(const struct snapshot *snap, const struct sampler_stats *st)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_non_null(f);
-    struct pt_error err = {0};
-    assert_int_equal(sampler_write_text(snap, st, f, NULL, 10, &err), 0);
-    assert_int_equal(fclose(f), 0);
-    return buf;
-}
-
-/* Four samples of two threads: the first holds the GIL in three and runs "spin". */
-static struct sampler *four_samples(void)
-{
-    static const char *const spin[] = {"spin", "main"};
-    static const char *const wait[] = {"wait", "main"};
-    struct sampler *s = new_sampler(10);
-    for (int i = 0; i < 4; i++) {
-        struct snapshot *snap = snap_threads(2);
-        thread_of(snap, 0)->name = str("spinner");
-        thread_of(snap, 0)->gil = i < 3 ? SNAP_YES : SNAP_NO;
-        thread_of(snap, 0)->on_cpu = SNAP_YES;
-        set_stack(snap, thread_of(snap, 0), spin, 2);
-        set_stack(snap, thread_of(snap, 1), wait, 2);
-        sampler_add(s, snap, 3.0 + i * 0.1);
-    }
-    return s;
-}
-
-static void test_sampler_write_json_adds_sampling_shares_and_functions(void **state)
-{
-    (void)state;
-    struct sampler *s = four_samples();
-    struct sampler_stats *st = sampler_stats(s, 3.4);
-    assert_non_null(st);
-    char *json = write_json(sampler_latest(s), st);
-    assert_non_null(strstr(json, ",\"sampling\":{\"rate_hz\":100,\"achieved_hz\":10,"
-                                 "\"samples\":4,\"errors\":0,\"window_s\":0.4,"
-                                 "\"thread_samples\":8,\"gc_samples\":0},\"interpreters\":"));
-    assert_non_null(strstr(json, "\"tid\":100,\"thread_id\":1000,\"name\":\"spinner\","));
-    assert_non_null(strstr(json, "\"in_gc\":false,\"gil_pct\":75,\"cpu_pct\":100,"
-                                 "\"gc_pct\":0,\"frames\":["));
-    assert_non_null(strstr(json, "\"in_gc\":false,\"gil_pct\":0,\"cpu_pct\":0,"
-                                 "\"gc_pct\":0,\"frames\":["));
-    assert_non_null(strstr(json, "\"warnings\":[],\"functions\":["
-                                 "{\"function\":\"spin\",\"file\":\"/srv/app/worker.py\","
-                                 "\"line\":115,\"own\":4,\"total\":4},"));
-    assert_non_null(strstr(json, "{\"function\":\"main\",\"file\":\"/srv/app/worker.py\","
-                                 "\"line\":109,\"own\":0,\"total\":8}]}\n"));
-    assert_null(strstr(json, "truncated"));
-    assert_ptr_equal(strchr(json, '\n'), json + strlen(json) - 1); /* one line */
-    free(json);
-    sampler_stats_free(st);
-    sampler_free(s);
-}
-
-static void test_sampler_write_json_says_max_rate_unknown_threads_and_truncation(void **state)
-{
-    (void)state;
-    struct sampler_opts opts = {.rate_hz = 0, .window_s = 1};
-    struct sampler *s = sampler_new(NULL, NULL, &opts, NULL);
-    assert_non_null(s);
-    sampler_add(s, snap_many_functions(SAMPLER_MAX_FUNCTIONS + 1, 0), 1);
-    struct sampler_stats *st = sampler_stats(s, 1);
-    assert_non_null(st);
-    struct snapshot *other = snap_threads(1);
-    thread_of(other, 0)->tid = 7; /* not in the statistics */
-    char *json = write_json(other, st);
-    assert_non_null(strstr(json, "\"rate_hz\":\"max\",\"achieved_hz\":0,"));
-    assert_non_null(strstr(json, "\"gil_pct\":null,\"cpu_pct\":null,\"gc_pct\":null"));
-    assert_non_null(strstr(json, "],\"functions_truncated\":true}\n"));
-    free(json);
-    json = write_json(NULL, st);
-    assert_non_null(strstr(json, "\"pid\":null"));
-    assert_non_null(strstr(json, "\"warnings\":[\"no sample succeeded in this interval\"]"));
-    free(json);
-    snapshot_free(other);
-    sampler_stats_free(st);
-    sampler_free(s);
-}
-
-static void test_sampler_write_json_ignores_a_decimal_comma_locale(void **state)
-{
-    (void)state;
-    if (setlocale(LC_NUMERIC, "de_DE.UTF-8") == NULL && setlocale(LC_NUMERIC, "fr_FR.UTF-8") ==
-                                                                NULL) {
-        skip();
-    }
-    struct sampler *s = four_samples();
-    struct sampler_stats *st = sampler_stats(s, 3.35);
-    assert_non_null(st);
-    char *json = write_json(sampler_latest(s), st);
-    setlocale(LC_NUMERIC, "C");
-    assert_non_null(strstr(json, "\"window_s\":0.35,"));
-    assert_non_null(strstr(json, "\"achieved_hz\":11.4,"));
-    free(json);
-    sampler_stats_free(st);
-    sampler_free(s);
-}
-
-static void test_sampler_write_text_heads_the_dump_with_shares_and_functions(void **state)
-{
-    (void)state;
-    struct sampler *s = four_samples();
-    struct sampler_stats *st = sampler_stats(s, 3.4);
-    assert_non_null(st);
-    char *text = write_text(sampler_latest(s), st);
-    assert_non_null(strstr(text, "pytop " PACKAGE_VERSION " - "));
-    assert_non_null(strstr(text, " UTC - pid 4242\n"));
-    assert_non_null(strstr(text, "Samples: 4 in 0.40 s, 10.0/s achieved of 100/s requested, "
-                                 "errors: 0 (0.0%)\n"));
-    assert_non_null(strstr(text, "     100   75.0  100.0    0.0        4  \"spinner\"\n"));
-    assert_non_null(strstr(text, "     101    0.0    0.0    0.0        4  ?\n"));
-    assert_non_null(strstr(text, "Functions: 3 of 3, by own samples (% of 8 thread-samples)\n"));
-    assert_non_null(strstr(text, "  50.0   50.0        4        4  spin (/srv/app/worker.py:115)\n"));
-    assert_non_null(strstr(text, "   0.0  100.0        0        8  main (/srv/app/worker.py:109)\n"));
-    /* The traceback-like dump follows. */
-    assert_non_null(strstr(text, "Thread 100 \"spinner\" (on CPU; most recent call "
-                                 "last):\n  File \"/srv/app/worker.py\", line 11, in main\n"));
-    free(text);
-    sampler_stats_free(st);
-    sampler_free(s);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -821,10 +681,6 @@ int main(void)
         cmocka_unit_test(test_sampler_keeps_the_last_name_a_thread_had),
         cmocka_unit_test(test_sampler_counts_time_running_backwards_in_the_newest_bucket),
         cmocka_unit_test(test_sampler_agrees_with_a_brute_force_count),
-        cmocka_unit_test(test_sampler_write_json_adds_sampling_shares_and_functions),
-        cmocka_unit_test(test_sampler_write_json_says_max_rate_unknown_threads_and_truncation),
-        cmocka_unit_test(test_sampler_write_json_ignores_a_decimal_comma_locale),
-        cmocka_unit_test(test_sampler_write_text_heads_the_dump_with_shares_and_functions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -55,6 +55,11 @@ struct layout_gen {
     int64_t long_non_size_bits;
     int64_t long_tag;
     int64_t long_digits;
+    int64_t frame_suspended_yield_from_byte;
+    int64_t frame_suspended_yield_from_locked_byte;
+    int64_t frame_cleared_byte;
+    int64_t tpflags_long_subclass;
+    int64_t tpflags_unicode_subclass;
     int64_t runtime_size;
     int64_t runtime_interpreters_head;
     int64_t runtime_main_thread;

@@ -105,6 +105,23 @@ void layout_apply_gen(const struct layout_gen *g, struct py_layout *L)
     L->unicode.compact_bit = (unsigned)g->unicode_compact_bit;
     L->unicode.ascii_bit = (unsigned)g->unicode_ascii_bit;
 
+    L->gen.size = LAYOUT_NONE;
+    L->gen.gi_iframe = LAYOUT_NONE;
+    L->gen.gi_frame_state = LAYOUT_NONE;
+    L->gen.state_yield_from = (int)g->frame_suspended_yield_from_byte;
+    L->gen.state_yield_from_locked = (int)g->frame_suspended_yield_from_locked_byte;
+    L->gen.state_cleared = (int)g->frame_cleared_byte;
+    L->gen.await_slot = 0;
+    L->frame_stackpointer = LAYOUT_NONE;
+    L->llist_next = LAYOUT_NONE;
+    L->set.size = LAYOUT_NONE;
+    L->set.used = LAYOUT_NONE;
+    L->set.table = LAYOUT_NONE;
+    L->set.mask = LAYOUT_NONE;
+    L->flag_long_subclass = g->tpflags_long_subclass < 0 ? 0 : (uint64_t)g->tpflags_long_subclass;
+    L->flag_unicode_subclass =
+        g->tpflags_unicode_subclass < 0 ? 0 : (uint64_t)g->tpflags_unicode_subclass;
+
     L->module_dict = layout_gen_offset(g->module_md_dict);
     L->dict.size = layout_gen_offset(g->dict_size);
     L->dict.ma_keys = layout_gen_offset(g->dict_ma_keys);

@@ -171,6 +171,29 @@ struct py_layout {
         unsigned non_size_bits;
     } pylong;
 
+    /* What the asyncio task walk needs beyond the frames (3.14+ debug offsets; LAYOUT_NONE and
+     * -1 elsewhere). */
+    struct {
+        uint64_t size;
+        uint64_t gi_iframe;          /* the generator's embedded interpreter frame */
+        uint64_t gi_frame_state;     /* int8 */
+        int state_yield_from;        /* gi_frame_state byte values; -1: the version has none */
+        int state_yield_from_locked;
+        int state_cleared;
+        unsigned await_slot;         /* a suspended `await` keeps what it awaits this many stack
+                                      * slots below the frame's stack pointer; 0: unknown */
+    } gen;
+    uint64_t frame_stackpointer;     /* in an interpreter frame */
+    uint64_t llist_next;             /* in a struct llist_node */
+    struct {
+        uint64_t size;
+        uint64_t used;
+        uint64_t table;
+        uint64_t mask;
+    } set;
+    uint64_t flag_long_subclass;     /* Py_TPFLAGS_LONG_SUBCLASS; 0 when unknown */
+    uint64_t flag_unicode_subclass;  /* Py_TPFLAGS_UNICODE_SUBCLASS; 0 when unknown */
+
     /* Largest thread-state and code-object reads, for buffers. */
     uint64_t max_struct;
 };

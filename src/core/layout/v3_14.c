@@ -132,6 +132,19 @@ int layout_v3_14_fill(const uint8_t *blob, size_t len, struct py_layout *L, stru
     L->unicode.length = d.unicode_object.length;
     L->unicode.ascii_size = d.unicode_object.asciiobject_size;
 
+    L->gen.size = d.gen_object.size;
+    L->gen.gi_iframe = d.gen_object.gi_iframe;
+    L->gen.gi_frame_state = d.gen_object.gi_frame_state;
+    /* SEND leaves the awaited iterator on top of the suspended frame's stack (3.14's
+     * Python/bytecodes.c; its _remote_debugging reads stackpointer[-1]). */
+    L->gen.await_slot = 1;
+    L->frame_stackpointer = d.interpreter_frame.stackpointer;
+    L->llist_next = d.llist_node.next;
+    L->set.size = d.set_object.size;
+    L->set.used = d.set_object.used;
+    L->set.table = d.set_object.table;
+    L->set.mask = d.set_object.mask;
+
     L->gc.size = d.gc.size;
     L->gc.collecting = d.gc.collecting;
     return 0;

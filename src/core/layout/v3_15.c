@@ -146,6 +146,19 @@ int layout_v3_15_fill(const uint8_t *blob, size_t len, struct py_layout *L, stru
     L->unicode.ascii_size = d.unicode_object.asciiobject_size;
     L->unicode.compact_size = d.unicode_object.compactunicodeobject_size;
 
+    L->gen.size = d.gen_object.size;
+    L->gen.gi_iframe = d.gen_object.gi_iframe;
+    L->gen.gi_frame_state = d.gen_object.gi_frame_state;
+    /* 3.15 keeps one more value above the awaited iterator while suspended in SEND (its
+     * _remote_debugging reads stackpointer[-2], Modules/_remote_debugging/asyncio.c). */
+    L->gen.await_slot = 2;
+    L->frame_stackpointer = d.interpreter_frame.stackpointer;
+    L->llist_next = d.llist_node.next;
+    L->set.size = d.set_object.size;
+    L->set.used = d.set_object.used;
+    L->set.table = d.set_object.table;
+    L->set.mask = d.set_object.mask;
+
     L->gc.size = d.gc.size;
     L->gc.collecting = d.gc.collecting;
     return 0;

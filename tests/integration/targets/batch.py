@@ -16,7 +16,7 @@ import time
 import _parking
 from _parking import LIFETIME
 
-NAP = 0.1
+NAP = 0.25
 started = {}
 lock = threading.Lock()
 
@@ -57,8 +57,9 @@ def nap_0b():
     time.sleep(NAP)
 
 
-def sleeper(first, second, until):
+def sleeper(first, second, until, offset=0.0):
     checked_in("sleepers")
+    time.sleep(offset)  # the sleepers wake one at a time, not all together
     while time.monotonic() < until:
         first()
         second()
@@ -86,9 +87,10 @@ def report(outfile):
 def main():
     until = time.monotonic() + LIFETIME
     threading.Thread(target=spin, name="spinner", daemon=True).start()
-    threading.Thread(target=sleeper, args=(nap_1a, nap_1b, until), name="sleeper-1",
+    threading.Thread(target=sleeper, args=(nap_1a, nap_1b, until, NAP / 3), name="sleeper-1",
                      daemon=True).start()
-    threading.Thread(target=sleeper, args=(nap_2a, nap_2b, until), name="sleeper-2",
+    threading.Thread(target=sleeper, args=(nap_2a, nap_2b, until, 2 * NAP / 3),
+                     name="sleeper-2",
                      daemon=True).start()
     reporter = threading.Thread(target=report, args=(sys.argv[1],), name="reporter")
     reporter.start()

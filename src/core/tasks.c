@@ -1,0 +1,774 @@
+/* tasks: a target's asyncio tasks and their awaited-by graph, read through the _asyncio
+ * module's debug offsets (the .AsyncioDebug section, 3.14+). */
+#include "config.h"
+
+#include "core/tasks.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/code.h"
+#include "core/elf.h"
+#include "core/error.h"
+#include "core/layout/layout.h"
+#include "core/limits.h"
+#include "core/proc.h"
+#include "core/pydict.h"
+#include "core/pyobj.h"
+#include "core/runtime.h"
+#include "core/snapshot.h"
+
+/* How often the mappings are searched again for a section not found yet (asyncio imported
+ * later loads _asyncio then). */
+static const double RESCAN_SECONDS = 1.0;
+
+enum {
+    SETENTRY_SIZE = 16,   /* setentry: key pointer, hash (Include/cpython/setobject.h) */
+    NAME_MAX_BYTES = 256, /* of a task name kept */
+    SET_OBJECT_MAX = 512, /* bytes of a set object's struct read */
+};
+
+int tasks_parse_offsets(const uint8_t *buf, size_t len, struct tasks_offsets *out,
+                        struct pt_error *err)
+{
+    uint64_t v[TASKS_DEBUG_SECTION_SIZE / 8];
+    if (len < TASKS_DEBUG_SECTION_SIZE) {
+        return pt_error_set(err, PT_E_FORMAT, 0, "asyncio debug offsets truncated (%zu bytes)",
+                            len);
+    }
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        layout_read_u64(buf, len, i * 8, &v[i]);
+    }
+    struct tasks_offsets o = {
+        .task_size = v[0],
+        .task_name = v[1],
+        .task_awaited_by = v[2],
+        .task_is_task = v[3],
+        .task_awaited_by_is_set = v[4],
+        .task_coro = v[5],
+        .task_node = v[6],
+        .interp_size = v[7],
+        .interp_tasks_head = v[8],
+        .thread_size = v[9],
+        .thread_running_loop = v[10],
+        .thread_running_task = v[11],
+        .thread_tasks_head = v[12],
+    };
+    /* FutureObj_HEAD (Modules/_asynciomodule.c, 3.14 and 3.15) puts the int fut_state right
+     * before the char is_task; the section does not name it, so the state is checked to be
+     * one of the three values before it is believed. */
+    o.task_state = o.task_is_task >= 4 ? o.task_is_task - 4 : LAYOUT_NONE;
+    uint64_t end;
+    const uint64_t ptrs[] = {o.task_name, o.task_awaited_by, o.task_coro, o.task_node};
+    if (o.task_size == 0 || o.task_size > LIMIT_OBJECT_READ) {
+        return pt_error_set(err, PT_E_BADLAYOUT, 0, "asyncio task size %" PRIu64
+                            " is implausible", o.task_size);
+    }
+    for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) {
+        if (__builtin_add_overflow(ptrs[i], 8, &end) || end > o.task_size) {
+            return pt_error_set(err, PT_E_BADLAYOUT, 0,
+                                "asyncio task field at %" PRIu64 " outside its %" PRIu64
+                                " bytes", ptrs[i], o.task_size);
+        }
+    }
+    if (o.task_is_task >= o.task_size || o.task_awaited_by_is_set >= o.task_size ||
+        o.interp_tasks_head > o.interp_size || o.interp_size - o.interp_tasks_head < 16 ||
+        o.thread_tasks_head > o.thread_size || o.thread_size - o.thread_tasks_head < 16) {
+        return pt_error_set(err, PT_E_BADLAYOUT, 0, "asyncio debug offsets are inconsistent");
+    }
+    *out = o;
+    return 0;
+}
+
+/* What one task's own read says. */
+struct task_raw {
+    uint64_t addr;
+    uint64_t name;
+    uint64_t awaited_by;
+    uint64_t coro;
+    uint64_t next;          /* the next node's address in its list */
+    bool is_task;
+    bool awaited_by_is_set;
+    enum snap_task_state state;
+};
+
+/* A memo of coroutine stacks already built in this snapshot, by task address. */
+struct memo_entry {
+    uint64_t addr;
+    const struct snap_frame *frames;
+    size_t n;
+    bool truncated;
+    bool listed;            /* already met in a task list: meeting it again is a loop */
+};
+
+/* Snapshot strings per code object, so that 10 000 tasks in one function share them. */
+struct code_strs {
+    uint64_t addr;
+    struct snap_str function;
+    struct snap_str name;
+    struct snap_str file;
+    int first_line;
+};
+
+struct tasks {
+    struct proc *proc;
+    const struct runtime *rt;
+    const struct py_layout *L;
+    struct code_cache *codes;
+    bool found;
+    struct tasks_offsets off;
+    double last_scan;
+    bool warned_bad;
+    /* per snapshot */
+    struct snapshot *s;
+    struct memo_entry *memo;     /* open addressing, MEMO_SLOTS entries */
+    struct code_strs *strs;      /* open addressing, STRS_SLOTS entries */
+    uint8_t *set_buf;            /* LIMIT_SET_SLOTS set entries */
+    uint8_t *obj_buf;            /* a generator or task object */
+    uint8_t *code_buf;           /* a code object */
+    struct snap_frame *chain;    /* LIMIT_CORO_DEPTH frames of one await chain */
+    uint64_t last_type;
+    uint64_t last_type_flags;
+};
+
+enum {
+    MEMO_SLOTS = LIMIT_ASYNCIO_TASKS * 2,
+    STRS_SLOTS = 4096,
+};
+
+struct tasks *tasks_new(struct proc *p, const struct runtime *rt, struct code_cache *codes,
+                        struct pt_error *err)
+{
+    struct tasks *t = calloc(1, sizeof *t);
+    if (t == NULL) {
+        pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+        return NULL;
+    }
+    t->proc = p;
+    t->rt = rt;
+    t->L = &rt->layout;
+    t->codes = codes;
+    t->last_scan = -RESCAN_SECONDS;
+    return t;
+}
+
+void tasks_free(struct tasks *t)
+{
+    if (t != NULL) {
+        free(t->memo);
+        free(t->strs);
+        free(t->set_buf);
+        free(t->obj_buf);
+        free(t->code_buf);
+        free(t->chain);
+        free(t);
+    }
+}
+
+static double monotonic_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* Looks in one mapped file for the section; 1 found (T->off filled), 0 not, -1 bad. */
+static int examine(struct tasks *t, const struct proc_map *maps, size_t n, const char *path,
+                   struct pt_error *err)
+{
+    const struct proc_map *first = NULL;
+    for (size_t i = 0; i < n && first == NULL; i++) {
+        if (strcmp(maps[i].path, path) == 0) {
+            first = &maps[i];
+        }
+    }
+    int fd = first != NULL ? proc_open_file(t->proc, path, NULL) : -1;
+    if (fd < 0) {
+        return 0;
+    }
+    struct elf *e = elf_open_fd(fd, NULL);
+    close(fd);
+    if (e == NULL) {
+        return 0;
+    }
+    int found = 0;
+    struct elf_section sec;
+    uint64_t bias;
+    uint64_t addr;
+    uint8_t buf[TASKS_DEBUG_SECTION_SIZE];
+    if (elf_find_section(e, ".AsyncioDebug", &sec, NULL) == 0 &&
+        elf_load_bias(e, first->start, first->offset, &bias, NULL) == 0 &&
+        !__builtin_add_overflow(sec.addr, bias, &addr)) {
+        /* The section is data the module fills at build time; read the target's copy. */
+        if (sec.size < sizeof buf || proc_read_bytes(t->proc, addr, buf, sizeof buf, err) < 0 ||
+            tasks_parse_offsets(buf, sizeof buf, &t->off, err) < 0) {
+            found = -1;
+        } else {
+            found = 1;
+        }
+    }
+    elf_close(e);
+    return found;
+}
+
+/* Finds the section in the runtime's binary (_asyncio built in) or a mapped _asyncio module. */
+static int locate(struct tasks *t, struct pt_error *err)
+{
+    const struct proc_map *maps;
+    size_t n;
+    if (proc_maps(t->proc, &maps, &n, err) < 0) {
+        return -1;
+    }
+    const char *seen = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *path = maps[i].path;
+        bool candidate = strcmp(path, t->rt->binary) == 0 ||
+                         strncmp(base_name(path), "_asyncio.", 9) == 0;
+        if (!candidate || (seen != NULL && strcmp(seen, path) == 0)) {
+            continue;
+        }
+        seen = path;
+        int r = examine(t, maps, n, path, err);
+        if (r != 0) {
+            return r;
+        }
+    }
+    return 0;
+}
+
+/* A field of WIDTH bytes at OFF inside SIZE bytes (false for LAYOUT_NONE). */
+static bool fits(uint64_t off, uint64_t width, uint64_t size)
+{
+    uint64_t end;
+    return !__builtin_add_overflow(off, width, &end) && end <= size;
+}
+
+/* Whether the layout describes what the walk reads (3.14+ debug offsets), consistently. */
+static bool layout_usable(const struct py_layout *L)
+{
+    return L->gen.state_cleared >= 0 && L->gen.state_yield_from >= 0 &&
+           L->gen.await_slot > 0 && L->gen.await_slot <= 4 &&
+           layout_has(L->gen.size) && L->gen.size <= LIMIT_OBJECT_READ &&
+           fits(L->gen.gi_iframe, L->frame.size, LIMIT_OBJECT_READ) &&
+           fits(L->gen.gi_frame_state, 1, L->gen.size) &&
+           fits(L->frame_stackpointer, 8, L->frame.size) &&
+           layout_has(L->set.size) && L->set.size <= SET_OBJECT_MAX &&
+           fits(L->set.used, 8, L->set.size) && fits(L->set.mask, 8, L->set.size) &&
+           fits(L->set.table, 8, L->set.size) && fits(L->llist_next, 8, 16);
+}
+
+static int read_task(struct tasks *t, uint64_t addr, struct task_raw *out, struct pt_error *err)
+{
+    const struct tasks_offsets *o = &t->off;
+    uint8_t *buf = t->obj_buf;
+    uint64_t v = 0;
+    uint64_t mask = ~t->L->frame.executable_tag_mask;
+    if (proc_read_bytes(t->proc, addr, buf, o->task_size, err) < 0) {
+        return pt_error_prefix(err, "task at 0x%" PRIx64, addr);
+    }
+    memset(out, 0, sizeof *out);
+    out->addr = addr;
+    layout_read_u64(buf, o->task_size, o->task_name, &out->name);
+    layout_read_u64(buf, o->task_size, o->task_awaited_by, &out->awaited_by);
+    layout_read_u64(buf, o->task_size, o->task_coro, &out->coro);
+    layout_read_u64(buf, o->task_size, o->task_node + t->L->llist_next, &out->next);
+    out->name &= mask;
+    out->awaited_by &= mask;
+    out->coro &= mask;
+    layout_read_uint(buf, o->task_size, o->task_is_task, 1, &v);
+    out->is_task = v != 0;
+    v = 0;
+    layout_read_uint(buf, o->task_size, o->task_awaited_by_is_set, 1, &v);
+    out->awaited_by_is_set = v != 0;
+    out->state = SNAP_TASK_UNKNOWN;
+    if (layout_read_uint(buf, o->task_size, o->task_state, 4, &v) && v <= SNAP_TASK_FINISHED) {
+        out->state = (enum snap_task_state)v;
+    }
+    return 0;
+}
+
+static uint64_t type_flags(struct tasks *t, uint64_t type_addr, struct pt_error *err)
+{
+    uint64_t flags;
+    if (type_addr == t->last_type) {
+        return t->last_type_flags;
+    }
+    if (!layout_has(t->L->type.flags) ||
+        proc_read_bytes(t->proc, type_addr + t->L->type.flags, &flags, sizeof flags, err) < 0) {
+        return 0;
+    }
+    t->last_type = type_addr;
+    t->last_type_flags = flags;
+    return flags;
+}
+
+/* A task's name is a str, or an int n until someone asks for it: "Task-n"
+ * (Modules/_asynciomodule.c, task_name / TaskObj_get_name). */
+static struct snap_str read_name(struct tasks *t, uint64_t name_addr, struct snapshot *s)
+{
+    struct snap_str none = {NULL, 0};
+    uint64_t type_addr;
+    char buf[NAME_MAX_BYTES];
+    struct pt_error e = {0};
+    if (name_addr == 0 ||
+        proc_read_bytes(t->proc, name_addr + t->L->object.ob_type, &type_addr, sizeof type_addr,
+                        &e) < 0) {
+        return none;
+    }
+    uint64_t flags = type_flags(t, type_addr, &e);
+    if (t->L->flag_long_subclass != 0 && (flags & t->L->flag_long_subclass) != 0) {
+        uint64_t n;
+        if (pydict_read_uint(t->proc, t->L, name_addr, &n, &e) < 0) {
+            return none;
+        }
+        int len = snprintf(buf, sizeof buf, "Task-%" PRIu64, n);
+        return snapshot_strdup(s, buf, (size_t)len);
+    }
+    if (t->L->flag_unicode_subclass != 0 && (flags & t->L->flag_unicode_subclass) != 0) {
+        long len = pyobj_read_str(t->proc, t->L, name_addr, buf, sizeof buf, &e);
+        if (len >= 0) {
+            return snapshot_strdup(s, buf, (size_t)len);
+        }
+    }
+    return none;
+}
+
+/* The snapshot strings of code object CODE_ADDR, read through the code cache. */
+static const struct code_strs *code_strings(struct tasks *t, uint64_t code_addr,
+                                            const struct code_info **ci_out)
+{
+    size_t h = (size_t)((code_addr >> 4) * 0x9e3779b97f4a7c15ULL) % STRS_SLOTS;
+    uint8_t *raw = t->code_buf;
+    struct pt_error e = {0};
+    const struct code_info *ci = NULL;
+    for (size_t i = 0; i < STRS_SLOTS; i++, h = (h + 1) % STRS_SLOTS) {
+        struct code_strs *cs = &t->strs[h];
+        if (cs->addr == code_addr && (ci = code_cache_find(t->codes, code_addr)) != NULL) {
+            *ci_out = ci;
+            return cs;
+        }
+        if (cs->addr == code_addr) {
+            /* The code cache let it go: decode it again, keep the strings already made. */
+            if (proc_read_bytes(t->proc, code_addr, raw, t->L->code.size, &e) < 0 ||
+                (ci = code_cache_get(t->codes, t->proc, t->L, t->rt->code_type_addr, code_addr,
+                                     raw, &e)) == NULL) {
+                return NULL;
+            }
+            *ci_out = ci;
+            return cs;
+        }
+        if (cs->addr != 0) {
+            continue;
+        }
+        if (proc_read_bytes(t->proc, code_addr, raw, t->L->code.size, &e) < 0 ||
+            (ci = code_cache_get(t->codes, t->proc, t->L, t->rt->code_type_addr, code_addr, raw,
+                                 &e)) == NULL) {
+            return NULL;
+        }
+        cs->addr = code_addr;
+        cs->function = snapshot_strdup(t->s, ci->qualname, ci->qualname_len);
+        cs->name = snapshot_strdup(t->s, ci->name, ci->name_len);
+        cs->file = snapshot_strdup(t->s, ci->filename, ci->filename_len);
+        cs->first_line = ci->firstlineno;
+        *ci_out = ci;
+        return cs;
+    }
+    /* More distinct code objects than the table holds: the rest stay unknown. */
+    return NULL;
+}
+
+/* One coroutine's frame into F; false when the frame is not a generator's Python frame. */
+static bool coro_frame(struct tasks *t, const uint8_t *frame, size_t len, struct snap_frame *f)
+{
+    const struct py_layout *L = t->L;
+    uint64_t exec = 0;
+    uint64_t instr = 0;
+    uint64_t owner = 0;
+    if (!layout_read_u64(frame, len, L->frame.executable, &exec) ||
+        !layout_read_u64(frame, len, L->frame.instr_ptr, &instr) ||
+        !layout_read_uint(frame, len, L->frame.owner, 1, &owner) ||
+        (int)owner != L->frame.owner_generator) {
+        return false;
+    }
+    exec &= ~L->frame.executable_tag_mask;
+    memset(f, 0, sizeof *f);
+    f->kind = SNAP_FRAME_PYTHON;
+    f->line = f->end_line = f->col = f->end_col = f->first_line = -1;
+    const struct code_info *ci = NULL;
+    const struct code_strs *cs = exec != 0 ? code_strings(t, exec, &ci) : NULL;
+    if (cs == NULL) {
+        return true;
+    }
+    f->function = cs->function;
+    f->name = cs->name;
+    f->file = cs->file;
+    f->first_line = cs->first_line;
+    struct linetable_loc loc = {-1, -1, -1, -1};
+    struct pt_error e = {0};
+    if (code_location(ci, L, instr, &loc, &e) == 0) {
+        f->line = loc.line;
+        f->end_line = loc.end_line;
+        f->col = loc.col;
+        f->end_col = loc.end_col;
+    }
+    return true;
+}
+
+/* Follows the coroutine CORO and what it awaits (yield from / await of another coroutine of
+ * the same type), as _remote_debugging's parse_coro_chain does, into FRAMES[0..LIMIT_CORO_DEPTH)
+ * outermost first. Returns the count; *TRUNC when the chain went on past the limit or could
+ * not be read. */
+static size_t coro_chain(struct tasks *t, uint64_t coro, struct snap_frame *frames, bool *trunc)
+{
+    const struct py_layout *L = t->L;
+    size_t n = 0;
+    size_t len = L->gen.gi_iframe + L->frame.size;
+    if (len < L->gen.size) {
+        len = L->gen.size;
+    }
+    while (coro != 0) {
+        struct pt_error e = {0};
+        uint64_t state = 0;
+        uint64_t type = 0;
+        uint64_t sp = 0;
+        uint64_t awaited = 0;
+        uint64_t awaited_type = 0;
+        if (n == LIMIT_CORO_DEPTH) {
+            *trunc = true;
+            break;
+        }
+        if (proc_read_bytes(t->proc, coro, t->obj_buf, len, &e) < 0) {
+            *trunc = true;
+            break;
+        }
+        layout_read_uint(t->obj_buf, len, L->gen.gi_frame_state, 1, &state);
+        layout_read_u64(t->obj_buf, len, L->object.ob_type, &type);
+        if ((int)state == L->gen.state_cleared) {
+            break;
+        }
+        const uint8_t *frame = t->obj_buf + L->gen.gi_iframe;
+        if (!coro_frame(t, frame, L->frame.size, &frames[n])) {
+            break;
+        }
+        n++;
+        if ((int)state != L->gen.state_yield_from && (int)state != L->gen.state_yield_from_locked) {
+            break;
+        }
+        /* What a suspended `await` waits on sits a version-given number of slots below the
+         * stack pointer. */
+        uint64_t below = 8 * (uint64_t)L->gen.await_slot;
+        if (!layout_read_u64(frame, L->frame.size, L->frame_stackpointer, &sp)) {
+            break;
+        }
+        sp &= ~L->frame.executable_tag_mask;
+        if (sp < below || proc_read_bytes(t->proc, sp - below, &awaited, sizeof awaited, &e) < 0) {
+            break;
+        }
+        awaited &= ~L->frame.executable_tag_mask;
+        if (awaited == 0 || awaited == coro ||
+            proc_read_bytes(t->proc, awaited + L->object.ob_type, &awaited_type,
+                            sizeof awaited_type, &e) < 0 ||
+            awaited_type != type) {
+            break;
+        }
+        coro = awaited;
+    }
+    return n;
+}
+
+static struct memo_entry *memo_slot(struct tasks *t, uint64_t addr)
+{
+    size_t h = (size_t)((addr >> 4) * 0x9e3779b97f4a7c15ULL) % MEMO_SLOTS;
+    for (size_t i = 0; i < MEMO_SLOTS; i++, h = (h + 1) % MEMO_SLOTS) {
+        if (t->memo[h].addr == addr || t->memo[h].addr == 0) {
+            return &t->memo[h];
+        }
+    }
+    return NULL;
+}
+
+/* The coroutine stack of the task whose read is R, innermost first, into *OUT; built once per
+ * snapshot and remembered (when the memo has room). Returns the memo entry, or OUT itself when
+ * it was not kept; NULL when memory ran out. */
+static struct memo_entry *task_stack(struct tasks *t, const struct task_raw *r,
+                                     struct memo_entry *out)
+{
+    struct memo_entry *m = memo_slot(t, r->addr);
+    if (m != NULL && m->addr == r->addr) {
+        return m;
+    }
+    bool trunc = false;
+    size_t n = r->coro != 0 ? coro_chain(t, r->coro, t->chain, &trunc) : 0;
+    struct snap_frame *frames = snapshot_alloc_array(t->s, n ? n : 1, sizeof *frames);
+    if (frames == NULL) {
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        frames[i] = t->chain[n - 1 - i];
+    }
+    if (m == NULL) {
+        m = out;
+    }
+    *m = (struct memo_entry){r->addr, frames, n, trunc, false};
+    return m;
+}
+
+/* One awaiter AW_ADDR of a task into OUT: a task with its coroutine stack, or a future. */
+static int read_awaiter(struct tasks *t, uint64_t aw_addr, struct snap_task_awaiter *out)
+{
+    struct task_raw r;
+    struct pt_error e = {0};
+    memset(out, 0, sizeof *out);
+    if (read_task(t, aw_addr, &r, &e) < 0) {
+        return -1;
+    }
+    if (!r.is_task) {
+        return 0;
+    }
+    struct memo_entry unkept;
+    const struct memo_entry *m = task_stack(t, &r, &unkept);
+    if (m == NULL) {
+        return -1;
+    }
+    out->task = aw_addr;
+    out->frames = m->frames;
+    out->n_frames = m->n;
+    return 0;
+}
+
+/* A task's awaiters: one object, or a set of them. */
+static void read_awaited_by(struct tasks *t, const struct task_raw *r, struct snap_task *out)
+{
+    const struct py_layout *L = t->L;
+    uint8_t set[SET_OBJECT_MAX];
+    uint64_t used = 0;
+    uint64_t mask = 0;
+    uint64_t table = 0;
+    struct pt_error e = {0};
+    uint64_t one = r->awaited_by;
+    if (one == 0) {
+        return;
+    }
+    if (!r->awaited_by_is_set) {
+        out->awaited_by = snapshot_alloc(t->s, sizeof *out->awaited_by);
+        if (out->awaited_by != NULL && read_awaiter(t, one, &out->awaited_by[0]) == 0) {
+            out->n_awaited_by = 1;
+        } else {
+            out->awaited_by_truncated = true;
+        }
+        return;
+    }
+    if (proc_read_bytes(t->proc, one, set, L->set.size, &e) < 0 ||
+        !layout_read_u64(set, L->set.size, L->set.used, &used) ||
+        !layout_read_u64(set, L->set.size, L->set.mask, &mask) ||
+        !layout_read_u64(set, L->set.size, L->set.table, &table) || mask >= LIMIT_SET_SLOTS ||
+        ((mask + 1) & mask) != 0 || used > mask + 1 ||
+        proc_read_bytes(t->proc, table, t->set_buf, (mask + 1) * SETENTRY_SIZE, &e) < 0) {
+        out->awaited_by_truncated = true;
+        return;
+    }
+    out->awaited_by = snapshot_alloc_array(t->s, used ? used : 1, sizeof *out->awaited_by);
+    if (out->awaited_by == NULL) {
+        out->awaited_by_truncated = true;
+        return;
+    }
+    for (uint64_t i = 0; i <= mask && out->n_awaited_by < used; i++) {
+        uint64_t key = 0;
+        uint64_t hash = 0;
+        layout_read_u64(t->set_buf, (mask + 1) * SETENTRY_SIZE, i * SETENTRY_SIZE, &key);
+        layout_read_u64(t->set_buf, (mask + 1) * SETENTRY_SIZE, i * SETENTRY_SIZE + 8, &hash);
+        /* A removed entry keeps the dummy key with hash -1 (Objects/setobject.c). */
+        if (key == 0 || hash == UINT64_MAX) {
+            continue;
+        }
+        if (read_awaiter(t, key, &out->awaited_by[out->n_awaited_by]) < 0) {
+            out->awaited_by_truncated = true;
+            continue;
+        }
+        out->n_awaited_by++;
+    }
+}
+
+/* A growing array of tasks in malloc'd memory, copied into the snapshot at the end. */
+struct task_vec {
+    struct snap_task *v;
+    size_t n;
+    size_t cap;
+};
+
+static bool vec_push(struct task_vec *tv, struct snap_task **out)
+{
+    if (tv->n == tv->cap) {
+        size_t ncap = tv->cap ? tv->cap * 2 : 64;
+        struct snap_task *nv = realloc(tv->v, ncap * sizeof *nv);
+        if (nv == NULL) {
+            return false;
+        }
+        tv->v = nv;
+        tv->cap = ncap;
+    }
+    *out = &tv->v[tv->n++];
+    memset(*out, 0, sizeof **out);
+    return true;
+}
+
+/* Walks the list whose head node is at HEAD (a thread's or the interpreter's). Returns 0, or
+ * -1 with ERR when memory ran out; a list that cannot be followed is cut with a warning. */
+static int walk_list(struct tasks *t, uint64_t head, pid_t tid, struct task_vec *tv,
+                     bool *truncated, struct pt_error *err)
+{
+    const struct tasks_offsets *o = &t->off;
+    uint64_t node = 0;
+    struct pt_error e = {0};
+    if (proc_read_bytes(t->proc, head + t->L->llist_next, &node, sizeof node, &e) < 0) {
+        snapshot_warn(t->s, "asyncio task list at 0x%" PRIx64 ": %s", head, e.msg);
+        *truncated = true;
+        return 0;
+    }
+    while (node != head) {
+        struct task_raw r;
+        struct snap_task *st;
+        if (node == 0 || node < o->task_node) {
+            snapshot_warn(t->s, "asyncio task list at 0x%" PRIx64 " is broken", head);
+            *truncated = true;
+            return 0;
+        }
+        if (tv->n == LIMIT_ASYNCIO_TASKS) {
+            snapshot_warn(t->s, "more than %d asyncio tasks, rest not shown",
+                          LIMIT_ASYNCIO_TASKS);
+            *truncated = true;
+            return 0;
+        }
+        uint64_t addr = node - o->task_node;
+        if (read_task(t, addr, &r, &e) < 0) {
+            snapshot_warn(t->s, "asyncio task list cut short: %s", e.msg);
+            *truncated = true;
+            return 0;
+        }
+        if (!vec_push(tv, &st)) {
+            return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+        }
+        st->id = addr;
+        st->thread = tid;
+        st->state = r.state;
+        st->name = read_name(t, r.name, t->s);
+        struct memo_entry unkept;
+        struct memo_entry *m = task_stack(t, &r, &unkept);
+        if (m == NULL) {
+            return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+        }
+        if (m->listed) {
+            tv->n--;
+            snapshot_warn(t->s, "asyncio task list at 0x%" PRIx64 " loops", head);
+            *truncated = true;
+            return 0;
+        }
+        m->listed = true;
+        st->frames = m->frames;
+        st->n_frames = m->n;
+        st->frames_truncated = m->truncated;
+        read_awaited_by(t, &r, st);
+        node = r.next;
+    }
+    return 0;
+}
+
+static bool per_snapshot_buffers(struct tasks *t)
+{
+    if (t->memo == NULL) {
+        t->memo = malloc((size_t)MEMO_SLOTS * sizeof *t->memo);
+        t->strs = malloc((size_t)STRS_SLOTS * sizeof *t->strs);
+        t->set_buf = malloc((size_t)LIMIT_SET_SLOTS * SETENTRY_SIZE);
+        t->obj_buf = malloc(2 * LIMIT_OBJECT_READ);
+        t->code_buf = malloc(t->L->code.size);
+        t->chain = malloc(LIMIT_CORO_DEPTH * sizeof *t->chain);
+    }
+    if (t->memo == NULL || t->strs == NULL || t->set_buf == NULL || t->obj_buf == NULL ||
+        t->code_buf == NULL || t->chain == NULL) {
+        return false;
+    }
+    memset(t->memo, 0, (size_t)MEMO_SLOTS * sizeof *t->memo);
+    memset(t->strs, 0, (size_t)STRS_SLOTS * sizeof *t->strs);
+    t->last_type = 0;
+    return true;
+}
+
+int tasks_read_interp(struct tasks *t, struct snapshot *s, uint64_t interp_addr,
+                      uint64_t modules, const struct tasks_thread *threads, size_t n_threads,
+                      struct snap_interp *out, struct pt_error *err)
+{
+    struct pt_error e = {0};
+    out->tasks_present = false;
+    if (!layout_usable(t->L)) {
+        /* No debug offsets to read tasks by: an empty list is the truth only when the
+         * interpreter never imported asyncio. */
+        uint64_t mod = 0;
+        int r = modules != 0 ? pydict_get_str(t->proc, t->L, modules, "asyncio", &mod, &e) : -1;
+        out->tasks_present = r == 0;
+        if (r == 1) {
+            snapshot_warn(s, "asyncio tasks not read: Python %s has no _asyncio debug offsets "
+                          "(3.14+)", t->rt->version);
+        }
+        return 0;
+    }
+    if (!t->found) {
+        double now = monotonic_now();
+        if (now - t->last_scan < RESCAN_SECONDS) {
+            out->tasks_present = true;
+            return 0;
+        }
+        t->last_scan = now;
+        int r = locate(t, &e);
+        if (r < 0) {
+            if (!t->warned_bad) {
+                snapshot_warn(s, "asyncio tasks unavailable: %s", e.msg);
+            }
+            t->warned_bad = true;
+            return 0;
+        }
+        /* No section: _asyncio is not loaded, so there are no tasks. */
+        out->tasks_present = true;
+        if (r == 0) {
+            return 0;
+        }
+        t->found = true;
+    }
+    if (!per_snapshot_buffers(t)) {
+        return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+    }
+    t->s = s;
+    struct task_vec tv = {NULL, 0, 0};
+    bool truncated = false;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n_threads; i++) {
+        rc = walk_list(t, threads[i].addr + t->off.thread_tasks_head, threads[i].tid, &tv,
+                       &truncated, err);
+    }
+    if (rc == 0) {
+        rc = walk_list(t, interp_addr + t->off.interp_tasks_head, 0, &tv, &truncated, err);
+    }
+    if (rc == 0 && tv.n > 0) {
+        out->tasks = snapshot_alloc_array(s, tv.n, sizeof *out->tasks);
+        if (out->tasks == NULL) {
+            rc = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+        } else {
+            memcpy(out->tasks, tv.v, tv.n * sizeof *tv.v);
+            out->n_tasks = tv.n;
+        }
+    }
+    free(tv.v);
+    t->s = NULL;
+    out->tasks_present = rc == 0;
+    out->tasks_truncated = truncated;
+    return rc;
+}

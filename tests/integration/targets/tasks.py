@@ -1,0 +1,128 @@
+"""Integration target `tasks`: asyncio task trees parked at known places (Python 3.14+).
+
+Usage: python tasks.py OUTFILE. The main thread's event loop runs a gather, a TaskGroup, a chain
+of tasks awaiting tasks three levels deep and PYTOP_TARGET_BULK_TASKS (default 10 000) pending
+tasks; a second thread runs its own loop with a parent awaiting a child. Once every task is
+suspended the target writes OUTFILE: per loop, its tasks (asyncio.all_tasks(): id, name, the
+kernel tid of the loop's thread) and the awaited-by edges by name that the program's structure
+implies. Then every task stays suspended until the process is killed (or LIFETIME ends).
+"""
+import asyncio
+import json
+import os
+import sys
+import threading
+
+LIFETIME = float(os.environ.get("PYTOP_TARGET_LIFETIME", "300"))
+BULK = int(os.environ.get("PYTOP_TARGET_BULK_TASKS", "10000"))
+
+OUTFILE = sys.argv[1]
+reports = {}
+reports_lock = threading.Lock()
+all_reported = threading.Event()
+NLOOPS = 2
+
+
+async def park(forever):
+    await forever
+
+
+async def leaf(forever):
+    await park(forever)
+
+
+async def gather_parent(forever):
+    a = asyncio.create_task(leaf(forever), name="g-child-1")
+    b = asyncio.create_task(leaf(forever), name="g-child-2")
+    await asyncio.gather(a, b)
+
+
+async def taskgroup_parent(forever):
+    async with asyncio.TaskGroup() as tg:
+        tg.create_task(leaf(forever), name="tg-child-1")
+        tg.create_task(leaf(forever), name="tg-child-2")
+
+
+async def level(n, forever):
+    if n == 3:
+        await leaf(forever)
+    else:
+        await asyncio.create_task(level(n + 1, forever), name="level-%d" % (n + 1))
+
+
+async def bulk(forever):
+    await forever
+
+
+def expected_edges(bulk_count):
+    """Child name -> awaiting task names, as the program builds them."""
+    edges = {"g-child-1": ["gather-parent"], "g-child-2": ["gather-parent"],
+             "tg-child-1": ["tg-parent"], "tg-child-2": ["tg-parent"],
+             "level-2": ["level-1"], "level-3": ["level-2"], "t2-child": ["t2-root"]}
+    return edges
+
+
+def report(loop_name, tasks):
+    with reports_lock:
+        reports[loop_name] = {
+            "tid": threading.get_native_id(),
+            "tasks": [{"id": id(t), "name": t.get_name()} for t in tasks],
+        }
+        if len(reports) == NLOOPS:
+            doc = {"loops": reports, "edges": expected_edges(BULK), "bulk": BULK,
+                   "pid": os.getpid()}
+            tmp = OUTFILE + ".tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(doc, f)
+            os.rename(tmp, OUTFILE)
+            all_reported.set()
+
+
+async def settle():
+    """Lets every task run to its first suspension."""
+    for _ in range(20):
+        await asyncio.sleep(0)
+
+
+async def main_loop():
+    forever = asyncio.get_running_loop().create_future()
+    asyncio.create_task(gather_parent(forever), name="gather-parent")
+    asyncio.create_task(taskgroup_parent(forever), name="tg-parent")
+    asyncio.create_task(level(1, forever), name="level-1")
+    for i in range(BULK):
+        asyncio.create_task(bulk(forever), name="bulk-%d" % i)
+    await settle()
+    report("main", asyncio.all_tasks())
+    await forever
+
+
+async def t2_child(forever):
+    await leaf(forever)
+
+
+async def t2_root(forever):
+    await asyncio.create_task(t2_child(forever), name="t2-child")
+
+
+async def second_loop():
+    forever = asyncio.get_running_loop().create_future()
+    asyncio.create_task(t2_root(forever), name="t2-root")
+    await settle()
+    report("second", asyncio.all_tasks())
+    await forever
+
+
+def second_thread():
+    asyncio.run(second_loop())
+
+
+def main():
+    threading.Thread(target=second_thread, name="second-loop", daemon=True).start()
+    timer = threading.Timer(LIFETIME, lambda: os._exit(0))
+    timer.daemon = True
+    timer.start()
+    asyncio.run(main_loop())
+
+
+if __name__ == "__main__":
+    main()
