@@ -139,17 +139,20 @@ void sampler_reset(struct sampler *s);
 /* Monotonic seconds, the clock the sampler's NOW arguments use. */
 double sampler_now(void);
 
-/* Writes SNAP (may be NULL: no snapshot this interval) as one JSON document carrying ST: a
- * top-level "sampling" object and "functions" table, and gil_pct, cpu_pct, gc_pct on each
- * thread (DESIGN.md, batch mode). A trailing newline when NEWLINE. Errors: PT_E_IO,
+/* Writes SNAP (may be NULL: no snapshot this interval) as one JSON document carrying ST
+ * (DESIGN.md, batch mode): a top-level "sampling" object (rate_hz, "max" at --rate max;
+ * achieved_hz, samples, errors, window_s, thread_samples, gc_samples), gil_pct, cpu_pct, gc_pct
+ * in each thread object (null for a thread ST does not know), and a top-level "functions"
+ * table in ST's order, whose "line" is the function's first line. "threads_truncated" and
+ * "functions_truncated" appear when true. A trailing newline when NEWLINE. Errors: PT_E_IO,
  * PT_E_NOMEM. */
 int sampler_write_json(const struct snapshot *snap, const struct sampler_stats *st, FILE *out,
                        bool newline, struct pt_error *err);
 
 /* Writes ST as top(1)'s batch mode does: a header (time, samples, achieved rate, errors), one
- * line per thread with %GIL %CPU %GC, the traceback-like dump of SNAP (may be NULL) with source
- * lines from SRC (may be NULL), and the TOP_FUNCTIONS functions with the most own samples.
- * Errors: PT_E_IO, PT_E_NOMEM. */
+ * line per thread with %GIL %CPU %GC, the TOP_FUNCTIONS functions with the most own samples,
+ * then the traceback-like dump of SNAP (may be NULL) with source lines from SRC (may be NULL),
+ * and a blank line. Errors: PT_E_IO, PT_E_NOMEM. */
 int sampler_write_text(const struct snapshot *snap, const struct sampler_stats *st, FILE *out,
                        const struct snapshot_source *src, size_t top_functions,
                        struct pt_error *err);

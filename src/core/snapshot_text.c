@@ -266,7 +266,8 @@ static void write_gc(struct strbuf *sb, const struct snap_interp *in, bool sever
 /* The asyncio task tree, as `python -m asyncio pstree` draws it. */
 static void write_tasks(struct strbuf *sb, const struct snap_interp *in, bool several)
 {
-    if (!in->tasks_present) {
+    /* Nothing to say of a program without tasks. */
+    if (!in->tasks_present || (in->n_tasks == 0 && !in->tasks_truncated)) {
         return;
     }
     strbuf_puts(sb, "\nAsyncio tasks");
@@ -276,7 +277,7 @@ static void write_tasks(struct strbuf *sb, const struct snap_interp *in, bool se
         strbuf_puts(sb, " of interpreter ?");
     }
     strbuf_printf(sb, " (%zu%s):\n", in->n_tasks, in->tasks_truncated ? ", list cut short" : "");
-    if (in->n_tasks == 0 || in->tasks == NULL) {
+    if (in->tasks == NULL) {
         return;
     }
     struct pt_error e = {0};

@@ -9,10 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
+#include "core/asyncdebug.h"
 #include "core/code.h"
-#include "core/elf.h"
 #include "core/error.h"
 #include "core/layout/layout.h"
 #include "core/limits.h"
@@ -32,65 +31,13 @@ enum {
     SET_OBJECT_MAX = 512, /* bytes of a set object's struct read */
 };
 
-int tasks_parse_offsets(const uint8_t *buf, size_t len, struct tasks_offsets *out,
-                        struct pt_error *err)
-{
-    uint64_t v[TASKS_DEBUG_SECTION_SIZE / 8];
-    if (len < TASKS_DEBUG_SECTION_SIZE) {
-        return pt_error_set(err, PT_E_FORMAT, 0, "asyncio debug offsets truncated (%zu bytes)",
-                            len);
-    }
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
-        layout_read_u64(buf, len, i * 8, &v[i]);
-    }
-    struct tasks_offsets o = {
-        .task_size = v[0],
-        .task_name = v[1],
-        .task_awaited_by = v[2],
-        .task_is_task = v[3],
-        .task_awaited_by_is_set = v[4],
-        .task_coro = v[5],
-        .task_node = v[6],
-        .interp_size = v[7],
-        .interp_tasks_head = v[8],
-        .thread_size = v[9],
-        .thread_running_loop = v[10],
-        .thread_running_task = v[11],
-        .thread_tasks_head = v[12],
-    };
-    /* FutureObj_HEAD (Modules/_asynciomodule.c, 3.14 and 3.15) puts the int fut_state right
-     * before the char is_task; the section does not name it, so the state is checked to be
-     * one of the three values before it is believed. */
-    o.task_state = o.task_is_task >= 4 ? o.task_is_task - 4 : LAYOUT_NONE;
-    uint64_t end;
-    const uint64_t ptrs[] = {o.task_name, o.task_awaited_by, o.task_coro, o.task_node};
-    if (o.task_size == 0 || o.task_size > LIMIT_OBJECT_READ) {
-        return pt_error_set(err, PT_E_BADLAYOUT, 0, "asyncio task size %" PRIu64
-                            " is implausible", o.task_size);
-    }
-    for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) {
-        if (__builtin_add_overflow(ptrs[i], 8, &end) || end > o.task_size) {
-            return pt_error_set(err, PT_E_BADLAYOUT, 0,
-                                "asyncio task field at %" PRIu64 " outside its %" PRIu64
-                                " bytes", ptrs[i], o.task_size);
-        }
-    }
-    if (o.task_is_task >= o.task_size || o.task_awaited_by_is_set >= o.task_size ||
-        o.interp_tasks_head > o.interp_size || o.interp_size - o.interp_tasks_head < 16 ||
-        o.thread_tasks_head > o.thread_size || o.thread_size - o.thread_tasks_head < 16) {
-        return pt_error_set(err, PT_E_BADLAYOUT, 0, "asyncio debug offsets are inconsistent");
-    }
-    *out = o;
-    return 0;
-}
-
 /* What one task's own read says. */
 struct task_raw {
     uint64_t addr;
     uint64_t name;
     uint64_t awaited_by;
     uint64_t coro;
-    uint64_t next;          /* the next node's address in its list */
+    uint64_t next; /* the next node's address in its list */
     bool is_task;
     bool awaited_by_is_set;
     enum snap_task_state state;
@@ -102,7 +49,8 @@ struct memo_entry {
     const struct snap_frame *frames;
     size_t n;
     bool truncated;
-    bool listed;            /* already met in a task list: meeting it again is a loop */
+    bool built;  /* FRAMES and N hold the stack */
+    bool listed; /* already met in a task list: meeting it again is a loop */
 };
 
 /* Snapshot strings per code object, so that 10 000 tasks in one function share them. */
@@ -120,17 +68,17 @@ struct tasks {
     const struct py_layout *L;
     struct code_cache *codes;
     bool found;
-    struct tasks_offsets off;
+    struct asyncdebug_offsets off;
     double last_scan;
     bool warned_bad;
     /* per snapshot */
     struct snapshot *s;
-    struct memo_entry *memo;     /* open addressing, MEMO_SLOTS entries */
-    struct code_strs *strs;      /* open addressing, STRS_SLOTS entries */
-    uint8_t *set_buf;            /* LIMIT_SET_SLOTS set entries */
-    uint8_t *obj_buf;            /* a generator or task object */
-    uint8_t *code_buf;           /* a code object */
-    struct snap_frame *chain;    /* LIMIT_CORO_DEPTH frames of one await chain */
+    struct memo_entry *memo;  /* open addressing, MEMO_SLOTS entries */
+    struct code_strs *strs;   /* open addressing, STRS_SLOTS entries */
+    uint8_t *set_buf;         /* LIMIT_SET_SLOTS set entries */
+    uint8_t *obj_buf;         /* a generator or task object */
+    uint8_t *code_buf;        /* a code object */
+    struct snap_frame *chain; /* LIMIT_CORO_DEPTH frames of one await chain */
     uint64_t last_type;
     uint64_t last_type_flags;
 };
@@ -176,76 +124,6 @@ static double monotonic_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
-}
-
-/* Looks in one mapped file for the section; 1 found (T->off filled), 0 not, -1 bad. */
-static int examine(struct tasks *t, const struct proc_map *maps, size_t n, const char *path,
-                   struct pt_error *err)
-{
-    const struct proc_map *first = NULL;
-    for (size_t i = 0; i < n && first == NULL; i++) {
-        if (strcmp(maps[i].path, path) == 0) {
-            first = &maps[i];
-        }
-    }
-    int fd = first != NULL ? proc_open_file(t->proc, path, NULL) : -1;
-    if (fd < 0) {
-        return 0;
-    }
-    struct elf *e = elf_open_fd(fd, NULL);
-    close(fd);
-    if (e == NULL) {
-        return 0;
-    }
-    int found = 0;
-    struct elf_section sec;
-    uint64_t bias;
-    uint64_t addr;
-    uint8_t buf[TASKS_DEBUG_SECTION_SIZE];
-    if (elf_find_section(e, ".AsyncioDebug", &sec, NULL) == 0 &&
-        elf_load_bias(e, first->start, first->offset, &bias, NULL) == 0 &&
-        !__builtin_add_overflow(sec.addr, bias, &addr)) {
-        /* The section is data the module fills at build time; read the target's copy. */
-        if (sec.size < sizeof buf || proc_read_bytes(t->proc, addr, buf, sizeof buf, err) < 0 ||
-            tasks_parse_offsets(buf, sizeof buf, &t->off, err) < 0) {
-            found = -1;
-        } else {
-            found = 1;
-        }
-    }
-    elf_close(e);
-    return found;
-}
-
-/* Finds the section in the runtime's binary (_asyncio built in) or a mapped _asyncio module. */
-static int locate(struct tasks *t, struct pt_error *err)
-{
-    const struct proc_map *maps;
-    size_t n;
-    if (proc_maps(t->proc, &maps, &n, err) < 0) {
-        return -1;
-    }
-    const char *seen = NULL;
-    for (size_t i = 0; i < n; i++) {
-        const char *path = maps[i].path;
-        bool candidate = strcmp(path, t->rt->binary) == 0 ||
-                         strncmp(base_name(path), "_asyncio.", 9) == 0;
-        if (!candidate || (seen != NULL && strcmp(seen, path) == 0)) {
-            continue;
-        }
-        seen = path;
-        int r = examine(t, maps, n, path, err);
-        if (r != 0) {
-            return r;
-        }
-    }
-    return 0;
-}
-
 /* A field of WIDTH bytes at OFF inside SIZE bytes (false for LAYOUT_NONE). */
 static bool fits(uint64_t off, uint64_t width, uint64_t size)
 {
@@ -256,20 +134,19 @@ static bool fits(uint64_t off, uint64_t width, uint64_t size)
 /* Whether the layout describes what the walk reads (3.14+ debug offsets), consistently. */
 static bool layout_usable(const struct py_layout *L)
 {
-    return L->gen.state_cleared >= 0 && L->gen.state_yield_from >= 0 &&
-           L->gen.await_slot > 0 && L->gen.await_slot <= 4 &&
-           layout_has(L->gen.size) && L->gen.size <= LIMIT_OBJECT_READ &&
+    return L->gen.state_cleared >= 0 && L->gen.state_yield_from >= 0 && L->gen.await_slot > 0 &&
+           L->gen.await_slot <= 4 && layout_has(L->gen.size) && L->gen.size <= LIMIT_OBJECT_READ &&
            fits(L->gen.gi_iframe, L->frame.size, LIMIT_OBJECT_READ) &&
            fits(L->gen.gi_frame_state, 1, L->gen.size) &&
-           fits(L->frame_stackpointer, 8, L->frame.size) &&
-           layout_has(L->set.size) && L->set.size <= SET_OBJECT_MAX &&
-           fits(L->set.used, 8, L->set.size) && fits(L->set.mask, 8, L->set.size) &&
-           fits(L->set.table, 8, L->set.size) && fits(L->llist_next, 8, 16);
+           fits(L->frame_stackpointer, 8, L->frame.size) && layout_has(L->set.size) &&
+           L->set.size <= SET_OBJECT_MAX && fits(L->set.used, 8, L->set.size) &&
+           fits(L->set.mask, 8, L->set.size) && fits(L->set.table, 8, L->set.size) &&
+           fits(L->llist_next, 8, 16);
 }
 
 static int read_task(struct tasks *t, uint64_t addr, struct task_raw *out, struct pt_error *err)
 {
-    const struct tasks_offsets *o = &t->off;
+    const struct asyncdebug_offsets *o = &t->off;
     uint8_t *buf = t->obj_buf;
     uint64_t v = 0;
     uint64_t mask = ~t->L->frame.executable_tag_mask;
@@ -314,15 +191,16 @@ static uint64_t type_flags(struct tasks *t, uint64_t type_addr, struct pt_error 
 
 /* A task's name is a str, or an int n until someone asks for it: "Task-n"
  * (Modules/_asynciomodule.c, task_name / TaskObj_get_name). */
-static struct snap_str read_name(struct tasks *t, uint64_t name_addr, struct snapshot *s)
+static struct snap_str read_name(struct tasks *t, uint64_t name_addr, uint64_t type_addr,
+                                 struct snapshot *s)
 {
     struct snap_str none = {NULL, 0};
-    uint64_t type_addr;
     char buf[NAME_MAX_BYTES];
     struct pt_error e = {0};
+    /* TYPE_ADDR 0: not read yet. */
     if (name_addr == 0 ||
-        proc_read_bytes(t->proc, name_addr + t->L->object.ob_type, &type_addr, sizeof type_addr,
-                        &e) < 0) {
+        (type_addr == 0 && proc_read_bytes(t->proc, name_addr + t->L->object.ob_type, &type_addr,
+                                           sizeof type_addr, &e) < 0)) {
         return none;
     }
     uint64_t flags = type_flags(t, type_addr, &e);
@@ -360,8 +238,8 @@ static const struct code_strs *code_strings(struct tasks *t, uint64_t code_addr,
         if (cs->addr == code_addr) {
             /* The code cache let it go: decode it again, keep the strings already made. */
             if (proc_read_bytes(t->proc, code_addr, raw, t->L->code.size, &e) < 0 ||
-                (ci = code_cache_get(t->codes, t->proc, t->L, t->rt->code_type_addr, code_addr,
-                                     raw, &e)) == NULL) {
+                (ci = code_cache_get(t->codes, t->proc, t->L, t->rt->code_type_addr, code_addr, raw,
+                                     &e)) == NULL) {
                 return NULL;
             }
             *ci_out = ci;
@@ -424,18 +302,24 @@ static bool coro_frame(struct tasks *t, const uint8_t *frame, size_t len, struct
     return true;
 }
 
+/* Bytes of a coroutine read at once: the object and its frame's fixed header. */
+static size_t coro_read_len(const struct py_layout *L)
+{
+    size_t len = L->gen.gi_iframe + L->frame.size;
+    return len < L->gen.size ? L->gen.size : len;
+}
+
 /* Follows the coroutine CORO and what it awaits (yield from / await of another coroutine of
  * the same type), as _remote_debugging's parse_coro_chain does, into FRAMES[0..LIMIT_CORO_DEPTH)
- * outermost first. Returns the count; *TRUNC when the chain went on past the limit or could
- * not be read. */
-static size_t coro_chain(struct tasks *t, uint64_t coro, struct snap_frame *frames, bool *trunc)
+ * outermost first. FIRST, when not NULL, holds CORO's bytes already read (coro_read_len()
+ * of them). Returns the count; *TRUNC when the chain went on past the limit or could not be
+ * read. */
+static size_t coro_chain(struct tasks *t, uint64_t coro, const uint8_t *first,
+                         struct snap_frame *frames, bool *trunc)
 {
     const struct py_layout *L = t->L;
     size_t n = 0;
-    size_t len = L->gen.gi_iframe + L->frame.size;
-    if (len < L->gen.size) {
-        len = L->gen.size;
-    }
+    size_t len = coro_read_len(L);
     while (coro != 0) {
         struct pt_error e = {0};
         uint64_t state = 0;
@@ -447,16 +331,21 @@ static size_t coro_chain(struct tasks *t, uint64_t coro, struct snap_frame *fram
             *trunc = true;
             break;
         }
-        if (proc_read_bytes(t->proc, coro, t->obj_buf, len, &e) < 0) {
-            *trunc = true;
-            break;
+        const uint8_t *gen = first;
+        first = NULL;
+        if (gen == NULL) {
+            if (proc_read_bytes(t->proc, coro, t->obj_buf, len, &e) < 0) {
+                *trunc = true;
+                break;
+            }
+            gen = t->obj_buf;
         }
-        layout_read_uint(t->obj_buf, len, L->gen.gi_frame_state, 1, &state);
-        layout_read_u64(t->obj_buf, len, L->object.ob_type, &type);
+        layout_read_uint(gen, len, L->gen.gi_frame_state, 1, &state);
+        layout_read_u64(gen, len, L->object.ob_type, &type);
         if ((int)state == L->gen.state_cleared) {
             break;
         }
-        const uint8_t *frame = t->obj_buf + L->gen.gi_iframe;
+        const uint8_t *frame = gen + L->gen.gi_iframe;
         if (!coro_frame(t, frame, L->frame.size, &frames[n])) {
             break;
         }
@@ -501,14 +390,14 @@ static struct memo_entry *memo_slot(struct tasks *t, uint64_t addr)
  * snapshot and remembered (when the memo has room). Returns the memo entry, or OUT itself when
  * it was not kept; NULL when memory ran out. */
 static struct memo_entry *task_stack(struct tasks *t, const struct task_raw *r,
-                                     struct memo_entry *out)
+                                     const uint8_t *first, struct memo_entry *out)
 {
     struct memo_entry *m = memo_slot(t, r->addr);
-    if (m != NULL && m->addr == r->addr) {
+    if (m != NULL && m->addr == r->addr && m->built) {
         return m;
     }
     bool trunc = false;
-    size_t n = r->coro != 0 ? coro_chain(t, r->coro, t->chain, &trunc) : 0;
+    size_t n = r->coro != 0 ? coro_chain(t, r->coro, first, t->chain, &trunc) : 0;
     struct snap_frame *frames = snapshot_alloc_array(t->s, n ? n : 1, sizeof *frames);
     if (frames == NULL) {
         return NULL;
@@ -518,8 +407,15 @@ static struct memo_entry *task_stack(struct tasks *t, const struct task_raw *r,
     }
     if (m == NULL) {
         m = out;
+        m->listed = false;
+    } else if (m->addr != r->addr) {
+        m->listed = false;
     }
-    *m = (struct memo_entry){r->addr, frames, n, trunc, false};
+    m->addr = r->addr;
+    m->frames = frames;
+    m->n = n;
+    m->truncated = trunc;
+    m->built = true;
     return m;
 }
 
@@ -536,7 +432,7 @@ static int read_awaiter(struct tasks *t, uint64_t aw_addr, struct snap_task_awai
         return 0;
     }
     struct memo_entry unkept;
-    const struct memo_entry *m = task_stack(t, &r, &unkept);
+    const struct memo_entry *m = task_stack(t, &r, NULL, &unkept);
     if (m == NULL) {
         return -1;
     }
@@ -622,13 +518,15 @@ static bool vec_push(struct task_vec *tv, struct snap_task **out)
     return true;
 }
 
-/* Walks the list whose head node is at HEAD (a thread's or the interpreter's). Returns 0, or
- * -1 with ERR when memory ran out; a list that cannot be followed is cut with a warning. */
-static int walk_list(struct tasks *t, uint64_t head, pid_t tid, struct task_vec *tv,
-                     bool *truncated, struct pt_error *err)
+/* Reads the list whose head node is at HEAD (a thread's or the interpreter's) into *RAWS, one
+ * task after the other (each read names the next). A loop, a broken link or an unreadable
+ * task ends the list with a warning. Returns 0, or -1 with ERR when memory ran out. */
+static int read_list(struct tasks *t, uint64_t head, size_t n_before, struct task_raw **raws,
+                     size_t *n, bool *truncated, struct pt_error *err)
 {
-    const struct tasks_offsets *o = &t->off;
+    const struct asyncdebug_offsets *o = &t->off;
     uint64_t node = 0;
+    size_t cap = 0;
     struct pt_error e = {0};
     if (proc_read_bytes(t->proc, head + t->L->llist_next, &node, sizeof node, &e) < 0) {
         snapshot_warn(t->s, "asyncio task list at 0x%" PRIx64 ": %s", head, e.msg);
@@ -636,51 +534,122 @@ static int walk_list(struct tasks *t, uint64_t head, pid_t tid, struct task_vec 
         return 0;
     }
     while (node != head) {
-        struct task_raw r;
-        struct snap_task *st;
         if (node == 0 || node < o->task_node) {
             snapshot_warn(t->s, "asyncio task list at 0x%" PRIx64 " is broken", head);
             *truncated = true;
             return 0;
         }
-        if (tv->n == LIMIT_ASYNCIO_TASKS) {
-            snapshot_warn(t->s, "more than %d asyncio tasks, rest not shown",
-                          LIMIT_ASYNCIO_TASKS);
+        if (n_before + *n == LIMIT_ASYNCIO_TASKS) {
+            snapshot_warn(t->s, "more than %d asyncio tasks, rest not shown", LIMIT_ASYNCIO_TASKS);
             *truncated = true;
             return 0;
         }
         uint64_t addr = node - o->task_node;
-        if (read_task(t, addr, &r, &e) < 0) {
-            snapshot_warn(t->s, "asyncio task list cut short: %s", e.msg);
-            *truncated = true;
-            return 0;
-        }
-        if (!vec_push(tv, &st)) {
-            return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
-        }
-        st->id = addr;
-        st->thread = tid;
-        st->state = r.state;
-        st->name = read_name(t, r.name, t->s);
-        struct memo_entry unkept;
-        struct memo_entry *m = task_stack(t, &r, &unkept);
-        if (m == NULL) {
-            return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
-        }
-        if (m->listed) {
-            tv->n--;
+        struct memo_entry *m = memo_slot(t, addr);
+        if (m != NULL && m->addr == addr && m->listed) {
             snapshot_warn(t->s, "asyncio task list at 0x%" PRIx64 " loops", head);
             *truncated = true;
             return 0;
         }
-        m->listed = true;
-        st->frames = m->frames;
-        st->n_frames = m->n;
-        st->frames_truncated = m->truncated;
-        read_awaited_by(t, &r, st);
-        node = r.next;
+        if (*n == cap) {
+            size_t ncap = cap ? cap * 2 : 256;
+            struct task_raw *nr = realloc(*raws, ncap * sizeof *nr);
+            if (nr == NULL) {
+                return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+            }
+            *raws = nr;
+            cap = ncap;
+        }
+        if (read_task(t, addr, &(*raws)[*n], &e) < 0) {
+            snapshot_warn(t->s, "asyncio task list cut short: %s", e.msg);
+            *truncated = true;
+            return 0;
+        }
+        if (m != NULL) {
+            m->addr = addr;
+            m->listed = true;
+        }
+        node = (*raws)[(*n)++].next;
     }
     return 0;
+}
+
+enum {
+    PREFETCH_BYTES = 1 << 20, /* coroutine bytes read ahead for one batch of tasks */
+};
+
+/* Turns the tasks RAWS[0..N) of one list into snapshot tasks. The first coroutine and the name's
+ * type of each batch of tasks are read in one call; what follows from them, one by one. */
+static int build_tasks(struct tasks *t, const struct task_raw *raws, size_t n, pid_t tid,
+                       struct task_vec *tv, struct pt_error *err)
+{
+    size_t clen = coro_read_len(t->L);
+    /* Two reads a task, at most PROC_IOV_MAX a call. */
+    size_t batch =
+        PREFETCH_BYTES / clen < PROC_IOV_MAX / 2 ? PREFETCH_BYTES / clen : PROC_IOV_MAX / 2;
+    uint8_t *gens = malloc(batch * clen);
+    uint64_t *types = malloc(batch * sizeof *types);
+    struct proc_iov *iov = malloc(2 * batch * sizeof *iov);
+    int rc = 0;
+    if (gens == NULL || types == NULL || iov == NULL || batch == 0) {
+        rc = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+    }
+    for (size_t base = 0; rc == 0 && base < n; base += batch) {
+        size_t m = n - base < batch ? n - base : batch;
+        size_t k = 0;
+        for (size_t j = 0; j < m; j++) {
+            types[j] = 0;
+            if (raws[base + j].coro != 0) {
+                iov[k++] = (struct proc_iov){raws[base + j].coro, gens + j * clen, clen};
+            }
+            if (raws[base + j].name != 0) {
+                iov[k++] = (struct proc_iov){raws[base + j].name + t->L->object.ob_type, &types[j],
+                                             sizeof types[j]};
+            }
+        }
+        /* One bad pointer fails the batch: then each task reads its own. */
+        bool fetched = k > 0 && proc_read_many(t->proc, iov, k, NULL) == 0;
+        for (size_t j = 0; rc == 0 && j < m; j++) {
+            const struct task_raw *r = &raws[base + j];
+            struct snap_task *st;
+            if (!vec_push(tv, &st)) {
+                rc = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+                break;
+            }
+            st->id = r->addr;
+            st->thread = tid;
+            st->state = r->state;
+            st->name = read_name(t, r->name, fetched ? types[j] : 0, t->s);
+            struct memo_entry unkept;
+            struct memo_entry *me = task_stack(t, r, fetched ? gens + j * clen : NULL, &unkept);
+            if (me == NULL) {
+                rc = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+                break;
+            }
+            st->frames = me->frames;
+            st->n_frames = me->n;
+            st->frames_truncated = me->truncated;
+            read_awaited_by(t, r, st);
+        }
+    }
+    free(gens);
+    free(types);
+    free(iov);
+    return rc;
+}
+
+/* One task list, read and turned into snapshot tasks. */
+static int walk_list(struct tasks *t, uint64_t head, pid_t tid, struct task_vec *tv,
+                     bool *truncated, struct pt_error *err)
+{
+    struct task_raw *raws = NULL;
+    size_t n = 0;
+    int rc = read_list(t, head, tv->n, &raws, &n, truncated, err);
+    if (rc == 0 && n > 0) {
+        rc = build_tasks(t, raws, n, tid, tv, err);
+    }
+    free(raws);
+    return rc;
 }
 
 static bool per_snapshot_buffers(struct tasks *t)
@@ -703,9 +672,9 @@ static bool per_snapshot_buffers(struct tasks *t)
     return true;
 }
 
-int tasks_read_interp(struct tasks *t, struct snapshot *s, uint64_t interp_addr,
-                      uint64_t modules, const struct tasks_thread *threads, size_t n_threads,
-                      struct snap_interp *out, struct pt_error *err)
+int tasks_read_interp(struct tasks *t, struct snapshot *s, uint64_t interp_addr, uint64_t modules,
+                      const struct tasks_thread *threads, size_t n_threads, struct snap_interp *out,
+                      struct pt_error *err)
 {
     struct pt_error e = {0};
     out->tasks_present = false;
@@ -716,8 +685,10 @@ int tasks_read_interp(struct tasks *t, struct snapshot *s, uint64_t interp_addr,
         int r = modules != 0 ? pydict_get_str(t->proc, t->L, modules, "asyncio", &mod, &e) : -1;
         out->tasks_present = r == 0;
         if (r == 1) {
-            snapshot_warn(s, "asyncio tasks not read: Python %s has no _asyncio debug offsets "
-                          "(3.14+)", t->rt->version);
+            snapshot_warn(s,
+                          "asyncio tasks not read: Python %s has no _asyncio debug offsets "
+                          "(3.14+)",
+                          t->rt->version);
         }
         return 0;
     }
@@ -728,7 +699,7 @@ int tasks_read_interp(struct tasks *t, struct snapshot *s, uint64_t interp_addr,
             return 0;
         }
         t->last_scan = now;
-        int r = locate(t, &e);
+        int r = asyncdebug_locate(t->proc, t->rt->binary, &t->off, &e);
         if (r < 0) {
             if (!t->warned_bad) {
                 snapshot_warn(s, "asyncio tasks unavailable: %s", e.msg);

@@ -21,16 +21,16 @@ enum {
 
 /* A task, or a coroutine frame through which a task awaits others. */
 struct node {
-    uint64_t id;                /* task id */
+    uint64_t id; /* task id */
     bool task;
-    bool labelled;              /* a task met in a list: pstree's id2name */
-    bool awaiting;              /* the task awaits some other task */
-    bool child;                 /* some node lists it as a child */
-    struct snap_str name;       /* task name */
-    const struct snap_frame *frames;  /* the task's own stack, innermost first */
+    bool labelled;                   /* a task met in a list: pstree's id2name */
+    bool awaiting;                   /* the task awaits some other task */
+    bool child;                      /* some node lists it as a child */
+    struct snap_str name;            /* task name */
+    const struct snap_frame *frames; /* the task's own stack, innermost first */
     size_t n_frames;
-    size_t parent;              /* coroutine node: the node it hangs under */
-    char *label;                /* coroutine node: "function file:line" */
+    size_t parent; /* coroutine node: the node it hangs under */
+    char *label;   /* coroutine node: "function file:line" */
     size_t label_len;
     size_t *kids;
     size_t n_kids;
@@ -50,9 +50,9 @@ struct tree {
     struct node *nodes;
     size_t n;
     size_t cap;
-    struct map ids;             /* task id -> node */
-    struct map coros;           /* hash(parent, label) -> node */
-    struct map kids;            /* hash(parent, child) -> child */
+    struct map ids;   /* task id -> node */
+    struct map coros; /* hash(parent, label) -> node */
+    struct map kids;  /* hash(parent, child) -> child */
     bool nomem;
 };
 
@@ -215,8 +215,8 @@ static void format_frame(struct strbuf *sb, const struct snap_frame *f)
     } else {
         strbuf_puts(sb, "?");
     }
-    bool no_file = f->file.ptr == NULL || f->file.len == 0 ||
-                   (f->file.len == 1 && f->file.ptr[0] == '~');
+    bool no_file =
+        f->file.ptr == NULL || f->file.len == 0 || (f->file.len == 1 && f->file.ptr[0] == '~');
     if (f->line < 0 && no_file) {
         return;
     }
@@ -239,8 +239,8 @@ static bool coro_match(const struct tree *t, size_t val, const void *ctx)
 {
     const struct coro_key *k = ctx;
     const struct node *n = &t->nodes[val];
-    return n->parent == k->parent && n->label_len == k->len && memcmp(n->label, k->label,
-                                                                      k->len) == 0;
+    return n->parent == k->parent && n->label_len == k->len &&
+           memcmp(n->label, k->label, k->len) == 0;
 }
 
 /* pstree's get_or_create_cor_node. */
@@ -325,8 +325,7 @@ static void build(struct tree *t, const struct snap_task *tasks, size_t n)
     size_t n_nodes = t->n;
     for (size_t i = 0; i < n_nodes && !t->nomem; i++) {
         if (t->nodes[i].task && t->nodes[i].labelled && !t->nodes[i].awaiting) {
-            if (hang_frames(t, i, t->nodes[i].frames, t->nodes[i].n_frames, &label) ==
-                SIZE_MAX) {
+            if (hang_frames(t, i, t->nodes[i].frames, t->nodes[i].n_frames, &label) == SIZE_MAX) {
                 t->nomem = true;
             }
         }
@@ -374,7 +373,7 @@ static bool task_edges(const struct tree *t, size_t **off_out, size_t **tkids_ou
             for (size_t k = x->n_kids; k-- > 0;) {
                 size_t kid = x->kids[k];
                 if (!t->nodes[kid].task) {
-                    walk[nw++] = kid;   /* each coroutine node hangs under one parent */
+                    walk[nw++] = kid; /* each coroutine node hangs under one parent */
                     continue;
                 }
                 if (m == cap) {
@@ -409,7 +408,7 @@ static long write_cycles(struct strbuf *sb, const struct tree *t)
 {
     size_t *off = NULL;
     size_t *tkids = NULL;
-    uint8_t *color = calloc(t->n ? t->n : 1, 1);    /* 0 white, 1 grey, 2 black */
+    uint8_t *color = calloc(t->n ? t->n : 1, 1); /* 0 white, 1 grey, 2 black */
     size_t *path = malloc((t->n ? t->n : 1) * sizeof *path);
     size_t *iter = calloc(t->n ? t->n : 1, sizeof *iter);
     long found = 0;
@@ -473,7 +472,7 @@ static bool render(struct strbuf *sb, const struct tree *t, size_t root, size_t 
         bool last;
     };
     struct entry *stack = malloc(64 * sizeof *stack);
-    size_t *prefix_at = malloc(64 * sizeof *prefix_at);   /* prefix length at each depth */
+    size_t *prefix_at = malloc(64 * sizeof *prefix_at); /* prefix length at each depth */
     size_t cap = 64;
     size_t pcap = 64;
     size_t n = 0;
@@ -536,8 +535,7 @@ static bool render(struct strbuf *sb, const struct tree *t, size_t root, size_t 
     return ok;
 }
 
-int tasktree_write(struct strbuf *sb, const struct snap_task *tasks, size_t n,
-                   struct pt_error *err)
+int tasktree_write(struct strbuf *sb, const struct snap_task *tasks, size_t n, struct pt_error *err)
 {
     struct tree t = {0};
     int rc = 0;

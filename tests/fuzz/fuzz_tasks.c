@@ -7,7 +7,7 @@
 
 #include "core/snapshot.h"
 #include "core/strbuf.h"
-#include "core/tasks.h"
+#include "core/asyncdebug.h"
 #include "core/tasktree.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -16,8 +16,8 @@ enum { MAX_TASKS = 64 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct tasks_offsets o;
-    tasks_parse_offsets(data, size, &o, NULL);
+    struct asyncdebug_offsets o;
+    asyncdebug_parse_offsets(data, size, &o, NULL);
 
     /* Three bytes a task: its id, the id of its awaiter (0: a future), and its stack's depth. */
     static const char *const names[] = {"a", "b", "c", "d"};

@@ -1,5 +1,5 @@
-/* test_tasks: the _asyncio debug-offsets parser, the task tree drawing, and the tasks in the
- * JSON writer. */
+/* test_tasktree: the asyncio task tree drawn as pstree draws it, and the tasks in the JSON and
+ * text writers. */
 #include "config.h"
 
 #include <setjmp.h>
@@ -13,75 +13,9 @@
 #include <cmocka.h>
 
 #include "core/error.h"
-#include "core/limits.h"
 #include "core/snapshot.h"
 #include "core/strbuf.h"
-#include "core/tasks.h"
 #include "core/tasktree.h"
-
-/* The .AsyncioDebug section of Debian's python3.15 (3.15.2), as 13 uint64 values. */
-static const uint64_t SECTION_3_15[13] = {168, 136, 96, 108, 109, 128, 152,
-                                          226240, 10856, 1104, 1024, 1032, 1048};
-
-static void section_bytes(const uint64_t *v, uint8_t *out)
-{
-    for (size_t i = 0; i < 13; i++) {
-        for (size_t b = 0; b < 8; b++) {
-            out[i * 8 + b] = (uint8_t)(v[i] >> (8 * b));
-        }
-    }
-}
-
-static void test_tasks_parse_offsets_reads_the_3_15_section(void **state)
-{
-    (void)state;
-    uint8_t buf[TASKS_DEBUG_SECTION_SIZE];
-    struct tasks_offsets o;
-    struct pt_error err = {0};
-    section_bytes(SECTION_3_15, buf);
-    assert_int_equal(tasks_parse_offsets(buf, sizeof buf, &o, &err), 0);
-    assert_int_equal(o.task_size, 168);
-    assert_int_equal(o.task_name, 136);
-    assert_int_equal(o.task_awaited_by, 96);
-    assert_int_equal(o.task_is_task, 108);
-    assert_int_equal(o.task_awaited_by_is_set, 109);
-    assert_int_equal(o.task_coro, 128);
-    assert_int_equal(o.task_node, 152);
-    assert_int_equal(o.task_state, 104);
-    assert_int_equal(o.interp_tasks_head, 10856);
-    assert_int_equal(o.thread_running_task, 1032);
-    assert_int_equal(o.thread_tasks_head, 1048);
-}
-
-static void test_tasks_parse_offsets_rejects_a_truncated_section(void **state)
-{
-    (void)state;
-    uint8_t buf[TASKS_DEBUG_SECTION_SIZE];
-    struct tasks_offsets o;
-    struct pt_error err = {0};
-    section_bytes(SECTION_3_15, buf);
-    assert_int_equal(tasks_parse_offsets(buf, sizeof buf - 1, &o, &err), -1);
-    assert_int_equal(err.code, PT_E_FORMAT);
-}
-
-static void test_tasks_parse_offsets_rejects_fields_outside_their_structs(void **state)
-{
-    (void)state;
-    uint8_t buf[TASKS_DEBUG_SECTION_SIZE];
-    struct tasks_offsets o;
-    struct pt_error err = {0};
-    uint64_t v[13];
-    /* The node past the task's end; an oversized task; a list head past the thread state. */
-    const size_t field[] = {6, 0, 12, 8, 4};
-    const uint64_t value[] = {164, LIMIT_OBJECT_READ + 1, 1100, UINT64_MAX - 4, 168};
-    for (size_t i = 0; i < sizeof field / sizeof field[0]; i++) {
-        memcpy(v, SECTION_3_15, sizeof v);
-        v[field[i]] = value[i];
-        section_bytes(v, buf);
-        assert_int_equal(tasks_parse_offsets(buf, sizeof buf, &o, &err), -1);
-        assert_int_equal(err.code, PT_E_BADLAYOUT);
-    }
-}
 
 static struct snap_str str(const char *c)
 {
@@ -91,8 +25,13 @@ static struct snap_str str(const char *c)
 
 static struct snap_frame frame(const char *function, const char *file, int line)
 {
-    struct snap_frame f = {.function = str(function), .name = str(function), .file = str(file),
-                           .line = line, .end_line = -1, .col = -1, .end_col = -1,
+    struct snap_frame f = {.function = str(function),
+                           .name = str(function),
+                           .file = str(file),
+                           .line = line,
+                           .end_line = -1,
+                           .col = -1,
+                           .end_col = -1,
                            .first_line = -1};
     return f;
 }
@@ -116,20 +55,27 @@ static void test_tasktree_draws_like_pstree(void **state)
     struct snap_task_awaiter by_parent = {1, parent_stack, 2};
     struct snap_task tasks[] = {
         {.id = 1, .name = str("parent"), .frames = parent_stack, .n_frames = 2},
-        {.id = 2, .name = str("c1"), .frames = child_stack, .n_frames = 1,
-         .awaited_by = &by_parent, .n_awaited_by = 1},
-        {.id = 3, .name = str("c2"), .frames = child_stack, .n_frames = 1,
-         .awaited_by = &by_parent, .n_awaited_by = 1},
+        {.id = 2,
+         .name = str("c1"),
+         .frames = child_stack,
+         .n_frames = 1,
+         .awaited_by = &by_parent,
+         .n_awaited_by = 1},
+        {.id = 3,
+         .name = str("c2"),
+         .frames = child_stack,
+         .n_frames = 1,
+         .awaited_by = &by_parent,
+         .n_awaited_by = 1},
     };
     char *text = draw(tasks, 3);
-    assert_string_equal(text,
-                        "└── (T) parent\n"
-                        "    └──  outer a.py:9\n"
-                        "        └──  inner a.py:2\n"
-                        "            ├── (T) c1\n"
-                        "            │   └──  leaf b.py:5\n"
-                        "            └── (T) c2\n"
-                        "                └──  leaf b.py:5\n");
+    assert_string_equal(text, "└── (T) parent\n"
+                              "    └──  outer a.py:9\n"
+                              "        └──  inner a.py:2\n"
+                              "            ├── (T) c1\n"
+                              "            │   └──  leaf b.py:5\n"
+                              "            └── (T) c2\n"
+                              "                └──  leaf b.py:5\n");
     free(text);
 }
 
@@ -142,8 +88,12 @@ static void test_tasktree_follows_pstree_for_unknowns_and_futures(void **state)
     struct snap_task_awaiter by_unlisted = {99, NULL, 0};
     struct snap_task_awaiter by_future = {0, NULL, 0};
     struct snap_task tasks[] = {
-        {.id = 1, .name = str("a"), .frames = unknown_line, .n_frames = 1,
-         .awaited_by = &by_future, .n_awaited_by = 1},
+        {.id = 1,
+         .name = str("a"),
+         .frames = unknown_line,
+         .n_frames = 1,
+         .awaited_by = &by_future,
+         .n_awaited_by = 1},
         {.id = 2, .name = str("hidden"), .awaited_by = &by_unlisted, .n_awaited_by = 1},
         {.id = 3, .name = {NULL, 0}},
     };
@@ -215,10 +165,13 @@ static void test_snapshot_write_json_lists_tasks_and_awaiters(void **state)
     assert_non_null(s);
     struct snap_frame stack[] = {frame("main", "m.py", 3)};
     struct snap_task_awaiter aw[] = {{5, stack, 1}, {0, NULL, 0}};
-    struct snap_task task = {.id = 6, .name = str("Task-2"), .thread = 42,
-                             .state = SNAP_TASK_PENDING, .awaited_by = aw, .n_awaited_by = 2};
-    struct snap_interp interps[2] = {{.id = 0, .tasks_present = true, .tasks = &task,
-                                      .n_tasks = 1},
+    struct snap_task task = {.id = 6,
+                             .name = str("Task-2"),
+                             .thread = 42,
+                             .state = SNAP_TASK_PENDING,
+                             .awaited_by = aw,
+                             .n_awaited_by = 2};
+    struct snap_interp interps[2] = {{.id = 0, .tasks_present = true, .tasks = &task, .n_tasks = 1},
                                      {.id = 1}};
     s->interps = interps;
     s->n_interps = 2;
@@ -239,17 +192,44 @@ static void test_snapshot_write_json_lists_tasks_and_awaiters(void **state)
     snapshot_free(s);
 }
 
+static void test_snapshot_write_text_draws_the_task_tree_after_gc(void **state)
+{
+    (void)state;
+    struct pt_error err = {0};
+    struct snapshot *s = snapshot_new(&err);
+    assert_non_null(s);
+    struct snap_frame stack[] = {frame("main", "m.py", 3)};
+    struct snap_task task = {.id = 6, .name = str("Task-1"), .frames = stack, .n_frames = 1};
+    struct snap_interp interps[2] = {{.id = 0, .tasks_present = true, .tasks = &task, .n_tasks = 1},
+                                     {.id = 1, .tasks_present = true}};
+    s->interps = interps;
+    s->n_interps = 2;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(snapshot_write_text(s, f, NULL, &err), 0);
+    assert_int_equal(fclose(f), 0);
+    assert_non_null(strstr(buf, "\nAsyncio tasks of interpreter 0 (1):\n"
+                                "\xe2\x94\x94\xe2\x94\x80\xe2\x94\x80 (T) Task-1\n"
+                                "    \xe2\x94\x94\xe2\x94\x80\xe2\x94\x80  main m.py:3\n"));
+    /* An interpreter without tasks says nothing of them. */
+    assert_null(strstr(buf, "Asyncio tasks of interpreter 1"));
+    free(buf);
+    s->interps = NULL;
+    s->n_interps = 0;
+    snapshot_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tasks_parse_offsets_reads_the_3_15_section),
-        cmocka_unit_test(test_tasks_parse_offsets_rejects_a_truncated_section),
-        cmocka_unit_test(test_tasks_parse_offsets_rejects_fields_outside_their_structs),
         cmocka_unit_test(test_tasktree_draws_like_pstree),
         cmocka_unit_test(test_tasktree_follows_pstree_for_unknowns_and_futures),
         cmocka_unit_test(test_tasktree_reports_cycles_instead_of_looping),
         cmocka_unit_test(test_tasktree_draws_a_deep_chain),
         cmocka_unit_test(test_snapshot_write_json_lists_tasks_and_awaiters),
+        cmocka_unit_test(test_snapshot_write_text_draws_the_task_tree_after_gc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
