@@ -177,19 +177,6 @@ static int batch_loop(struct batch *b)
     return CLI_EXIT_OK;
 }
 
-/* -o FILE, or stdout. */
-static FILE *open_output(const char *path)
-{
-    if (path == NULL || strcmp(path, "-") == 0) {
-        return stdout;
-    }
-    FILE *f = fopen(path, "w");
-    if (f == NULL) {
-        fprintf(stderr, "pytop: cannot write %s: %s\n", path, strerror(errno));
-    }
-    return f;
-}
-
 int batch_run(const struct cli_options *o)
 {
     struct pt_error err = {0};
@@ -211,7 +198,7 @@ int batch_run(const struct cli_options *o)
         status = cli_target_error(&err, o->pid);
         goto out;
     }
-    if ((b.out = open_output(o->output)) == NULL) {
+    if ((b.out = cli_open_output(o->output)) == NULL) {
         goto out;
     }
     if (!o->json) {

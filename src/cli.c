@@ -306,8 +306,7 @@ static const char *source_line(void *ctx, const char *file, size_t file_len, int
     return source_cache_line(ctx, file, file_len, line, len);
 }
 
-/* Opens -o FILE for writing, or stdout. */
-static FILE *open_output(const char *path)
+FILE *cli_open_output(const char *path)
 {
     if (path == NULL || strcmp(path, "-") == 0) {
         return stdout;
@@ -346,7 +345,7 @@ static int run_dump(const struct cli_options *o)
         status = cli_target_error(&err, o->pid);
         goto out;
     }
-    FILE *out = open_output(o->output);
+    FILE *out = cli_open_output(o->output);
     if (out == NULL) {
         goto out;
     }

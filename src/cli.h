@@ -3,6 +3,7 @@
 #define PYTOP_CLI_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 enum cli_exit {
@@ -41,6 +42,9 @@ struct pt_error;
 /* Prints E as the one-line reason the target could not be inspected, with a hint (permission,
  * not Python, unsupported version), on stderr. Returns CLI_EXIT_TARGET. */
 int cli_target_error(const struct pt_error *e, pid_t pid);
+
+/* Opens -o PATH for writing ("-" or NULL: stdout), or prints why it cannot and returns NULL. */
+FILE *cli_open_output(const char *path);
 
 /* Runs what OPTS ask for. Returns the process exit status. */
 int cli_run(const struct cli_options *opts);
