@@ -30,13 +30,34 @@ struct keys {
     uint8_t *entries;     /* n * entry_size bytes */
 };
 
+/* Slots and index width of a keys object: 3.11+ store log2 of both; before, dk_size is the
+ * slot count and the index width follows from it (1 byte up to 0xff slots, then 2, 4, 8). */
+static bool keys_geometry(const struct py_layout *L, const uint8_t *hdr, uint64_t *log2_size,
+                          uint64_t *log2_index)
+{
+    uint64_t size = 0;
+    if (layout_has(L->dict.log2_size)) {
+        layout_read_uint(hdr, L->dict.indices, L->dict.log2_size, 1, log2_size);
+        layout_read_uint(hdr, L->dict.indices, L->dict.log2_index_bytes, 1, log2_index);
+        return true;
+    }
+    if (!layout_read_u64(hdr, L->dict.indices, L->dict.keys_size, &size) || size == 0 ||
+        (size & (size - 1)) != 0 || size > ((uint64_t)1 << KEYS_MAX_LOG2)) {
+        return false;
+    }
+    *log2_size = (uint64_t)__builtin_ctzll(size);
+    unsigned width = size <= 0xff ? 0 : size <= 0xffff ? 1 : size <= 0xffffffffull ? 2 : 3;
+    *log2_index = *log2_size + width;
+    return true;
+}
+
 static int read_keys(struct proc *p, const struct py_layout *L, uint64_t addr, struct keys *k,
                      struct pt_error *err)
 {
     uint8_t hdr[64];
     uint64_t log2_size = 0;
     uint64_t log2_index = 0;
-    uint64_t kind = 0;
+    uint64_t kind = (uint64_t)L->dict.kind_general;
     uint64_t nentries = 0;
     memset(k, 0, sizeof *k);
     if (L->dict.indices > sizeof hdr || addr == 0) {
@@ -45,12 +66,14 @@ static int read_keys(struct proc *p, const struct py_layout *L, uint64_t addr, s
     if (proc_read_bytes(p, addr, hdr, L->dict.indices, err) < 0) {
         return pt_error_prefix(err, "dict keys at 0x%" PRIx64, addr);
     }
-    layout_read_uint(hdr, L->dict.indices, L->dict.log2_size, 1, &log2_size);
-    layout_read_uint(hdr, L->dict.indices, L->dict.log2_index_bytes, 1, &log2_index);
-    layout_read_uint(hdr, L->dict.indices, L->dict.kind, 1, &kind);
+    /* Before 3.11 every entry carries its hash: there is no kind field. */
+    if (layout_has(L->dict.kind)) {
+        layout_read_uint(hdr, L->dict.indices, L->dict.kind, 1, &kind);
+    }
     layout_read_u64(hdr, L->dict.indices, L->dict.nentries, &nentries);
     /* Index entries are 1 to 8 bytes, one per slot. */
-    if (log2_size > KEYS_MAX_LOG2 || log2_index < log2_size || log2_index > log2_size + 3 ||
+    if (!keys_geometry(L, hdr, &log2_size, &log2_index) || log2_size > KEYS_MAX_LOG2 ||
+        log2_index < log2_size || log2_index > log2_size + 3 ||
         nentries > ((uint64_t)1 << log2_size)) {
         return pt_error_set(err, PT_E_FORMAT, 0, "dict keys at 0x%" PRIx64 " are malformed",
                             addr);
@@ -58,11 +81,15 @@ static int read_keys(struct proc *p, const struct py_layout *L, uint64_t addr, s
     if (nentries > LIMIT_DICT_ENTRIES) {
         return pt_error_set(err, PT_E_LIMIT, 0, "dict with %" PRIu64 " entries", nentries);
     }
-    k->general = (int)kind == L->dict.kind_general;
+    k->general = !layout_has(L->dict.kind) || (int)kind == L->dict.kind_general;
     k->n = nentries;
     k->entry_size = k->general ? L->dict.entry_size : L->dict.uentry_size;
     k->key_at = k->general ? L->dict.entry_key : L->dict.uentry_key;
     k->value_at = k->general ? L->dict.entry_value : L->dict.uentry_value;
+    if (!layout_has(k->entry_size) || !layout_has(k->key_at) || !layout_has(k->value_at) ||
+        k->entry_size > 64) {
+        return pt_error_set(err, PT_E_BADLAYOUT, 0, "dict entry layout unusable");
+    }
     k->entries = malloc(nentries ? nentries * k->entry_size : 1);
     if (k->entries == NULL) {
         return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");

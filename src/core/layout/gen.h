@@ -28,6 +28,7 @@ struct layout_gen {
     int64_t dict_keys_log2_index_bytes;
     int64_t dict_keys_kind;
     int64_t dict_keys_nentries;
+    int64_t dict_keys_size;
     int64_t dict_keys_indices;
     int64_t dict_kind_general;
     int64_t dict_entry_size;
@@ -48,7 +49,6 @@ struct layout_gen {
     int64_t managed_values_ptr_offset;
     int64_t managed_dict_or_values_offset;
     int64_t type_dictoffset;
-    int64_t dict_keys_size;
     int64_t long_ob_size;
     int64_t long_ob_digit;
     int64_t long_digit_bits;

@@ -127,6 +127,7 @@ void layout_apply_gen(const struct layout_gen *g, struct py_layout *L)
     L->dict.ma_keys = layout_gen_offset(g->dict_ma_keys);
     L->dict.ma_values = layout_gen_offset(g->dict_ma_values);
     L->dict.log2_size = layout_gen_offset(g->dict_keys_log2_size);
+    L->dict.keys_size = layout_gen_offset(g->dict_keys_size);
     L->dict.log2_index_bytes = layout_gen_offset(g->dict_keys_log2_index_bytes);
     L->dict.kind = layout_gen_offset(g->dict_keys_kind);
     L->dict.nentries = layout_gen_offset(g->dict_keys_nentries);
@@ -139,7 +140,8 @@ void layout_apply_gen(const struct layout_gen *g, struct py_layout *L)
     L->dict.uentry_key = layout_gen_offset(g->dict_uentry_key);
     L->dict.uentry_value = layout_gen_offset(g->dict_uentry_value);
     L->dict.values_valid = layout_gen_offset(g->dict_values_valid);
-    L->dict.values_values = layout_gen_offset(g->dict_values_values);
+    /* Before 3.11 a split dict's ma_values points at the values array itself. */
+    L->dict.values_values = g->dict_values_values >= 0 ? (uint64_t)g->dict_values_values : 0;
     L->type.flags = layout_gen_offset(g->type_flags);
     L->type.basicsize = layout_gen_offset(g->type_basicsize);
     L->type.cached_keys = layout_gen_offset(g->heaptype_cached_keys);

@@ -134,7 +134,8 @@ struct py_layout {
         uint64_t size;
         uint64_t ma_keys;
         uint64_t ma_values;
-        uint64_t log2_size;          /* in the keys object: uint8 */
+        uint64_t log2_size;          /* in the keys object: uint8 (3.11+) */
+        uint64_t keys_size;          /* dk_size, a Py_ssize_t slot count (before 3.11) */
         uint64_t log2_index_bytes;   /* uint8 */
         uint64_t kind;               /* uint8 */
         uint64_t nentries;           /* Py_ssize_t */
@@ -147,7 +148,7 @@ struct py_layout {
         uint64_t uentry_key;
         uint64_t uentry_value;
         uint64_t values_valid;       /* in a values block (inline values), uint8 */
-        uint64_t values_values;
+        uint64_t values_values;      /* before 3.11 ma_values is the PyObject *[] itself: 0 */
     } dict;
     struct {
         uint64_t name;               /* tp_name, a C string */
