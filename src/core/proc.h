@@ -88,7 +88,8 @@ int proc_age(struct proc *p, double *seconds, struct pt_error *err);
 int proc_stat_parse(const char *text, size_t len, struct proc_task_stat *st,
                     struct pt_error *err);
 
-/* Opens PATH as the target sees it (through /proc/PID/root), read-only. Returns an fd. */
+/* Opens PATH as the target sees it (through /proc/PID/root; a relative PATH from the target's
+ * working directory), read-only; only regular files. Returns an fd. */
 int proc_open_file(struct proc *p, const char *path, struct pt_error *err);
 
 /* The target's command line with NULs turned to spaces, into BUF (always NUL-terminated). */

@@ -584,10 +584,10 @@ int proc_age(struct proc *p, double *seconds, struct pt_error *err)
 int proc_open_file(struct proc *p, const char *path, struct pt_error *err)
 {
     char full[PATH_MAX];
-    if (path[0] != '/') {
-        return pt_error_set(err, PT_E_IO, EINVAL, "not an absolute path: %s", path);
-    }
-    int w = snprintf(full, sizeof full, "/proc/%d/root%s", (int)p->pid, path);
+    /* A relative path is the target's own, from its working directory (a script started as
+     * `python app.py` has code objects named "app.py"). */
+    int w = path[0] == '/' ? snprintf(full, sizeof full, "/proc/%d/root%s", (int)p->pid, path)
+                           : snprintf(full, sizeof full, "/proc/%d/cwd/%s", (int)p->pid, path);
     if (w < 0 || (size_t)w >= sizeof full) {
         return pt_error_set(err, PT_E_IO, ENAMETOOLONG, "path too long: %.64s...", path);
     }

@@ -88,8 +88,9 @@ static char *read_all(int fd, size_t *len)
 static void load(struct source_cache *c, struct source_file *f)
 {
     char path[4096];
-    if (f->name_len >= sizeof path || memchr(f->name, '\0', f->name_len) != NULL ||
-        f->name[0] != '/') {
+    /* Pseudo-files such as "<string>" or "<frozen ...>" have no source to read. */
+    if (f->name_len == 0 || f->name_len >= sizeof path ||
+        memchr(f->name, '\0', f->name_len) != NULL || f->name[0] == '<') {
         return;
     }
     memcpy(path, f->name, f->name_len);

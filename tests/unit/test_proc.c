@@ -520,7 +520,18 @@ static void test_proc_open_file_opens_the_executable_through_the_target_root(voi
     assert_int_equal(read(fd, magic, 4), 4);
     assert_memory_equal(magic, "\177ELF", 4);
     close(fd);
-    expect_error(proc_open_file(p, "relative/path", &err), &err, PT_E_IO);
+    expect_error(proc_open_file(p, "relative/no/such/path", &err), &err, PT_E_IO);
+    /* A relative name is the target's, from its working directory (here: ours). */
+    FILE *tmp = fopen("test_proc-relative.tmp", "w");
+    assert_non_null(tmp);
+    fputs("ELF?", tmp);
+    fclose(tmp);
+    fd = proc_open_file(p, "test_proc-relative.tmp", &err);
+    unlink("test_proc-relative.tmp");
+    assert_true(fd >= 0);
+    assert_int_equal(read(fd, magic, 4), 4);
+    assert_memory_equal(magic, "ELF?", 4);
+    close(fd);
     expect_error(proc_open_file(p, "/", &err), &err, PT_E_IO);
     expect_error(proc_open_file(p, "/no/such/file/here", &err), &err, PT_E_IO);
 }
