@@ -165,16 +165,15 @@ static size_t find_slot(const struct code_cache *c, uint64_t addr)
     return i;
 }
 
-const struct code_info *code_cache_find(const struct code_cache *c, uint64_t addr)
+struct code_info *code_cache_find(const struct code_cache *c, uint64_t addr)
 {
-    const struct code_info *ci = c->slots[find_slot(c, addr)];
+    struct code_info *ci = c->slots[find_slot(c, addr)];
     return ci != NULL && ci->addr == addr ? ci : NULL;
 }
 
-const struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
-                                       const struct py_layout *L, uint64_t code_type,
-                                       uint64_t addr, const uint8_t *raw,
-                                       struct pt_error *err)
+struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
+                                 const struct py_layout *L, uint64_t code_type, uint64_t addr,
+                                 const uint8_t *raw, struct pt_error *err)
 {
     uint64_t key[CODE_KEY_N];
     if (read_key(L, raw, key) < 0) {
@@ -208,6 +207,9 @@ const struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
     return ci;
 }
 
+static int locate(const struct code_info *ci, const struct py_layout *L, uint64_t instr,
+                  struct linetable_loc *out, struct pt_error *err);
+
 /* The byte offset into the bytecode of the frame's current instruction: from an instruction
  * pointer (3.11+), or from f_lasti (frame objects: bytes until 3.9, code units in 3.10).
  * Returns false for a frame that has not started (its position is its first line). */
@@ -232,7 +234,23 @@ static bool code_offset(const struct code_info *ci, const struct py_layout *L, u
     return instr >= start;
 }
 
-int code_location(const struct code_info *ci, const struct py_layout *L, uint64_t instr,
+int code_location(struct code_info *ci, const struct py_layout *L, uint64_t instr,
+                  struct linetable_loc *out, struct pt_error *err)
+{
+    if (ci->memo_valid && ci->memo_instr == instr) {
+        *out = ci->memo_loc;
+        return 0;
+    }
+    int rc = locate(ci, L, instr, out, err);
+    if (rc == 0) {
+        ci->memo_instr = instr;
+        ci->memo_loc = *out;
+        ci->memo_valid = true;
+    }
+    return rc;
+}
+
+static int locate(const struct code_info *ci, const struct py_layout *L, uint64_t instr,
                   struct linetable_loc *out, struct pt_error *err)
 {
     uint64_t offset = 0;

@@ -2,6 +2,7 @@
 #ifndef PYTOP_CORE_CODE_H
 #define PYTOP_CORE_CODE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,10 @@ struct code_info {
     uint8_t *linetable;
     size_t linetable_len;
     int firstlineno;
+    /* The last position looked up, so a frame parked at one instruction is decoded once. */
+    uint64_t memo_instr;
+    struct linetable_loc memo_loc;
+    bool memo_valid;
     /* The fields the entry was built from; a code object whose fields differ is a new one
      * at a reused address. */
     uint64_t key[CODE_KEY_N];
@@ -54,19 +59,18 @@ void code_cache_set_generation(struct code_cache *c, uint64_t generation);
  * tables, else read and decoded. CODE_TYPE is the target's PyCode_Type address (0 to skip the
  * type check). The result stays valid until the next call on C. Errors: PT_E_READ,
  * PT_E_FORMAT, PT_E_BADLAYOUT (not a code object), PT_E_NOMEM. */
-const struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
-                                       const struct py_layout *L, uint64_t code_type,
-                                       uint64_t addr, const uint8_t *raw,
-                                       struct pt_error *err);
+struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
+                                 const struct py_layout *L, uint64_t code_type, uint64_t addr,
+                                 const uint8_t *raw, struct pt_error *err);
 
 /* The cached entry for ADDR, or NULL; no validation and no reads. Valid until the next
  * code_cache_get() or code_cache_set_generation(). */
-const struct code_info *code_cache_find(const struct code_cache *c, uint64_t addr);
+struct code_info *code_cache_find(const struct code_cache *c, uint64_t addr);
 
 /* The source position of a frame's current instruction in code object CI: INSTR is the frame's
  * instruction pointer (3.11+) or its f_lasti (frame objects). A frame that has not started
  * is at the function's first line. Errors: PT_E_FORMAT (bad table, pointer outside the code). */
-int code_location(const struct code_info *ci, const struct py_layout *L, uint64_t instr,
+int code_location(struct code_info *ci, const struct py_layout *L, uint64_t instr,
                   struct linetable_loc *out, struct pt_error *err);
 
 /* Entries currently cached, and lookups served from the cache so far, for benchmarks. */

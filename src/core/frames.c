@@ -209,15 +209,24 @@ static void advance(struct proc *p, const struct py_layout *L, struct frames_thr
 
 void frames_walk(struct proc *p, const struct py_layout *L, struct frames_thread *ts, size_t n)
 {
-    uint8_t(*hdrs)[LAYOUT_FRAME_HEADER_MAX] = malloc(PROC_IOV_MAX * sizeof *hdrs);
     struct proc_iov iov[PROC_IOV_MAX];
     struct frames_thread *owner[PROC_IOV_MAX];
+    size_t waiting = 0;
     copy_newest_chunks(p, L, ts, n);
     for (size_t i = 0; i < n; i++) {
         ts[i].pending = ts[i].current_frame;
         advance(p, L, &ts[i]);
-        if (hdrs == NULL && !ts[i].done) {
-            fail(&ts[i], "out of memory reading frame", ts[i].pending);
+        waiting += !ts[i].done;
+    }
+    /* One header slot per thread still walking (at most PROC_IOV_MAX read per round); none
+     * at all when every chain ended inside the copied chunks. */
+    size_t slots = waiting < PROC_IOV_MAX ? waiting : PROC_IOV_MAX;
+    uint8_t(*hdrs)[LAYOUT_FRAME_HEADER_MAX] = slots ? malloc(slots * sizeof *hdrs) : NULL;
+    if (hdrs == NULL) {
+        for (size_t i = 0; i < n; i++) {
+            if (!ts[i].done) {
+                fail(&ts[i], "out of memory reading frame", ts[i].pending);
+            }
         }
     }
     /* Each round reads, for every unfinished thread, the one frame it waits for. Every round
@@ -225,7 +234,7 @@ void frames_walk(struct proc *p, const struct py_layout *L, struct frames_thread
     for (size_t round = 0; round <= LIMIT_FRAMES; round++) {
         size_t k = 0;
         for (size_t i = 0; i < n; i++) {
-            if (!ts[i].done && k < PROC_IOV_MAX) {
+            if (!ts[i].done && k < slots) {
                 iov[k] = (struct proc_iov){ts[i].pending, hdrs[k], L->frame.size};
                 owner[k++] = &ts[i];
             }

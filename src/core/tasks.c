@@ -223,12 +223,12 @@ static struct snap_str read_name(struct tasks *t, uint64_t name_addr, uint64_t t
 
 /* The snapshot strings of code object CODE_ADDR, read through the code cache. */
 static const struct code_strs *code_strings(struct tasks *t, uint64_t code_addr,
-                                            const struct code_info **ci_out)
+                                            struct code_info **ci_out)
 {
     size_t h = (size_t)((code_addr >> 4) * 0x9e3779b97f4a7c15ULL) % STRS_SLOTS;
     uint8_t *raw = t->code_buf;
     struct pt_error e = {0};
-    const struct code_info *ci = NULL;
+    struct code_info *ci = NULL;
     for (size_t i = 0; i < STRS_SLOTS; i++, h = (h + 1) % STRS_SLOTS) {
         struct code_strs *cs = &t->strs[h];
         if (cs->addr == code_addr && (ci = code_cache_find(t->codes, code_addr)) != NULL) {
@@ -282,7 +282,7 @@ static bool coro_frame(struct tasks *t, const uint8_t *frame, size_t len, struct
     memset(f, 0, sizeof *f);
     f->kind = SNAP_FRAME_PYTHON;
     f->line = f->end_line = f->col = f->end_col = f->first_line = -1;
-    const struct code_info *ci = NULL;
+    struct code_info *ci = NULL;
     const struct code_strs *cs = exec != 0 ? code_strings(t, exec, &ci) : NULL;
     if (cs == NULL) {
         return true;

@@ -355,10 +355,17 @@ static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool t
         snapshot_warn(s, "out of memory reading code objects");
         return;
     }
+    /* With a code-object generation (3.14+), an unchanged generation vouches for cached
+     * entries, which then cost nothing; without one, each entry is checked against its
+     * object's current fields. Only the main interpreter's generation is tracked, so
+     * subinterpreters always check. */
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         for (size_t j = 0; j < ts[i].fr.n_frames; j++) {
-            addrs[k++] = ts[i].fr.frames[j].code_addr;
+            uint64_t a = ts[i].fr.frames[j].code_addr;
+            if (!trust_cache || code_cache_find(u->codes, a) == NULL) {
+                addrs[k++] = a;
+            }
         }
     }
     qsort(addrs, k, sizeof *addrs, cmp_u64);
@@ -367,18 +374,6 @@ static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool t
         if (uniq == 0 || addrs[uniq - 1] != addrs[i]) {
             addrs[uniq++] = addrs[i];
         }
-    }
-    /* With a code-object generation (3.14+), an unchanged generation vouches for cached
-     * entries; without one, each entry is checked against its object's current fields.
-     * Only the main interpreter's generation is tracked, so subinterpreters always check. */
-    if (trust_cache) {
-        size_t keep = 0;
-        for (size_t i = 0; i < uniq; i++) {
-            if (code_cache_find(u->codes, addrs[i]) == NULL) {
-                addrs[keep++] = addrs[i];
-            }
-        }
-        uniq = keep;
     }
     struct proc_iov iov[PROC_IOV_MAX];
     for (size_t base = 0; base < uniq; base += PROC_IOV_MAX) {
@@ -418,7 +413,7 @@ static int build_frames(struct unwind *u, const struct thread_ctx *t, struct sna
     }
     for (size_t i = 0; i < fr->n_frames; i++) {
         struct snap_frame *f = &out->frames[i];
-        const struct code_info *ci = code_cache_find(u->codes, fr->frames[i].code_addr);
+        struct code_info *ci = code_cache_find(u->codes, fr->frames[i].code_addr);
         struct linetable_loc loc = {-1, -1, -1, -1};
         struct pt_error e = {0};
         f->kind = SNAP_FRAME_PYTHON;
