@@ -49,6 +49,7 @@ struct live {
     struct proc *proc;
     struct runtime rt;
     struct sampler *sampler;
+    struct unwind *tasks_unwind; /* reads the task graph, once per frame, not per sample */
     struct sampler_thread_key focus;
     struct source_cache *sources;
     struct snapshot_source source;
@@ -66,6 +67,7 @@ void live_frame_free(struct live_frame *f)
         return;
     }
     snapshot_free(f->snap);
+    snapshot_free(f->tasks);
     sampler_stats_free(f->stats);
     sampler_stats_free(f->focus);
     free(f);
@@ -119,6 +121,11 @@ static void publish(struct live *l, double now)
     const struct snapshot *latest = l->sampler != NULL ? sampler_latest(l->sampler) : NULL;
     f->state = l->state;
     f->snap = latest != NULL ? snapcopy_all(latest, NULL) : NULL;
+    /* The asyncio graph costs reads per task, so it is taken once per frame, not per sample;
+     * a failure leaves the Tasks view saying it is unavailable. */
+    if (l->tasks_unwind != NULL && l->state == LIVE_SAMPLING) {
+        f->tasks = unwind_snapshot(l->tasks_unwind, NULL);
+    }
     f->stats = l->sampler != NULL ? sampler_stats(l->sampler, now) : NULL;
     if (l->sampler != NULL && l->focus.tid != 0) {
         f->focus = sampler_stats_thread(l->sampler, now, &l->focus);
@@ -187,6 +194,10 @@ static int attach(struct live *l, struct pt_error *err)
         return -1;
     }
     l->proc = p;
+    l->tasks_unwind = unwind_new(p, &l->rt, NULL);
+    if (l->tasks_unwind != NULL) {
+        unwind_set_tasks(l->tasks_unwind, true);
+    }
     if (proc_cmdline(p, l->command, sizeof l->command, NULL) < 0) {
         l->command[0] = '\0';
     }
@@ -358,6 +369,7 @@ void live_close(struct live *l)
     }
     live_frame_free(l->ready);
     source_cache_free(l->sources);
+    unwind_free(l->tasks_unwind);
     sampler_free(l->sampler);
     proc_close(l->proc);
     pthread_cond_destroy(&l->cond);

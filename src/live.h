@@ -31,6 +31,7 @@ struct live_opts {
 struct live_frame {
     enum live_state state;
     struct snapshot *snap;       /* the newest successful sample; NULL before the first */
+    struct snapshot *tasks;      /* read with the asyncio task graph for this frame; NULL: none */
     struct sampler_stats *stats; /* over the window; NULL before sampling starts */
     struct sampler_stats *focus; /* functions of the thread FOCUS_TID alone; NULL: not asked */
     pid_t focus_tid;             /* the thread FOCUS is about; 0 = none */

@@ -306,6 +306,7 @@ static struct ui_model model(void)
     }
     struct ui_model m = {
         .snap = f != NULL ? f->snap : NULL,
+        .tasks = f != NULL ? f->tasks : NULL,
         .stats = f != NULL ? f->stats : NULL,
         .focus = f != NULL && f->focus_tid == ui.focus_tid ? f->focus : NULL,
         .focus_tid = ui.focus_tid,
@@ -471,7 +472,8 @@ static void dump(void)
     }
     char name[128];
     struct pt_error err = {0};
-    if (ui_dump_write(s, live_source(ui.live), name, sizeof name, &err) < 0) {
+    const struct snapshot *tasks = ui.shown != NULL ? ui.shown->tasks : NULL;
+    if (ui_dump_write(s, tasks, live_source(ui.live), name, sizeof name, &err) < 0) {
         set_message(true, "dump failed: %s", err.msg);
     } else {
         set_message(false, "dumped the %s snapshot to %s", ui.frozen ? "frozen" : "current", name);

@@ -42,6 +42,7 @@ struct ui_style {
 /* Everything a view draws from; views never change it. */
 struct ui_model {
     const struct snapshot *snap;          /* current or frozen; NULL before the first sample */
+    const struct snapshot *tasks;         /* the same moment's asyncio task graph; may be NULL */
     const struct sampler_stats *stats;    /* over the window; NULL before sampling starts */
     const struct sampler_stats *focus;    /* functions of thread FOCUS_TID alone, or NULL */
     pid_t focus_tid;                      /* 0: the Functions view counts all threads */

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Tab and 1-4 switch views: Functions (with t for one thread), GC and Tasks say plainly what
-# is not available.
+# Tab and 1-4 switch views: Functions (with t for one thread), GC says plainly what is not
+# available, Tasks that this target has no asyncio tasks.
 . "$(dirname "$0")/lib.sh"
 start_watching
 
@@ -16,11 +16,11 @@ keys Tab
 wait_for 'Samples with a thread in the GC: [0-9.]+ %'
 wait_for 'GC generations: not available for this target yet'
 keys Tab
-wait_for 'asyncio tasks: not available for this target yet'
+wait_for 'Interpreter 0: 0 tasks'
 keys Tab
 wait_for 'STATE'
 keys BTab
-wait_for 'asyncio tasks: not available'
+wait_for 'Interpreter 0: 0 tasks'
 keys 1
 
 # t: the Functions view counts the selected thread alone (alpha-spinner is the second row).
