@@ -25,6 +25,11 @@ enum {
 
 void frames_release(struct frames_thread *t)
 {
+    free(t->pref);
+    t->pref = NULL;
+    free(t->read_addrs);
+    t->read_addrs = NULL;
+    t->n_read = 0;
     for (size_t i = 0; i < t->n_chunks; i++) {
         free(t->chunks[i].data);
     }
@@ -185,6 +190,31 @@ static void take_frame(const struct py_layout *L, struct frames_thread *t, const
     t->pending = prev;
 }
 
+/* Remembers that the frame at ADDR had to be read outside the chunks. */
+static void note_read(struct frames_thread *t, uint64_t addr)
+{
+    if (t->read_addrs == NULL) {
+        t->read_addrs = malloc(FRAMES_HINT_MAX * sizeof *t->read_addrs);
+    }
+    if (t->read_addrs != NULL && t->n_read < FRAMES_HINT_MAX) {
+        t->read_addrs[t->n_read++] = addr;
+    }
+}
+
+/* The prefetched header of the frame at ADDR, if the hint named it: usually the next one. */
+static const uint8_t *prefetched(const struct py_layout *L, struct frames_thread *t,
+                                 uint64_t addr)
+{
+    for (size_t k = 0; k < t->n_pref; k++) {
+        size_t i = (t->pref_at + k) % t->n_pref;
+        if (t->hint[i] == addr) {
+            t->pref_at = i + 1;
+            return t->pref + i * L->frame.size;
+        }
+    }
+    return NULL;
+}
+
 /* Follows T's chain through copied chunks until it ends or needs a read. */
 static void advance(struct proc *p, const struct py_layout *L, struct frames_thread *t)
 {
@@ -199,11 +229,56 @@ static void advance(struct proc *p, const struct py_layout *L, struct frames_thr
             return;
         }
         const uint8_t *h = in_chunks(p, L, t, t->pending);
+        if (h == NULL && (h = prefetched(L, t, t->pending)) != NULL) {
+            note_read(t, t->pending);
+        }
         if (h == NULL) {
             t->steps--;
             return;
         }
         take_frame(L, t, h);
+    }
+}
+
+static void prefetch_flush(struct proc *p, const struct proc_iov *iov,
+                           struct frames_thread *const *owner, size_t *k)
+{
+    if (*k > 0 && proc_read_many(p, iov, *k, NULL) < 0) {
+        for (size_t m = 0; m < *k; m++) {
+            owner[m]->pref_failed = true;
+        }
+    }
+    *k = 0;
+}
+
+/* Reads the headers of every thread's hinted frames, PROC_IOV_MAX to a system call. A batch
+ * that fails leaves its threads without prefetch: their rounds read what they need. */
+static void prefetch(struct proc *p, const struct py_layout *L, struct frames_thread *ts,
+                     size_t n)
+{
+    struct proc_iov iov[PROC_IOV_MAX];
+    struct frames_thread *owner[PROC_IOV_MAX];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct frames_thread *t = &ts[i];
+        size_t want = t->n_hint <= FRAMES_HINT_MAX ? t->n_hint : 0;
+        if (want == 0 || (t->pref = malloc(want * L->frame.size)) == NULL) {
+            continue;
+        }
+        for (size_t j = 0; j < want; j++) {
+            if (k == PROC_IOV_MAX) {
+                prefetch_flush(p, iov, owner, &k);
+            }
+            iov[k] = (struct proc_iov){t->hint[j], t->pref + j * L->frame.size, L->frame.size};
+            owner[k++] = t;
+        }
+        t->n_pref = want;
+    }
+    prefetch_flush(p, iov, owner, &k);
+    for (size_t i = 0; i < n; i++) {
+        if (ts[i].pref_failed) {
+            ts[i].n_pref = 0;
+        }
     }
 }
 
@@ -213,6 +288,7 @@ void frames_walk(struct proc *p, const struct py_layout *L, struct frames_thread
     struct frames_thread *owner[PROC_IOV_MAX];
     size_t waiting = 0;
     copy_newest_chunks(p, L, ts, n);
+    prefetch(p, L, ts, n);
     for (size_t i = 0; i < n; i++) {
         ts[i].pending = ts[i].current_frame;
         advance(p, L, &ts[i]);
@@ -250,6 +326,7 @@ void frames_walk(struct proc *p, const struct py_layout *L, struct frames_thread
                 continue;
             }
             t->steps++;
+            note_read(t, iov[j].addr);
             take_frame(L, t, hdrs[j]);
             advance(p, L, t);
         }

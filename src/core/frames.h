@@ -31,25 +31,36 @@ struct frames_thread {
     uint64_t current_frame;
     uint64_t chunk_addr;      /* newest data-stack chunk; 0 when unknown */
     uint64_t base_frame;      /* the chain's sentinel frame, not read; 0 when unknown */
+    const uint64_t *hint;     /* frames read one by one last time, in chain order (a guess) */
+    size_t n_hint;
     /* outputs: Python frames newest first; shims skipped */
     struct frames_raw *frames;
     size_t n_frames;
     bool truncated;           /* deeper than LIMIT_FRAMES */
     bool failed;              /* a frame could not be read; ERROR says why */
     char error[160];
+    uint64_t *read_addrs;     /* frames read outside the chunks this time: next time's hint */
+    size_t n_read;
     /* private */
     struct frames_chunk chunks[LIMIT_CHUNKS + 1];
     size_t n_chunks;
     uint64_t next_older;
     uint64_t pending;
     size_t cap;
+    uint8_t *pref;            /* the hinted frames' headers, read in one batch */
+    size_t n_pref;
+    size_t pref_at;
+    bool pref_failed;
     size_t steps;
     bool done;
 };
 
+enum { FRAMES_HINT_MAX = 1024 }; /* frames remembered per thread for the next walk */
+
 /* Walks the chains of threads TS[0..N) side by side: the used parts of their newest chunks are
- * copied in one system call, and each round of frames that lie outside any copied chunk (entry
- * shims on the C stack, generator frames) is read in one more. */
+ * copied in one system call, the frames a thread's hint names (those read one by one last
+ * time: frame objects before 3.11, C-stack shims, generator frames) in one more, and each
+ * round of frames still missing (a chain that changed) in one more. */
 void frames_walk(struct proc *p, const struct py_layout *L, struct frames_thread *ts, size_t n);
 
 void frames_release(struct frames_thread *t);

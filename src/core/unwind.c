@@ -56,6 +56,19 @@ struct runtime_fields {
     uint64_t gc_collecting;
 };
 
+/* The frames one thread's walk had to read one by one, remembered for the next walk. */
+struct chain_hint {
+    uint64_t tstate;
+    uint64_t *addrs;
+    size_t n;
+};
+
+/* A thread's ident (its pthread_t) and the kernel id found in its struct pthread. */
+struct tid_pair {
+    uint64_t ident;
+    pid_t tid;
+};
+
 /* The thread states one interpreter had at the last snapshot, read again in one batch. */
 struct known_threads {
     uint64_t interp;
@@ -76,8 +89,71 @@ struct unwind {
      * at an offset found once by looking for the main thread's id (= the pid). 0: not yet. */
     uint64_t pthread_tid_at;
     bool pthread_tid_failed;
+    struct tid_pair *tids;   /* (ident, tid) pairs the last snapshot confirmed, by ident */
+    size_t n_tids;
+    /* Hints of the last snapshot (sorted by thread state) and those of the one being taken;
+     * at most LIMIT_THREADS each. */
+    struct chain_hint *hints;
+    size_t n_hints;
+    struct chain_hint *next_hints;
+    size_t n_next_hints;
     struct tasks *tasks;     /* NULL: tasks are not read */
 };
+
+static void drop_hints(struct chain_hint *h, size_t *n)
+{
+    for (size_t i = 0; h != NULL && i < *n; i++) {
+        free(h[i].addrs);
+    }
+    *n = 0;
+}
+
+static int cmp_hint(const void *a, const void *b)
+{
+    const struct chain_hint *x = a;
+    const struct chain_hint *y = b;
+    return x->tstate < y->tstate ? -1 : x->tstate > y->tstate;
+}
+
+/* The hints this snapshot gathered become the next one's. */
+static void commit_hints(struct unwind *u)
+{
+    drop_hints(u->hints, &u->n_hints);
+    struct chain_hint *t = u->hints;
+    u->hints = u->next_hints;
+    u->n_hints = u->n_next_hints;
+    u->next_hints = t;
+    u->n_next_hints = 0;
+    qsort(u->hints, u->n_hints, sizeof *u->hints, cmp_hint);
+}
+
+/* Hands each thread the frames its walk read one by one last time, then keeps this walk's. */
+static void give_hints(const struct unwind *u, const struct thread_ctx *ts,
+                       struct frames_thread *fr, size_t n)
+{
+    for (size_t i = 0; i < n && u->n_hints > 0; i++) {
+        struct chain_hint key = {.tstate = ts[i].addr};
+        const struct chain_hint *h = bsearch(&key, u->hints, u->n_hints, sizeof *u->hints,
+                                             cmp_hint);
+        if (h != NULL) {
+            fr[i].hint = h->addrs;
+            fr[i].n_hint = h->n;
+        }
+    }
+}
+
+static void keep_hints(struct unwind *u, const struct thread_ctx *ts, struct frames_thread *fr,
+                       size_t n)
+{
+    for (size_t i = 0; i < n && u->n_next_hints < LIMIT_THREADS; i++) {
+        if (fr[i].n_read > 0) {
+            u->next_hints[u->n_next_hints++] =
+                (struct chain_hint){ts[i].addr, fr[i].read_addrs, fr[i].n_read};
+            fr[i].read_addrs = NULL;
+            fr[i].n_read = 0;
+        }
+    }
+}
 
 struct unwind *unwind_new(struct proc *p, const struct runtime *rt, struct pt_error *err)
 {
@@ -93,7 +169,11 @@ struct unwind *unwind_new(struct proc *p, const struct runtime *rt, struct pt_er
     u->names = threadnames_new();
     u->code_buf = malloc((size_t)PROC_IOV_MAX * u->L->code.size);
     u->ts_buf = malloc((size_t)LIMIT_THREADS * u->L->thread.size);
-    if (u->codes == NULL || u->code_buf == NULL || u->names == NULL || u->ts_buf == NULL) {
+    u->tids = malloc((size_t)LIMIT_THREADS * sizeof *u->tids);
+    u->hints = calloc(LIMIT_THREADS, sizeof *u->hints);
+    u->next_hints = calloc(LIMIT_THREADS, sizeof *u->next_hints);
+    if (u->codes == NULL || u->code_buf == NULL || u->names == NULL || u->ts_buf == NULL ||
+        u->tids == NULL || u->hints == NULL || u->next_hints == NULL) {
         unwind_free(u);
         pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
         return NULL;
@@ -109,6 +189,11 @@ void unwind_free(struct unwind *u)
         threadnames_free(u->names);
         free(u->code_buf);
         free(u->ts_buf);
+        free(u->tids);
+        drop_hints(u->hints, &u->n_hints);
+        drop_hints(u->next_hints, &u->n_next_hints);
+        free(u->hints);
+        free(u->next_hints);
         free(u);
     }
 }
@@ -508,23 +593,73 @@ static void find_pthread_tid(struct unwind *u, uint64_t main_ident)
     }
 }
 
-/* Fills each thread's kernel id from its struct pthread, in one batch; an id that is not one
- * of the process's threads is dropped (unknown) rather than trusted. */
+static int cmp_pair(const void *a, const void *b)
+{
+    const struct tid_pair *x = a;
+    const struct tid_pair *y = b;
+    return x->ident < y->ident ? -1 : x->ident > y->ident;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+    pid_t x = *(const pid_t *)a;
+    pid_t y = *(const pid_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Whether the pair IDENT/TID was confirmed by the last snapshot. */
+static bool tid_known(const struct unwind *u, uint64_t ident, uint32_t tid)
+{
+    struct tid_pair key = {ident, (pid_t)tid};
+    const struct tid_pair *hit =
+        u->n_tids ? bsearch(&key, u->tids, u->n_tids, sizeof *u->tids, cmp_pair) : NULL;
+    return hit != NULL && (uint32_t)hit->tid == tid;
+}
+
+/* Keeps only the tids in TIDS[0..K) that the process lists among its threads; the listing is
+ * read at most once per snapshot, and only when some pair is new. */
+static void confirm_tids(struct unwind *u, struct thread_ctx *ts, const uint32_t *tids,
+                         size_t k, pid_t *real, size_t *n_real, bool *listed)
+{
+    for (size_t j = 0; j < k; j++) {
+        if (tids[j] == 0) {
+            continue;
+        }
+        if (tid_known(u, ts[j].thread_id, tids[j])) {
+            ts[j].native_id = tids[j];
+            continue;
+        }
+        if (!*listed) {
+            *listed = true;
+            if (proc_tasks(u->proc, real, LIMIT_THREADS, n_real, NULL) < 0) {
+                *n_real = 0;
+            }
+        }
+        pid_t want = (pid_t)tids[j];
+        if (*n_real > 0 && bsearch(&want, real, *n_real, sizeof *real, cmp_pid) != NULL) {
+            ts[j].native_id = tids[j];
+        }
+    }
+}
+
+/* Fills each thread's kernel id from its struct pthread, in one batch; an id is trusted when
+ * the last snapshot confirmed the same (ident, tid) pair, or the process lists it among its
+ * threads now (a reused struct pthread then shows a new pair and is checked again). */
 static void read_pthread_tids(struct unwind *u, struct thread_ctx *ts, size_t n,
                               const struct interp_fields *in)
 {
     struct proc_iov iov[PROC_IOV_MAX];
     uint32_t tids[PROC_IOV_MAX];
-    pid_t real[LIMIT_TASKS > 4096 ? 4096 : LIMIT_TASKS];
+    pid_t *real = NULL;
     size_t n_real = 0;
+    bool listed = false;
     if (layout_has(u->L->thread.native_thread_id) || n == 0) {
         return;
     }
     if (u->pthread_tid_at == 0 && !u->pthread_tid_failed) {
         find_pthread_tid(u, in->main_thread_ident);
     }
-    if (u->pthread_tid_failed ||
-        proc_tasks(u->proc, real, sizeof real / sizeof real[0], &n_real, NULL) < 0) {
+    if (u->pthread_tid_failed || (real = malloc(LIMIT_THREADS * sizeof *real)) == NULL) {
         return;
     }
     for (size_t base = 0; base < n; base += PROC_IOV_MAX) {
@@ -534,18 +669,19 @@ static void read_pthread_tids(struct unwind *u, struct thread_ctx *ts, size_t n,
             iov[k] = (struct proc_iov){ts[i].thread_id + u->pthread_tid_at, &tids[k], 4};
             k++;
         }
-        if (proc_read_many(u->proc, iov, k, NULL) < 0) {
-            continue;
-        }
-        for (size_t j = 0; j < k; j++) {
-            for (size_t r = 0; r < n_real; r++) {
-                if ((uint32_t)real[r] == tids[j]) {
-                    ts[base + j].native_id = tids[j];
-                    break;
-                }
-            }
+        if (proc_read_many(u->proc, iov, k, NULL) == 0) {
+            confirm_tids(u, ts + base, tids, k, real, &n_real, &listed);
         }
     }
+    free(real);
+    /* What this snapshot confirmed is what the next one trusts. */
+    u->n_tids = 0;
+    for (size_t i = 0; i < n && u->n_tids < LIMIT_THREADS; i++) {
+        if (ts[i].native_id != 0) {
+            u->tids[u->n_tids++] = (struct tid_pair){ts[i].thread_id, (pid_t)ts[i].native_id};
+        }
+    }
+    qsort(u->tids, u->n_tids, sizeof *u->tids, cmp_pair);
 }
 
 /* Where 3.11 and 3.12 threads' chains start: each thread's current _PyCFrame, all read in one
@@ -683,7 +819,9 @@ static int unwind_interp(struct unwind *u, uint64_t interp, const struct interp_
     for (size_t i = 0; i < n; i++) {
         fr[i] = ts[i].fr;
     }
+    give_hints(u, ts, fr, n);
     frames_walk(u->proc, u->L, fr, n);
+    keep_hints(u, ts, fr, n);
     for (size_t i = 0; i < n; i++) {
         ts[i].fr = fr[i];
         if (ts[i].fr.failed) {
@@ -725,6 +863,7 @@ struct snapshot *unwind_snapshot(struct unwind *u, struct pt_error *err)
     size_t n = 0;
     uint64_t addr = 0;
     struct timeval tv;
+    drop_hints(u->next_hints, &u->n_next_hints); /* what a failed snapshot left */
     if (s == NULL) {
         return NULL;
     }
@@ -773,5 +912,6 @@ struct snapshot *unwind_snapshot(struct unwind *u, struct pt_error *err)
     }
     memcpy(s->interps, interps, n * sizeof *interps);
     s->n_interps = n;
+    commit_hints(u);
     return s;
 }
