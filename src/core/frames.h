@@ -13,6 +13,7 @@ struct py_layout;
 
 /* One Python frame of a chain: its code object and instruction pointer, not yet decoded. */
 struct frames_raw {
+    uint64_t addr;            /* the frame's own address */
     uint64_t code_addr;
     uint64_t instr_ptr;
 };

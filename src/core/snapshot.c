@@ -198,6 +198,34 @@ void snapshot_warn(struct snapshot *s, const char *fmt, ...)
     }
 }
 
+bool snapshot_gc_record_delta(const struct snap_gc *gc, size_t i, struct snap_gc_record *delta)
+{
+    if (gc->recent == NULL || i >= gc->n_recent) {
+        return false;
+    }
+    const struct snap_gc_record *r = &gc->recent[i];
+    struct snap_gc_record before = {.generation = r->generation};
+    bool found = false;
+    for (size_t k = i; k-- > 0;) {
+        if (gc->recent[k].generation == r->generation) {
+            before = gc->recent[k];
+            found = true;
+            break;
+        }
+    }
+    /* The totals of the record before must be one collection behind. */
+    if (found ? before.collections + 1 != r->collections : r->collections != 1) {
+        return false;
+    }
+    *delta = *r;
+    delta->collections = 1;
+    delta->collected = r->collected - before.collected;
+    delta->uncollectable = r->uncollectable - before.uncollectable;
+    delta->candidates = r->candidates - before.candidates;
+    delta->duration = r->stop_ns >= r->start_ns ? (double)(r->stop_ns - r->start_ns) / 1e9 : -1.0;
+    return delta->collected >= 0 && delta->uncollectable >= 0 && delta->candidates >= 0;
+}
+
 void snapshot_thread_state_words(const struct snap_thread *t, char *buf, size_t size)
 {
     const char *words[8];

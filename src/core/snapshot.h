@@ -57,6 +57,8 @@ struct snap_thread {
     bool frames_truncated;      /* deeper than LIMIT_FRAMES, or the walk stopped at an error */
 };
 
+/* One generation as the target's gc module shows it (get_count, get_threshold, get_stats).
+ * Unknown integers are -1, an unknown duration negative. */
 struct snap_gc_gen {
     int generation;
     int64_t count;
@@ -64,13 +66,35 @@ struct snap_gc_gen {
     int64_t collections;
     int64_t collected;
     int64_t uncollectable;
+    int64_t candidates;         /* objects considered, over all collections (3.15+) */
+    double duration;            /* seconds spent, over all collections (3.15+) */
+};
+
+/* One collection as the interpreter recorded it (3.15+). The counts are running totals of its
+ * generation at the end of that collection, as gc.get_stats() would have shown them then. */
+struct snap_gc_record {
+    int generation;
+    int64_t start_ns;           /* CLOCK_MONOTONIC nanoseconds (PyTime_t) */
+    int64_t stop_ns;
+    int64_t collections;
+    int64_t collected;
+    int64_t uncollectable;
+    int64_t candidates;
+    int64_t heap_size;          /* objects the GC tracked when it started */
+    double duration;
 };
 
 struct snap_gc {
     bool present;               /* false: the whole GC section is null */
+    enum snap_bool enabled;     /* gc.isenabled() */
     enum snap_bool collecting;
+    pid_t thread;               /* kernel tid of the thread collecting; 0: none or unknown */
     struct snap_gc_gen *generations;
     size_t n_generations;
+    bool recent_present;        /* false: the version keeps no records ("recent" is null) */
+    struct snap_gc_record *recent;  /* oldest first */
+    size_t n_recent;
+    int64_t read_ns;            /* CLOCK_MONOTONIC when it was read, to age the records */
 };
 
 enum snap_task_state {
@@ -147,6 +171,11 @@ struct snap_str snapshot_strdup(struct snapshot *s, const char *bytes, size_t le
 /* Adds a printf-style warning; silently dropped on out of memory. Past SNAPSHOT_MAX_WARNINGS
  * the last one kept says that more were dropped. */
 void snapshot_warn(struct snapshot *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* What the I-th of GC's recent records did on its own: its counts less those of the previous
+ * record of its generation (the records hold running totals). False when that cannot be told
+ * (the oldest record kept of its generation, unless it was the generation's first). */
+bool snapshot_gc_record_delta(const struct snap_gc *gc, size_t i, struct snap_gc_record *delta);
 
 /* Text that describes a thread's state as CPython's tools word it: "main thread, has GIL, on CPU"
  * or "idle". Flags that are unknown are left out, and "idle" is said only when the thread is

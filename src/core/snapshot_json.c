@@ -92,6 +92,18 @@ static void put_time(struct strbuf *sb, double t)
     strbuf_printf(sb, "%lld.%03lld", ms / 1000, ms % 1000);
 }
 
+/* A duration in seconds to the nanosecond, built from integers like put_time; negative or
+ * absurd values are unknown. */
+static void put_seconds(struct strbuf *sb, double t)
+{
+    if (!isfinite(t) || t < 0 || t > 1e9) {
+        strbuf_puts(sb, "null");
+        return;
+    }
+    long long ns = (long long)(t * 1e9 + 0.5);
+    strbuf_printf(sb, "%lld.%09lld", ns / 1000000000, ns % 1000000000);
+}
+
 static const char *kind_name(enum snap_frame_kind kind)
 {
     switch (kind) {
@@ -178,6 +190,10 @@ static void write_gc(struct strbuf *sb, const struct snap_gc *gc)
     }
     strbuf_puts(sb, "{\"collecting\":");
     put_tri(sb, gc->collecting);
+    strbuf_puts(sb, ",\"thread\":");
+    put_int(sb, gc->collecting == SNAP_YES && gc->thread > 0 ? gc->thread : -1);
+    strbuf_puts(sb, ",\"enabled\":");
+    put_tri(sb, gc->enabled);
     strbuf_puts(sb, ",\"generations\":[");
     size_t n = gc->generations != NULL ? gc->n_generations : 0;
     for (size_t i = 0; i < n; i++) {
@@ -194,9 +210,41 @@ static void write_gc(struct strbuf *sb, const struct snap_gc *gc)
         put_int(sb, g->collected);
         strbuf_puts(sb, ",\"uncollectable\":");
         put_int(sb, g->uncollectable);
+        strbuf_puts(sb, ",\"candidates\":");
+        put_int(sb, g->candidates);
+        strbuf_puts(sb, ",\"duration\":");
+        put_seconds(sb, g->duration);
         strbuf_puts(sb, "}");
     }
-    strbuf_puts(sb, "],\"recent\":[]}");
+    strbuf_puts(sb, "],\"recent\":");
+    if (!gc->recent_present) {
+        strbuf_puts(sb, "null}");
+        return;
+    }
+    strbuf_puts(sb, "[");
+    for (size_t i = 0; gc->recent != NULL && i < gc->n_recent; i++) {
+        const struct snap_gc_record *r = &gc->recent[i];
+        strbuf_puts(sb, i > 0 ? ",{\"generation\":" : "{\"generation\":");
+        put_int(sb, r->generation);
+        strbuf_puts(sb, ",\"start_ns\":");
+        put_int(sb, r->start_ns);
+        strbuf_puts(sb, ",\"stop_ns\":");
+        put_int(sb, r->stop_ns);
+        strbuf_puts(sb, ",\"collections\":");
+        put_int(sb, r->collections);
+        strbuf_puts(sb, ",\"collected\":");
+        put_int(sb, r->collected);
+        strbuf_puts(sb, ",\"uncollectable\":");
+        put_int(sb, r->uncollectable);
+        strbuf_puts(sb, ",\"candidates\":");
+        put_int(sb, r->candidates);
+        strbuf_puts(sb, ",\"heap_size\":");
+        put_int(sb, r->heap_size);
+        strbuf_puts(sb, ",\"duration\":");
+        put_seconds(sb, r->duration);
+        strbuf_puts(sb, "}");
+    }
+    strbuf_puts(sb, "]}");
 }
 
 static void write_frames(struct strbuf *sb, const struct snap_frame *frames, size_t n)

@@ -17,7 +17,7 @@
 
 enum {
     TEXT_FLUSH_AT = 64 * 1024,  /* bytes buffered before they are written out */
-    GC_COLUMNS = 5,
+    GC_COLUMNS = 7,
     GC_NUMBER = 24,             /* fits any int64_t */
     GC_CELL = 2 * GC_NUMBER,    /* fits "count/threshold" */
 };
@@ -131,8 +131,10 @@ static void write_frame(struct strbuf *sb, const struct snap_frame *f,
 {
     if (f->kind != SNAP_FRAME_PYTHON) {
         /* The interpreter's own marker frames have no source to show. */
-        strbuf_printf(sb, "  %s", synthetic_label(f->kind));
-        if (f->function.ptr != NULL) {
+        const char *label = synthetic_label(f->kind);
+        strbuf_printf(sb, "  %s", label);
+        if (f->function.ptr != NULL &&
+            (f->function.len != strlen(label) || memcmp(f->function.ptr, label, f->function.len))) {
             strbuf_puts(sb, " in ");
             strbuf_text(sb, f->function.ptr, f->function.len);
         }
@@ -194,6 +196,16 @@ static void gc_number(char cell[GC_NUMBER], int64_t v)
     }
 }
 
+/* Seconds as milliseconds, "?" when unknown. */
+static void gc_ms(char cell[GC_NUMBER], double seconds)
+{
+    if (!(seconds >= 0) || seconds > 1e9) {
+        snprintf(cell, GC_NUMBER, "?");
+    } else {
+        snprintf(cell, GC_NUMBER, "%.3f ms", seconds * 1e3);
+    }
+}
+
 static void gc_row(char cells[GC_COLUMNS][GC_CELL], const struct snap_gc_gen *g)
 {
     char count[GC_NUMBER];
@@ -205,17 +217,54 @@ static void gc_row(char cells[GC_COLUMNS][GC_CELL], const struct snap_gc_gen *g)
     gc_number(cells[2], g->collections);
     gc_number(cells[3], g->collected);
     gc_number(cells[4], g->uncollectable);
+    gc_number(cells[5], g->candidates);
+    gc_ms(cells[6], g->duration);
 }
 
-static void gc_print_row(struct strbuf *sb, char cells[GC_COLUMNS][GC_CELL], const int *width)
+static void gc_print_row(struct strbuf *sb, char cells[GC_COLUMNS][GC_CELL], const int *width,
+                         int columns)
 {
     strbuf_puts(sb, " ");
-    for (int c = 0; c < GC_COLUMNS; c++) {
-        if (c + 1 < GC_COLUMNS) {
+    for (int c = 0; c < columns; c++) {
+        if (c + 1 < columns) {
             strbuf_printf(sb, " %-*s ", width[c], cells[c]);
         } else {
             strbuf_printf(sb, " %s\n", cells[c]);
         }
+    }
+}
+
+/* The interpreter's records of recent collections, oldest first, each on its own. */
+static void write_gc_recent(struct strbuf *sb, const struct snap_gc *gc)
+{
+    if (!gc->recent_present) {
+        return;
+    }
+    if (gc->n_recent == 0) {
+        strbuf_puts(sb, "  No collections recorded yet.\n");
+        return;
+    }
+    strbuf_puts(sb, "  Recent collections (oldest first):\n");
+    for (size_t i = 0; i < gc->n_recent; i++) {
+        const struct snap_gc_record *r = &gc->recent[i];
+        struct snap_gc_record d;
+        char took[GC_NUMBER];
+        strbuf_printf(sb, "    generation %d", r->generation);
+        if (gc->read_ns >= r->stop_ns && r->stop_ns > 0) {
+            strbuf_printf(sb, ", %.3f s ago", (double)(gc->read_ns - r->stop_ns) / 1e9);
+        }
+        if (snapshot_gc_record_delta(gc, i, &d)) {
+            gc_ms(took, d.duration);
+            strbuf_printf(sb, ": %s, collected %" PRId64 " of %" PRId64 " candidates",
+                          took, d.collected, d.candidates);
+            if (d.uncollectable > 0) {
+                strbuf_printf(sb, ", %" PRId64 " uncollectable", d.uncollectable);
+            }
+        } else {
+            gc_ms(took, r->stop_ns >= r->start_ns ? (double)(r->stop_ns - r->start_ns) / 1e9 : -1);
+            strbuf_printf(sb, ": %s", took);
+        }
+        strbuf_printf(sb, ", heap %" PRId64 " objects\n", r->heap_size);
     }
 }
 
@@ -224,6 +273,7 @@ static void write_gc(struct strbuf *sb, const struct snap_interp *in, bool sever
 {
     static const char *const heads[GC_COLUMNS] = {
         "generation", "count/threshold", "collections", "collected", "uncollectable",
+        "candidates", "time",
     };
     const struct snap_gc *gc = &in->gc;
     if (!gc->present) {
@@ -235,11 +285,23 @@ static void write_gc(struct strbuf *sb, const struct snap_interp *in, bool sever
     } else if (several) {
         strbuf_puts(sb, " of interpreter ?");
     }
-    strbuf_puts(sb, gc->collecting == SNAP_YES ? " (collecting now):\n" : ":\n");
+    if (gc->collecting == SNAP_YES && gc->thread > 0) {
+        strbuf_printf(sb, " (collecting now, thread %d)", (int)gc->thread);
+    } else if (gc->collecting == SNAP_YES) {
+        strbuf_puts(sb, " (collecting now)");
+    }
+    strbuf_puts(sb, gc->enabled == SNAP_NO ? " (automatic collection disabled):\n" : ":\n");
     size_t n = gc->generations != NULL ? gc->n_generations : 0;
     if (n == 0) {
         strbuf_puts(sb, "  (no generations)\n");
         return;
+    }
+    /* Candidates and time only where the target counts them (3.15+). */
+    int columns = 5;
+    for (size_t i = 0; i < n; i++) {
+        if (gc->generations[i].candidates >= 0) {
+            columns = GC_COLUMNS;
+        }
     }
     char cells[GC_COLUMNS][GC_CELL];
     int width[GC_COLUMNS];
@@ -256,11 +318,12 @@ static void write_gc(struct strbuf *sb, const struct snap_interp *in, bool sever
     for (int c = 0; c < GC_COLUMNS; c++) {
         snprintf(cells[c], GC_CELL, "%s", heads[c]);
     }
-    gc_print_row(sb, cells, width);
+    gc_print_row(sb, cells, width, columns);
     for (size_t i = 0; i < n; i++) {
         gc_row(cells, &gc->generations[i]);
-        gc_print_row(sb, cells, width);
+        gc_print_row(sb, cells, width, columns);
     }
+    write_gc_recent(sb, gc);
 }
 
 /* The asyncio task tree, as `python -m asyncio pstree` draws it. */

@@ -12,6 +12,7 @@
 #include "core/code.h"
 #include "core/error.h"
 #include "core/frames.h"
+#include "core/gc.h"
 #include "core/layout/layout.h"
 #include "core/limits.h"
 #include "core/proc.h"
@@ -43,8 +44,12 @@ struct interp_fields {
     uint64_t gil_holder;
     uint64_t code_generation;
     uint64_t gc_collecting;
+    uint64_t gc_frame;           /* the frame that started the collection (3.15+); 0 none */
     uint64_t modules;
     uint64_t main_thread_ident;  /* from the runtime; 0 unknown */
+    uint64_t gc_addr;            /* the GC state this interpreter uses; 0 unknown */
+    uint8_t *gc_state;           /* its bytes, when the snapshot reads the GC (u->gc) */
+    size_t gc_len;
 };
 
 /* The runtime-wide fields, read once per snapshot. */
@@ -98,6 +103,8 @@ struct unwind {
     struct chain_hint *next_hints;
     size_t n_next_hints;
     struct tasks *tasks;     /* NULL: tasks are not read */
+    struct gc_reader *gc;    /* NULL: the GC's generations are not read (in_gc still is) */
+    uint8_t *gc_buf;         /* GC_STATE_MAX bytes */
 };
 
 static void drop_hints(struct chain_hint *h, size_t *n)
@@ -178,12 +185,33 @@ struct unwind *unwind_new(struct proc *p, const struct runtime *rt, struct pt_er
         pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
         return NULL;
     }
+    unwind_set_gc(u, true);
     return u;
+}
+
+void unwind_set_gc(struct unwind *u, bool on)
+{
+    if (!on) {
+        gc_reader_free(u->gc);
+        u->gc = NULL;
+    } else if (u->gc == NULL) {
+        /* Out of memory leaves the GC off; the snapshot then says nothing of it. */
+        u->gc = gc_reader_new(u->proc, u->L);
+        if (u->gc_buf == NULL) {
+            u->gc_buf = malloc(GC_STATE_MAX);
+        }
+        if (u->gc_buf == NULL) {
+            gc_reader_free(u->gc);
+            u->gc = NULL;
+        }
+    }
 }
 
 void unwind_free(struct unwind *u)
 {
     if (u != NULL) {
+        gc_reader_free(u->gc);
+        free(u->gc_buf);
         tasks_free(u->tasks);
         code_cache_free(u->codes);
         threadnames_free(u->names);
@@ -258,9 +286,12 @@ static int read_interp(struct unwind *u, uint64_t addr, const struct runtime_fie
         {L->interp.code_object_generation, &f->code_generation, 8},
         {layout_has(L->interp.gc) ? L->interp.gc + L->gc.collecting : LAYOUT_NONE,
          &f->gc_collecting, 4},
+        {layout_has(L->interp.gc) && layout_has(L->gc.frame) ? L->interp.gc + L->gc.frame
+                                                              : LAYOUT_NONE,
+         &f->gc_frame, 8},
         {L->interp.imports_modules, &f->modules, 8},
     };
-    struct proc_iov iov[sizeof want / sizeof want[0]];
+    struct proc_iov iov[sizeof want / sizeof want[0] + 1];
     size_t n = 0;
     memset(f, 0, sizeof *f);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -271,6 +302,17 @@ static int read_interp(struct unwind *u, uint64_t addr, const struct runtime_fie
         iov[n].dst = want[i].dst;
         iov[n].len = want[i].len;
         n++;
+    }
+    /* The GC state: the interpreter's, or before 3.9 the runtime's. */
+    if (layout_has(L->interp.gc) && L->interp.gc < LIMIT_OBJECT_READ * 16ull) {
+        f->gc_addr = addr + L->interp.gc;
+    } else if (layout_has(L->runtime.gc) && L->runtime.gc < L->runtime.size) {
+        f->gc_addr = u->rt->runtime_addr + L->runtime.gc;
+    }
+    if (u->gc != NULL && f->gc_addr != 0 && gc_state_len(u->gc) > 0) {
+        f->gc_state = u->gc_buf;
+        f->gc_len = gc_state_len(u->gc);
+        iov[n++] = (struct proc_iov){f->gc_addr, f->gc_state, f->gc_len};
     }
     if (proc_read_many(u->proc, iov, n, err) < 0) {
         return pt_error_prefix(err, "interpreter state at 0x%" PRIx64, addr);
@@ -488,16 +530,48 @@ static struct snap_str arena_str(struct snapshot *s, const char *p, size_t len)
 
 /* Turns a thread's raw frames into snapshot frames; a frame that cannot be decoded stays with
  * unknown fields and a warning. */
-static int build_frames(struct unwind *u, const struct thread_ctx *t, struct snapshot *s,
+/* Where the frame that started a running collection sits in T's chain (3.15+ marks it):
+ * its index, or -1 when the collection is not this thread's or unmarked. */
+static long gc_frame_index(const struct thread_ctx *t, const struct interp_fields *in)
+{
+    if (in->gc_collecting == 0 || in->gc_frame == 0) {
+        return -1;
+    }
+    for (size_t i = 0; i < t->fr.n_frames; i++) {
+        if (t->fr.frames[i].addr == in->gc_frame) {
+            return (long)i;
+        }
+    }
+    return -1;
+}
+
+/* The synthetic frame that stands for the collector, called from the frame after it. */
+static void gc_frame(struct snapshot *s, struct snap_frame *f)
+{
+    static const char name[] = "<GC>";
+    memset(f, 0, sizeof *f);
+    f->kind = SNAP_FRAME_GC;
+    f->function = snapshot_strdup(s, name, sizeof name - 1);
+    f->name = f->function;
+    f->line = f->end_line = f->col = f->end_col = f->first_line = -1;
+}
+
+static int build_frames(struct unwind *u, const struct thread_ctx *t,
+                        const struct interp_fields *in, struct snapshot *s,
                         struct snap_thread *out)
 {
     const struct frames_thread *fr = &t->fr;
-    out->frames = snapshot_alloc_array(s, fr->n_frames ? fr->n_frames : 1, sizeof *out->frames);
+    long gc_at = gc_frame_index(t, in);
+    size_t n = fr->n_frames + (gc_at >= 0);
+    out->frames = snapshot_alloc_array(s, n ? n : 1, sizeof *out->frames);
     if (out->frames == NULL) {
         return -1;
     }
+    if (gc_at >= 0) {
+        gc_frame(s, &out->frames[gc_at]);
+    }
     for (size_t i = 0; i < fr->n_frames; i++) {
-        struct snap_frame *f = &out->frames[i];
+        struct snap_frame *f = &out->frames[gc_at >= 0 && (long)i >= gc_at ? i + 1 : i];
         struct code_info *ci = code_cache_find(u->codes, fr->frames[i].code_addr);
         struct linetable_loc loc = {-1, -1, -1, -1};
         struct pt_error e = {0};
@@ -519,7 +593,7 @@ static int build_frames(struct unwind *u, const struct thread_ctx *t, struct sna
         f->col = loc.col;
         f->end_col = loc.end_col;
     }
-    out->n_frames = fr->n_frames;
+    out->n_frames = n;
     out->frames_truncated = fr->truncated || fr->failed;
     return 0;
 }
@@ -551,13 +625,16 @@ static void fill_thread(struct unwind *u, uint64_t interp, const struct thread_c
     if (out->tid > 0 && proc_task_stat(u->proc, out->tid, &st, NULL) == 0) {
         out->on_cpu = st.state == 'R' ? SNAP_YES : SNAP_NO;
     }
-    /* A collection runs on the thread that holds the GIL; the others cannot be in it. */
+    /* A collection runs on the thread that holds the GIL; the others cannot be in it. Where
+     * the interpreter marks the frame that started it (3.15+), that frame's thread runs it. */
     if (in->gc_collecting == 0) {
         out->in_gc = SNAP_NO;
+    } else if (in->gc_frame != 0) {
+        out->in_gc = gc_frame_index(t, in) >= 0 ? SNAP_YES : SNAP_NO;
     } else {
         out->in_gc = t->gil == SNAP_YES ? SNAP_YES : t->gil == SNAP_NO ? SNAP_NO : SNAP_UNKNOWN;
     }
-    if (build_frames(u, t, s, out) < 0) {
+    if (build_frames(u, t, in, s, out) < 0) {
         snapshot_warn(s, "out of memory building frames");
     }
 }
@@ -803,6 +880,34 @@ static void free_threads(struct thread_ctx *ts, size_t n)
     free(ts);
 }
 
+/* The interpreter's GC state into OUT->gc, and which of its threads runs a collection. -1 only
+ * on out of memory. */
+static int read_gc(struct unwind *u, const struct interp_fields *in, bool main_interp,
+                   struct snapshot *s, struct snap_interp *out)
+{
+    struct pt_error e = {0};
+    uint64_t frame = 0;
+    out->gc.present = false;
+    if (in->gc_state == NULL) {
+        return 0;
+    }
+    /* Before 3.9 one GC serves every interpreter: it is shown once, with the main one. */
+    if (!layout_has(u->L->interp.gc) && !main_interp) {
+        return 0;
+    }
+    if (gc_parse(u->gc, s, out->id, in->gc_addr, in->gc_state, in->gc_len, &out->gc, &frame,
+                 &e) < 0) {
+        return -1;
+    }
+    for (size_t i = 0; out->gc.collecting == SNAP_YES && i < out->n_threads; i++) {
+        if (out->threads[i].in_gc == SNAP_YES) {
+            out->gc.thread = out->threads[i].tid;
+            break;
+        }
+    }
+    return 0;
+}
+
 static int unwind_interp(struct unwind *u, uint64_t interp, const struct interp_fields *in,
                          bool main_interp, struct snapshot *s, struct snap_interp *out)
 {
@@ -841,7 +946,10 @@ static int unwind_interp(struct unwind *u, uint64_t interp, const struct interp_
         fill_thread(u, interp, &ts[i], in, s, &out->threads[i]);
     }
     out->n_threads = n;
-    out->gc.present = false;
+    if (read_gc(u, in, main_interp, s, out) < 0) {
+        free_threads(ts, n);
+        return -1;
+    }
     int rc = read_tasks(u, interp, in->modules, ts, n, s, out);
     free_threads(ts, n);
     return rc;

@@ -34,5 +34,8 @@ struct unwind_stats unwind_get_stats(const struct unwind *u);
 /* Whether snapshots also read the asyncio task graph (3.14+ targets with _asyncio loaded;
  * elsewhere "tasks" stays null). Off by default: the stack-only path costs nothing more. */
 void unwind_set_tasks(struct unwind *u, bool on);
+/* Whether snapshots read the GC's generations and records ("gc"; on by default). Off, "gc" is
+ * null, though each thread's in_gc is still known: the sampler's per-sample path. */
+void unwind_set_gc(struct unwind *u, bool on);
 
 #endif

@@ -3,6 +3,7 @@
 #ifndef PYTOP_CORE_LAYOUT_GEN_H
 #define PYTOP_CORE_LAYOUT_GEN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Each field is an offset, size, bit number or constant; -1: the version lacks it. */
@@ -120,5 +121,44 @@ extern const struct layout_gen layout_gen_3_12;
 extern const struct layout_gen layout_gen_3_13;
 extern const struct layout_gen layout_gen_3_14;
 extern const struct layout_gen layout_gen_3_15;
+
+/* The garbage collector's state as one build family lays it out; -1: absent. */
+struct layout_gc_gen {
+    const char *builds; /* the header sets it comes from */
+    int64_t size;
+    int64_t enabled;
+    int64_t collecting;
+    int64_t generations;
+    int64_t generation0;
+    int64_t num_generations;
+    int64_t gen_size;
+    int64_t gen_threshold;
+    int64_t gen_count;
+    int64_t stats;
+    int64_t stats_is_pointer;
+    int64_t stat_size;
+    int64_t stat_collections;
+    int64_t stat_collected;
+    int64_t stat_uncollectable;
+    int64_t stat_candidates;
+    int64_t stat_duration;
+    int64_t stat_heap_size;
+    int64_t stat_ts_start;
+    int64_t stat_ts_stop;
+    int64_t stats_size;
+    int64_t young_items;
+    int64_t young_index;
+    int64_t young_n;
+    int64_t old;
+    int64_t old_size;
+    int64_t old_items;
+    int64_t old_index;
+    int64_t old_n;
+    int64_t frame;
+};
+
+/* The GC layouts of minor version 3.MINOR, one per distinct build family; *N gets
+ * their count (0 and NULL for a version without a table). */
+const struct layout_gc_gen *layout_gc_variants(unsigned minor, size_t *n);
 
 #endif

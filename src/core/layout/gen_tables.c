@@ -538,7 +538,7 @@ const struct layout_gen layout_gen_3_12 = {
     .gc_collecting = 200,
 };
 
-/* 3.13: /var/cache/pytop-pythons~/usr/include/python3.13, /var/cache/pytop-pythons~/usr/include/python3.13d, ~/.pyenv/versions/3.13.0/include/python3.13 */
+/* 3.13: /var/cache/pytop-pythons/root/usr/include/python3.13, /var/cache/pytop-pythons/root/usr/include/python3.13d, ~/.pyenv/versions/3.13.0/include/python3.13 */
 const struct layout_gen layout_gen_3_13 = {
     .thread_current_exception = 112,
     .thread_exc_state_value = 256,
@@ -645,7 +645,7 @@ const struct layout_gen layout_gen_3_13 = {
     .gc_collecting = -1,
 };
 
-/* 3.14: /var/cache/pytop-pythons~/usr/include/python3.14, /var/cache/pytop-pythons~/usr/include/python3.14d */
+/* 3.14: /var/cache/pytop-pythons/root/usr/include/python3.14, /var/cache/pytop-pythons/root/usr/include/python3.14d */
 const struct layout_gen layout_gen_3_14 = {
     .thread_current_exception = 112,
     .thread_exc_state_value = 256,
@@ -752,7 +752,7 @@ const struct layout_gen layout_gen_3_14 = {
     .gc_collecting = -1,
 };
 
-/* 3.15: /var/cache/pytop-pythons~/usr/include/python3.15, /var/cache/pytop-pythons~/usr/include/python3.15d */
+/* 3.15: /var/cache/pytop-pythons/root/usr/include/python3.15, /var/cache/pytop-pythons/root/usr/include/python3.15d */
 const struct layout_gen layout_gen_3_15 = {
     .thread_current_exception = 136,
     .thread_exc_state_value = 288,
@@ -858,3 +858,357 @@ const struct layout_gen layout_gen_3_15 = {
     .gc_size = -1,
     .gc_collecting = -1,
 };
+
+static const struct layout_gc_gen gc_3_8[] = {
+    {
+        .builds = "~/.pyenv/versions/3.8.18/include/python3.8",
+        .size = 240,
+        .enabled = 12,
+        .collecting = 200,
+        .generations = 24,
+        .generation0 = 96,
+        .num_generations = 3,
+        .gen_size = 24,
+        .gen_threshold = 16,
+        .gen_count = 20,
+        .stats = 128,
+        .stats_is_pointer = 0,
+        .stat_size = 24,
+        .stat_collections = 0,
+        .stat_collected = 8,
+        .stat_uncollectable = 16,
+        .stat_candidates = -1,
+        .stat_duration = -1,
+        .stat_heap_size = -1,
+        .stat_ts_start = -1,
+        .stat_ts_stop = -1,
+        .stats_size = -1,
+        .young_items = -1,
+        .young_index = -1,
+        .young_n = -1,
+        .old = -1,
+        .old_size = -1,
+        .old_items = -1,
+        .old_index = -1,
+        .old_n = -1,
+        .frame = -1,
+    },
+};
+
+static const struct layout_gc_gen gc_3_9[] = {
+    {
+        .builds = "~/.pyenv/versions/3.9.18/include/python3.9",
+        .size = 240,
+        .enabled = 12,
+        .collecting = 200,
+        .generations = 24,
+        .generation0 = 96,
+        .num_generations = 3,
+        .gen_size = 24,
+        .gen_threshold = 16,
+        .gen_count = 20,
+        .stats = 128,
+        .stats_is_pointer = 0,
+        .stat_size = 24,
+        .stat_collections = 0,
+        .stat_collected = 8,
+        .stat_uncollectable = 16,
+        .stat_candidates = -1,
+        .stat_duration = -1,
+        .stat_heap_size = -1,
+        .stat_ts_start = -1,
+        .stat_ts_stop = -1,
+        .stats_size = -1,
+        .young_items = -1,
+        .young_index = -1,
+        .young_n = -1,
+        .old = -1,
+        .old_size = -1,
+        .old_items = -1,
+        .old_index = -1,
+        .old_n = -1,
+        .frame = -1,
+    },
+};
+
+static const struct layout_gc_gen gc_3_10[] = {
+    {
+        .builds = "~/.pyenv/versions/3.10.13/include/python3.10",
+        .size = 240,
+        .enabled = 12,
+        .collecting = 200,
+        .generations = 24,
+        .generation0 = 96,
+        .num_generations = 3,
+        .gen_size = 24,
+        .gen_threshold = 16,
+        .gen_count = 20,
+        .stats = 128,
+        .stats_is_pointer = 0,
+        .stat_size = 24,
+        .stat_collections = 0,
+        .stat_collected = 8,
+        .stat_uncollectable = 16,
+        .stat_candidates = -1,
+        .stat_duration = -1,
+        .stat_heap_size = -1,
+        .stat_ts_start = -1,
+        .stat_ts_stop = -1,
+        .stats_size = -1,
+        .young_items = -1,
+        .young_index = -1,
+        .young_n = -1,
+        .old = -1,
+        .old_size = -1,
+        .old_items = -1,
+        .old_index = -1,
+        .old_n = -1,
+        .frame = -1,
+    },
+};
+
+static const struct layout_gc_gen gc_3_11[] = {
+    {
+        .builds = "~/.pyenv/versions/3.11.7/include/python3.11, /usr/include/python3.11",
+        .size = 240,
+        .enabled = 12,
+        .collecting = 200,
+        .generations = 24,
+        .generation0 = 96,
+        .num_generations = 3,
+        .gen_size = 24,
+        .gen_threshold = 16,
+        .gen_count = 20,
+        .stats = 128,
+        .stats_is_pointer = 0,
+        .stat_size = 24,
+        .stat_collections = 0,
+        .stat_collected = 8,
+        .stat_uncollectable = 16,
+        .stat_candidates = -1,
+        .stat_duration = -1,
+        .stat_heap_size = -1,
+        .stat_ts_start = -1,
+        .stat_ts_stop = -1,
+        .stats_size = -1,
+        .young_items = -1,
+        .young_index = -1,
+        .young_n = -1,
+        .old = -1,
+        .old_size = -1,
+        .old_items = -1,
+        .old_index = -1,
+        .old_n = -1,
+        .frame = -1,
+    },
+};
+
+static const struct layout_gc_gen gc_3_12[] = {
+    {
+        .builds = "~/.pyenv/versions/3.12.1/include/python3.12",
+        .size = 240,
+        .enabled = 12,
+        .collecting = 200,
+        .generations = 24,
+        .generation0 = 96,
+        .num_generations = 3,
+        .gen_size = 24,
+        .gen_threshold = 16,
+        .gen_count = 20,
+        .stats = 128,
+        .stats_is_pointer = 0,
+        .stat_size = 24,
+        .stat_collections = 0,
+        .stat_collected = 8,
+        .stat_uncollectable = 16,
+        .stat_candidates = -1,
+        .stat_duration = -1,
+        .stat_heap_size = -1,
+        .stat_ts_start = -1,
+        .stat_ts_stop = -1,
+        .stats_size = -1,
+        .young_items = -1,
+        .young_index = -1,
+        .young_n = -1,
+        .old = -1,
+        .old_size = -1,
+        .old_items = -1,
+        .old_index = -1,
+        .old_n = -1,
+        .frame = -1,
+    },
+};
+
+static const struct layout_gc_gen gc_3_13[] = {
+    {
+        .builds = "/var/cache/pytop-pythons/root/usr/include/python3.13, /var/cache/pytop-pythons/root/usr/include/python3.13d",
+        .size = 240,
+        .enabled = 12,
+        .collecting = 200,
+        .generations = 20,
+        .generation0 = 96,
+        .num_generations = 3,
+        .gen_size = 24,
+        .gen_threshold = 16,
+        .gen_count = 20,
+        .stats = 128,
+        .stats_is_pointer = 0,
+        .stat_size = 24,
+        .stat_collections = 0,
+        .stat_collected = 8,
+        .stat_uncollectable = 16,
+        .stat_candidates = -1,
+        .stat_duration = -1,
+        .stat_heap_size = -1,
+        .stat_ts_start = -1,
+        .stat_ts_stop = -1,
+        .stats_size = -1,
+        .young_items = -1,
+        .young_index = -1,
+        .young_n = -1,
+        .old = -1,
+        .old_size = -1,
+        .old_items = -1,
+        .old_index = -1,
+        .old_n = -1,
+        .frame = -1,
+    },
+    {
+        .builds = "~/.pyenv/versions/3.13.0/include/python3.13",
+        .size = 240,
+        .enabled = 12,
+        .collecting = 200,
+        .generations = 24,
+        .generation0 = 96,
+        .num_generations = 3,
+        .gen_size = 24,
+        .gen_threshold = 16,
+        .gen_count = 20,
+        .stats = 128,
+        .stats_is_pointer = 0,
+        .stat_size = 24,
+        .stat_collections = 0,
+        .stat_collected = 8,
+        .stat_uncollectable = 16,
+        .stat_candidates = -1,
+        .stat_duration = -1,
+        .stat_heap_size = -1,
+        .stat_ts_start = -1,
+        .stat_ts_stop = -1,
+        .stats_size = -1,
+        .young_items = -1,
+        .young_index = -1,
+        .young_n = -1,
+        .old = -1,
+        .old_size = -1,
+        .old_items = -1,
+        .old_index = -1,
+        .old_n = -1,
+        .frame = -1,
+    },
+};
+
+static const struct layout_gc_gen gc_3_14[] = {
+    {
+        .builds = "/var/cache/pytop-pythons/root/usr/include/python3.14, /var/cache/pytop-pythons/root/usr/include/python3.14d",
+        .size = 264,
+        .enabled = 12,
+        .collecting = 192,
+        .generations = 24,
+        .generation0 = 256,
+        .num_generations = 3,
+        .gen_size = 24,
+        .gen_threshold = 16,
+        .gen_count = 20,
+        .stats = 120,
+        .stats_is_pointer = 0,
+        .stat_size = 24,
+        .stat_collections = 0,
+        .stat_collected = 8,
+        .stat_uncollectable = 16,
+        .stat_candidates = -1,
+        .stat_duration = -1,
+        .stat_heap_size = -1,
+        .stat_ts_start = -1,
+        .stat_ts_stop = -1,
+        .stats_size = -1,
+        .young_items = -1,
+        .young_index = -1,
+        .young_n = -1,
+        .old = -1,
+        .old_size = -1,
+        .old_items = -1,
+        .old_index = -1,
+        .old_n = -1,
+        .frame = -1,
+    },
+};
+
+static const struct layout_gc_gen gc_3_15[] = {
+    {
+        .builds = "/var/cache/pytop-pythons/root/usr/include/python3.15, /var/cache/pytop-pythons/root/usr/include/python3.15d",
+        .size = 176,
+        .enabled = 0,
+        .collecting = 112,
+        .generations = 8,
+        .generation0 = 168,
+        .num_generations = 3,
+        .gen_size = 24,
+        .gen_threshold = 16,
+        .gen_count = 20,
+        .stats = 104,
+        .stats_is_pointer = 1,
+        .stat_size = 64,
+        .stat_collections = 16,
+        .stat_collected = 24,
+        .stat_uncollectable = 32,
+        .stat_candidates = 40,
+        .stat_duration = 48,
+        .stat_heap_size = 56,
+        .stat_ts_start = 0,
+        .stat_ts_stop = 8,
+        .stats_size = 1120,
+        .young_items = 0,
+        .young_index = 704,
+        .young_n = 11,
+        .old = 712,
+        .old_size = 200,
+        .old_items = 0,
+        .old_index = 192,
+        .old_n = 3,
+        .frame = 120,
+    },
+};
+
+const struct layout_gc_gen *layout_gc_variants(unsigned minor, size_t *n)
+{
+    switch (minor) {
+    case 8:
+        *n = sizeof gc_3_8 / sizeof gc_3_8[0];
+        return gc_3_8;
+    case 9:
+        *n = sizeof gc_3_9 / sizeof gc_3_9[0];
+        return gc_3_9;
+    case 10:
+        *n = sizeof gc_3_10 / sizeof gc_3_10[0];
+        return gc_3_10;
+    case 11:
+        *n = sizeof gc_3_11 / sizeof gc_3_11[0];
+        return gc_3_11;
+    case 12:
+        *n = sizeof gc_3_12 / sizeof gc_3_12[0];
+        return gc_3_12;
+    case 13:
+        *n = sizeof gc_3_13 / sizeof gc_3_13[0];
+        return gc_3_13;
+    case 14:
+        *n = sizeof gc_3_14 / sizeof gc_3_14[0];
+        return gc_3_14;
+    case 15:
+        *n = sizeof gc_3_15 / sizeof gc_3_15[0];
+        return gc_3_15;
+    default:
+        *n = 0;
+        return NULL;
+    }
+}

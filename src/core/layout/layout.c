@@ -86,7 +86,10 @@ void layout_apply_gen(const struct layout_gen *g, struct py_layout *L)
     L->runtime.main_thread = LAYOUT_NONE;
     L->runtime.gil_locked = LAYOUT_NONE;
     L->runtime.gil_holder = LAYOUT_NONE;
+    L->runtime.gc = LAYOUT_NONE;
     L->runtime.gc_collecting = LAYOUT_NONE;
+    L->gc.frame = LAYOUT_NONE;
+    L->gc.generation_stats = LAYOUT_NONE;
     L->type.name = layout_gen_offset(g->type_name);
     L->interp.threads_main = layout_gen_offset(g->interp_threads_main);
     L->interp.code_object_generation = LAYOUT_NONE;

@@ -44,6 +44,7 @@ struct py_layout {
         uint64_t main_thread;        /* the main thread's ident; LAYOUT_NONE when unknown */
         uint64_t gil_locked;         /* a runtime-wide GIL (before 3.12); else LAYOUT_NONE */
         uint64_t gil_holder;
+        uint64_t gc;                 /* a runtime-wide GC state (3.8); else LAYOUT_NONE */
         uint64_t gc_collecting;      /* a runtime-wide GC (3.8); else LAYOUT_NONE */
     } runtime;
 
@@ -123,9 +124,13 @@ struct py_layout {
         unsigned ascii_bit;
     } unicode;
 
+    /* The GC state's size and the fields the debug offsets name; the rest of it comes from
+     * the generated variants of each version (layout_gc_variants(), src/core/gc.c). */
     struct {
         uint64_t size;
         uint64_t collecting;
+        uint64_t frame;              /* the frame that started the collection (3.15+) */
+        uint64_t generation_stats;   /* pointer to the collection records (3.15+) */
     } gc;
 
     /* Enough of dicts, instances and ints to read threading's names. */

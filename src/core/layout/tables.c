@@ -91,6 +91,7 @@ int layout_from_table(uint64_t hexversion, struct py_layout *L, struct pt_error 
     L->runtime.main_thread = layout_gen_offset(g->runtime_main_thread);
     L->runtime.gil_locked = layout_gen_offset(g->runtime_gil_locked);
     L->runtime.gil_holder = layout_gen_offset(g->runtime_gil_holder);
+    L->runtime.gc = layout_gen_offset(g->runtime_gc);
     L->runtime.gc_collecting = g->runtime_gc >= 0 ? (uint64_t)(g->runtime_gc + g->gc_collecting)
                                                   : LAYOUT_NONE;
     L->interp.id = layout_gen_offset(g->interp_id);

@@ -161,5 +161,7 @@ int layout_v3_15_fill(const uint8_t *blob, size_t len, struct py_layout *L, stru
 
     L->gc.size = d.gc.size;
     L->gc.collecting = d.gc.collecting;
+    L->gc.frame = d.gc.frame;
+    L->gc.generation_stats = d.gc.generation_stats;
     return 0;
 }

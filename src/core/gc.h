@@ -1,0 +1,49 @@
+/* gc: the garbage collector's state of an interpreter: its generations (count, threshold,
+ * collections, collected, uncollectable), whether a collection runs now and, where the target
+ * keeps them (3.15+), its records of recent collections. */
+#ifndef PYTOP_CORE_GC_H
+#define PYTOP_CORE_GC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/layout/gen.h"
+
+struct proc;
+struct py_layout;
+struct snapshot;
+struct snap_gc;
+struct pt_error;
+
+/* The most bytes of a GC state struct pytop reads. */
+enum { GC_STATE_MAX = 1024, GC_STATS_MAX = 4096 };
+
+/* One target's GC reader: which of its version's build families matched. */
+struct gc_reader;
+
+/* L must outlive the reader. NULL on out of memory. */
+struct gc_reader *gc_reader_new(struct proc *p, const struct py_layout *L);
+void gc_reader_free(struct gc_reader *g);
+
+/* Bytes of the GC state to read at its address (the largest variant); 0 when pytop has no GC
+ * layout for the target's version. */
+size_t gc_state_len(const struct gc_reader *g);
+
+/* Fills OUT from the GC state BUF[0..LEN) that was read at ADDR: picks the build family whose
+ * invariants hold (generation0 points at the first generation's list head, every list head is
+ * linked, totals are not negative), reads the collection records the state points to (3.15+;
+ * one more read), and allocates in S. *FRAME gets the frame that started the running
+ * collection (3.15+), else 0. When no family fits, OUT->present stays false and a warning in S
+ * says why. Returns -1 only on out of memory (PT_E_NOMEM in ERR). */
+int gc_parse(struct gc_reader *g, struct snapshot *s, int64_t interp_id, uint64_t addr,
+             const uint8_t *buf, size_t len, struct snap_gc *out, uint64_t *frame,
+             struct pt_error *err);
+
+/* The same for one given variant V, with the collection records' bytes STATS[0..STATS_LEN)
+ * already read (NULL when none); for tests and fuzzing. Returns 1 when V fits (OUT filled),
+ * 0 when it does not, -1 on out of memory. */
+int gc_parse_variant(const struct layout_gc_gen *v, struct snapshot *s, uint64_t addr,
+                     const uint8_t *buf, size_t len, const uint8_t *stats, size_t stats_len,
+                     struct snap_gc *out, uint64_t *frame);
+
+#endif
