@@ -70,6 +70,15 @@ static bool copy_interp(struct snapshot *d, struct snap_interp *out, const struc
         }
         memcpy(out->gc.generations, in->gc.generations, n * sizeof *in->gc.generations);
     }
+    out->gc.recent = NULL;
+    if (in->gc.recent != NULL && in->gc.n_recent > 0) {
+        size_t n = in->gc.n_recent;
+        out->gc.recent = snapshot_alloc_array(d, n, sizeof *out->gc.recent);
+        if (out->gc.recent == NULL) {
+            return false;
+        }
+        memcpy(out->gc.recent, in->gc.recent, n * sizeof *in->gc.recent);
+    }
     return true;
 }
 

@@ -74,7 +74,13 @@ sys.exit(0 if ok else 1)' >/dev/null 2>&1; then
 
 # Starts tests/tui/target.py ARGS... in the background; TARGET_PID is its PID.
 start_target() {
-    "$PY" "$TUI_DIR/target.py" "$@" >"$WORK/target.out" 2>&1 </dev/null &
+    start_script "$TUI_DIR/target.py" "$@"
+}
+
+# Starts the Python script $1 (args after it) in the background and waits until it prints
+# "pid N"; TARGET_PID is its PID.
+start_script() {
+    "$PY" "$@" >"$WORK/target.out" 2>&1 </dev/null &
     TARGET_PID=$!
     local i
     for i in $(seq 150); do

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Tab and 1-4 switch views: Functions (with t for one thread), GC says plainly what is not
-# available, Tasks that this target has no asyncio tasks.
+# Tab and 1-4 switch views: Functions (with t for one thread), GC with its generations,
+# Tasks that this target has no asyncio tasks.
 . "$(dirname "$0")/lib.sh"
 start_watching
 
@@ -14,7 +14,7 @@ keys S S
 wait_for 'FILE:LINE[▼v]'
 keys Tab
 wait_for 'Samples with a thread in the GC: [0-9.]+ %'
-wait_for 'GC generations: not available for this target yet'
+wait_for 'automatic collection (on|OFF)'
 keys Tab
 wait_for 'Interpreter 0: 0 tasks'
 keys Tab
