@@ -30,6 +30,7 @@ static const char *const HELP[][2] = {
     {"p, Space, Z", "freeze / unfreeze (sampling goes on behind)"},
     {"/", "filter by function, file or thread name, as you type"},
     {"", "   Enter keeps it, Esc cancels; c clears it"},
+    {"", "   Tasks: the matching rows and the way to them, even into folded tasks"},
     {"d", "dump the frozen (or current) snapshot to pytop-PID-TIME.txt here"},
     {"r", "reset the statistics"},
     {"+ / -", "refresh more / less often"},

@@ -61,6 +61,22 @@ bool ui_tree_set_folded(struct ui_tree *t, uint64_t key, bool folded)
     return true;
 }
 
+void ui_tree_keep_only(struct ui_tree *t, const uint64_t *keys, size_t n)
+{
+    size_t kept = 0;
+    size_t j = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        while (j < n && keys[j] < t->folded[i]) {
+            j++;
+        }
+        if (j < n && keys[j] == t->folded[i]) {
+            t->folded[kept++] = t->folded[i];
+        }
+    }
+    t->changes += kept != t->n;
+    t->n = kept;
+}
+
 void ui_tree_free(struct ui_tree *t)
 {
     free(t->folded);

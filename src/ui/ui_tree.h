@@ -10,8 +10,8 @@
 
 struct ui_style;
 
-/* The keys of the folded nodes; a zeroed struct has none. Keys outlive the nodes they name, so
- * a node folded once stays folded in every later picture that has it. */
+/* The keys of the folded nodes; a zeroed struct has none. Keys outlive the pictures, so a node
+ * folded once stays folded in every later picture that has it. */
 struct ui_tree {
     uint64_t *folded; /* sorted */
     size_t n;
@@ -22,6 +22,8 @@ struct ui_tree {
 bool ui_tree_is_folded(const struct ui_tree *t, uint64_t key);
 /* Folds or unfolds KEY. False (and nothing changed) on out of memory. */
 bool ui_tree_set_folded(struct ui_tree *t, uint64_t key, bool folded);
+/* Forgets the folded keys that are not among KEYS[0..N) (sorted): the nodes that are gone. */
+void ui_tree_keep_only(struct ui_tree *t, const uint64_t *keys, size_t n);
 void ui_tree_free(struct ui_tree *t);
 
 /* Draws the connectors of a row DEPTH levels down (1: a root) at W's cursor, in at most WIDTH

@@ -144,6 +144,37 @@ static bool reserve(void **p, size_t *cap, size_t n, size_t size)
     return true;
 }
 
+static int compare_ids(const void *pa, const void *pb)
+{
+    uint64_t a = *(const uint64_t *)pa;
+    uint64_t b = *(const uint64_t *)pb;
+    return (a > b) - (a < b);
+}
+
+/* Forgets the folding of the tasks that have ended, so that a new task which happens to get
+ * the address of an old one is not born folded. */
+static void forget_ended(struct tasks_view *v, const struct snapshot *tasks)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < tasks->n_interps; i++) {
+        n += tasks->interps[i].tasks != NULL ? tasks->interps[i].n_tasks : 0;
+    }
+    uint64_t *ids = malloc((n > 0 ? n : 1) * sizeof *ids);
+    if (ids == NULL) {
+        return;
+    }
+    n = 0;
+    for (size_t i = 0; i < tasks->n_interps; i++) {
+        const struct snap_interp *in = &tasks->interps[i];
+        for (size_t j = 0; in->tasks != NULL && j < in->n_tasks; j++) {
+            ids[n++] = in->tasks[j].id;
+        }
+    }
+    qsort(ids, n, sizeof *ids, compare_ids);
+    ui_tree_keep_only(&v->fold, ids, n);
+    free(ids);
+}
+
 /* The trees of M's task graph, built once a picture. */
 static void build(struct tasks_view *v, const struct ui_model *m)
 {
@@ -168,6 +199,9 @@ static void build(struct tasks_view *v, const struct ui_model *m)
         struct strbuf none = {0};
         v->cycles[i] = v->trees[i] != NULL ? tasktree_write_cycles(&none, v->trees[i], NULL) : 0;
         strbuf_free(&none);
+    }
+    if (v->fold.n > 0) {
+        forget_ended(v, m->tasks);
     }
 }
 
@@ -641,12 +675,16 @@ static void draw_pane(struct tasks_view *v, const struct ui_model *m, WINDOW *w,
         tasktree_node(v->trees[owner->interp], owner->node, &nd);
     }
     if (nd.task == NULL) {
+        bool any = false;
+        for (size_t i = 0; !any && i < v->n_rows; i++) {
+            any = v->rows[i].owner != NONE;
+        }
+        const char *why = any                    ? "select a task to see its coroutine stack"
+                          : m->filter[0] != '\0' ? "no task matches the filter"
+                                                 : "";
         wattrset(w, m->style->attr[UI_DIM]);
         wmove(w, y, 2);
-        ui_text_puts(w,
-                     v->n_rows == 0 ? "no task matches the filter"
-                                    : "select a task to see its coroutine stack",
-                     width - 2, m->style);
+        ui_text_puts(w, why, width - 2, m->style);
         wattrset(w, m->style->attr[UI_NORMAL]);
         return;
     }
@@ -685,8 +723,9 @@ static void draw(void *state, const struct ui_model *m, WINDOW *w)
      * shares, so that nothing moves when the cursor or the stacks do. */
     int most = height * 2 / 3 > 3 ? height * 2 / 3 : 3;
     int tree = (int)v->n_rows < most ? (int)v->n_rows : most;
+    /* The cursor may be pushed here by rows that went (a filter, a folding); the row it was
+     * put on by a key is still the one to come back to when they return. */
     ui_list_fit(&v->list, v->n_rows, tree);
-    remember_selected(v);
     for (int y = 0; y < tree && v->list.top + (size_t)y < v->n_rows; y++) {
         draw_row(v, v->list.top + (size_t)y, w, y, width, m);
     }

@@ -99,6 +99,12 @@ wait_for '▸ \(T\) Task-1  \(folded: 2 tasks\)'
 wait_gone '\(T\) child-b'
 keys Enter
 wait_for '\(T\) child-b'
+keys /
+type_text no-such-task
+wait_for 'no task matches the filter'
+wait_gone '\(T\) Task-1'
+keys Escape
+wait_for '\(T\) Task-1'
 
 # A frozen picture keeps its tree (and d writes it) however many refreshes go by.
 check_dump() {
