@@ -266,3 +266,18 @@ void snapshot_thread_state_words(const struct snap_thread *t, char *buf, size_t 
         used += (size_t)w;
     }
 }
+
+const char *snapshot_task_state_name(enum snap_task_state state)
+{
+    switch (state) {
+    case SNAP_TASK_PENDING:
+        return "pending";
+    case SNAP_TASK_CANCELLED:
+        return "cancelled";
+    case SNAP_TASK_FINISHED:
+        return "finished";
+    case SNAP_TASK_UNKNOWN:
+        break;
+    }
+    return NULL;
+}

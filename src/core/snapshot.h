@@ -183,6 +183,10 @@ bool snapshot_gc_record_delta(const struct snap_gc *gc, size_t i, struct snap_gc
  * (NUL-terminated, truncated to SIZE). */
 void snapshot_thread_state_words(const struct snap_thread *t, char *buf, size_t size);
 
+/* The word for a task's state, as asyncio says it: "pending", "cancelled", "finished"; NULL
+ * when unknown. */
+const char *snapshot_task_state_name(enum snap_task_state state);
+
 /* Source lines for the text writer. Given a file name as the target sees it and a 1-based line
  * number, returns the line's text (without trailing newline) in a buffer the callback owns, or
  * NULL when unavailable. CTX is passed through. May be NULL (no source lines). */

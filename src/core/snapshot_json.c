@@ -259,24 +259,9 @@ static void write_frames(struct strbuf *sb, const struct snap_frame *frames, siz
     strbuf_puts(sb, "]");
 }
 
-static const char *task_state_name(enum snap_task_state st)
-{
-    switch (st) {
-    case SNAP_TASK_PENDING:
-        return "pending";
-    case SNAP_TASK_CANCELLED:
-        return "cancelled";
-    case SNAP_TASK_FINISHED:
-        return "finished";
-    case SNAP_TASK_UNKNOWN:
-        break;
-    }
-    return NULL;
-}
-
 static void write_task(struct strbuf *sb, const struct snap_task *t)
 {
-    const char *state = task_state_name(t->state);
+    const char *state = snapshot_task_state_name(t->state);
     strbuf_puts(sb, "{\"id\":");
     put_u64_known(sb, t->id);
     strbuf_puts(sb, ",\"name\":");

@@ -23,14 +23,13 @@ enum {
 struct node {
     uint64_t id; /* task id */
     bool task;
-    bool labelled;                   /* a task met in a list: pstree's id2name */
-    bool awaiting;                   /* the task awaits some other task */
-    bool child;                      /* some node lists it as a child */
-    struct snap_str name;            /* task name */
-    const struct snap_frame *frames; /* the task's own stack, innermost first */
-    size_t n_frames;
-    size_t parent; /* coroutine node: the node it hangs under */
-    char *label;   /* coroutine node: "function file:line" */
+    bool labelled;                  /* a task met in a list: pstree's id2name */
+    bool awaiting;                  /* the task awaits some other task */
+    bool child;                     /* some node lists it as a child */
+    const struct snap_task *src;    /* the listed task */
+    const struct snap_frame *frame; /* coroutine node: the first frame it was made of */
+    size_t parent;                  /* coroutine node: the node it hangs under */
+    char *label;                    /* coroutine node: "function file:line" */
     size_t label_len;
     size_t *kids;
     size_t n_kids;
@@ -46,7 +45,7 @@ struct map {
     size_t n;
 };
 
-struct tree {
+struct tasktree {
     struct node *nodes;
     size_t n;
     size_t cap;
@@ -126,8 +125,8 @@ static bool map_add(struct map *m, uint64_t key, size_t val)
 
 /* Calls MATCH on each entry with KEY until it accepts one; that entry's value, or SIZE_MAX. */
 static size_t map_find(const struct map *m, uint64_t key,
-                       bool (*match)(const struct tree *t, size_t val, const void *ctx),
-                       const struct tree *t, const void *ctx)
+                       bool (*match)(const struct tasktree *t, size_t val, const void *ctx),
+                       const struct tasktree *t, const void *ctx)
 {
     if (m->cap == 0) {
         return SIZE_MAX;
@@ -149,7 +148,7 @@ static void map_free(struct map *m)
     free(m->used);
 }
 
-static size_t new_node(struct tree *t)
+static size_t new_node(struct tasktree *t)
 {
     if (t->n == t->cap) {
         size_t ncap = t->cap ? t->cap * 2 : 64;
@@ -165,7 +164,7 @@ static size_t new_node(struct tree *t)
     return t->n++;
 }
 
-static bool add_kid(struct tree *t, size_t parent, size_t kid)
+static bool add_kid(struct tasktree *t, size_t parent, size_t kid)
 {
     struct node *p = &t->nodes[parent];
     if (p->n_kids == p->cap_kids) {
@@ -184,7 +183,7 @@ static bool add_kid(struct tree *t, size_t parent, size_t kid)
 }
 
 /* The task node of ID, created unlabelled when absent. */
-static size_t task_node(struct tree *t, uint64_t id)
+static size_t task_node(struct tasktree *t, uint64_t id)
 {
     size_t i = map_find(&t->ids, id, NULL, t, NULL);
     if (i != SIZE_MAX) {
@@ -235,7 +234,7 @@ struct coro_key {
     size_t len;
 };
 
-static bool coro_match(const struct tree *t, size_t val, const void *ctx)
+static bool coro_match(const struct tasktree *t, size_t val, const void *ctx)
 {
     const struct coro_key *k = ctx;
     const struct node *n = &t->nodes[val];
@@ -244,7 +243,8 @@ static bool coro_match(const struct tree *t, size_t val, const void *ctx)
 }
 
 /* pstree's get_or_create_cor_node. */
-static size_t coro_node(struct tree *t, size_t parent, const struct strbuf *label)
+static size_t coro_node(struct tasktree *t, size_t parent, const struct strbuf *label,
+                        const struct snap_frame *frame)
 {
     struct coro_key k = {parent, label->data != NULL ? label->data : "", label->len};
     uint64_t h = hash_bytes(mix(parent), k.label, k.len);
@@ -258,6 +258,7 @@ static size_t coro_node(struct tree *t, size_t parent, const struct strbuf *labe
     }
     struct node *n = &t->nodes[i];
     n->parent = parent;
+    n->frame = frame;
     n->label = malloc(k.len ? k.len : 1);
     if (n->label == NULL || !map_add(&t->coros, h, i) || !add_kid(t, parent, i)) {
         t->nomem = true;
@@ -268,32 +269,30 @@ static size_t coro_node(struct tree *t, size_t parent, const struct strbuf *labe
     return i;
 }
 
-static bool kid_match(const struct tree *t, size_t val, const void *ctx)
+static bool kid_match(const struct tasktree *t, size_t val, const void *ctx)
 {
     return val == *(const size_t *)ctx;
 }
 
 /* Hangs the frames FRAMES[0..N) (innermost first) under CUR, outermost first. */
-static size_t hang_frames(struct tree *t, size_t cur, const struct snap_frame *frames, size_t n,
+static size_t hang_frames(struct tasktree *t, size_t cur, const struct snap_frame *frames, size_t n,
                           struct strbuf *label)
 {
     for (size_t j = n; j-- > 0 && cur != SIZE_MAX;) {
         format_frame(label, &frames[j]);
-        cur = label->failed ? SIZE_MAX : coro_node(t, cur, label);
+        cur = label->failed ? SIZE_MAX : coro_node(t, cur, label, &frames[j]);
     }
     return cur;
 }
 
-static void build(struct tree *t, const struct snap_task *tasks, size_t n)
+static void build(struct tasktree *t, const struct snap_task *tasks, size_t n)
 {
     struct strbuf label = {0};
     for (size_t i = 0; i < n && !t->nomem; i++) {
         size_t k = task_node(t, tasks[i].id);
         if (k != SIZE_MAX) {
             t->nodes[k].labelled = true;
-            t->nodes[k].name = tasks[i].name;
-            t->nodes[k].frames = tasks[i].frames;
-            t->nodes[k].n_frames = tasks[i].n_frames;
+            t->nodes[k].src = &tasks[i];
         }
     }
     for (size_t i = 0; i < n && !t->nomem; i++) {
@@ -325,7 +324,8 @@ static void build(struct tree *t, const struct snap_task *tasks, size_t n)
     size_t n_nodes = t->n;
     for (size_t i = 0; i < n_nodes && !t->nomem; i++) {
         if (t->nodes[i].task && t->nodes[i].labelled && !t->nodes[i].awaiting) {
-            if (hang_frames(t, i, t->nodes[i].frames, t->nodes[i].n_frames, &label) == SIZE_MAX) {
+            const struct snap_task *src = t->nodes[i].src;
+            if (hang_frames(t, i, src->frames, src->n_frames, &label) == SIZE_MAX) {
                 t->nomem = true;
             }
         }
@@ -345,7 +345,7 @@ static void put_text(struct strbuf *sb, struct snap_str s)
 static void put_task_name(struct strbuf *sb, const struct node *n)
 {
     if (n->labelled) {
-        put_text(sb, n->name);
+        put_text(sb, n->src->name);
     } else {
         strbuf_printf(sb, "0x%" PRIx64, n->id);
     }
@@ -353,7 +353,7 @@ static void put_task_name(struct strbuf *sb, const struct node *n)
 
 /* For each task node, the tasks it awaits (through its coroutine nodes), as offsets into one
  * array: TKIDS[OFF[v] .. OFF[v + 1]). */
-static bool task_edges(const struct tree *t, size_t **off_out, size_t **tkids_out)
+static bool task_edges(const struct tasktree *t, size_t **off_out, size_t **tkids_out)
 {
     size_t *off = calloc(t->n + 1, sizeof *off);
     size_t *tkids = malloc((t->n ? t->n * 2 : 1) * sizeof *tkids);
@@ -404,7 +404,7 @@ static bool task_edges(const struct tree *t, size_t **off_out, size_t **tkids_ou
 
 /* The task graph's cycles, found as pstree's _find_cycles() does (depth first, back edges);
  * returns how many were written, or -1 out of memory. */
-static long write_cycles(struct strbuf *sb, const struct tree *t)
+static long write_cycles(struct strbuf *sb, const struct tasktree *t)
 {
     size_t *off = NULL;
     size_t *tkids = NULL;
@@ -464,7 +464,7 @@ out:
 }
 
 /* One root's tree, depth first, with pstree's connectors. */
-static bool render(struct strbuf *sb, const struct tree *t, size_t root, size_t *lines)
+static bool render(struct strbuf *sb, const struct tasktree *t, size_t root, size_t *lines)
 {
     struct entry {
         size_t node;
@@ -535,9 +535,26 @@ static bool render(struct strbuf *sb, const struct tree *t, size_t root, size_t 
     return ok;
 }
 
+static void tree_free(struct tasktree *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        free(t->nodes[i].kids);
+        free(t->nodes[i].label);
+    }
+    free(t->nodes);
+    map_free(&t->ids);
+    map_free(&t->coros);
+    map_free(&t->kids);
+}
+
+static bool is_root(const struct node *n)
+{
+    return n->task && n->labelled && !n->child;
+}
+
 int tasktree_write(struct strbuf *sb, const struct snap_task *tasks, size_t n, struct pt_error *err)
 {
-    struct tree t = {0};
+    struct tasktree t = {0};
     int rc = 0;
     build(&t, tasks, n);
     if (t.nomem) {
@@ -551,20 +568,63 @@ int tasktree_write(struct strbuf *sb, const struct snap_task *tasks, size_t n, s
     }
     size_t lines = 0;
     for (size_t i = 0; cycles == 0 && i < t.n && lines <= LIMIT_TREE_LINES; i++) {
-        if (t.nodes[i].task && t.nodes[i].labelled && !t.nodes[i].child &&
-            !render(sb, &t, i, &lines)) {
+        if (is_root(&t.nodes[i]) && !render(sb, &t, i, &lines)) {
             rc = pt_error_set(err, PT_E_NOMEM, 0, "out of memory drawing the task tree");
             break;
         }
     }
 out:
-    for (size_t i = 0; i < t.n; i++) {
-        free(t.nodes[i].kids);
-        free(t.nodes[i].label);
-    }
-    free(t.nodes);
-    map_free(&t.ids);
-    map_free(&t.coros);
-    map_free(&t.kids);
+    tree_free(&t);
     return rc;
+}
+
+struct tasktree *tasktree_new(const struct snap_task *tasks, size_t n, struct pt_error *err)
+{
+    struct tasktree *t = calloc(1, sizeof *t);
+    if (t != NULL) {
+        build(t, tasks, n);
+    }
+    if (t == NULL || t->nomem) {
+        tasktree_free(t);
+        pt_error_set(err, PT_E_NOMEM, 0, "out of memory building the task tree");
+        return NULL;
+    }
+    return t;
+}
+
+void tasktree_free(struct tasktree *t)
+{
+    if (t != NULL) {
+        tree_free(t);
+        free(t);
+    }
+}
+
+size_t tasktree_size(const struct tasktree *t)
+{
+    return t->n;
+}
+
+void tasktree_node(const struct tasktree *t, size_t i, struct tasktree_node *out)
+{
+    const struct node *n = &t->nodes[i];
+    *out = (struct tasktree_node){
+        .is_task = n->task,
+        .root = is_root(n),
+        .id = n->task ? n->id : 0,
+        .task = n->task && n->labelled ? n->src : NULL,
+        .frame = n->task ? NULL : n->frame,
+        .label = {n->task ? NULL : n->label, n->task ? 0 : n->label_len},
+        .kids = n->kids,
+        .n_kids = n->n_kids,
+    };
+}
+
+long tasktree_write_cycles(struct strbuf *sb, const struct tasktree *t, struct pt_error *err)
+{
+    long found = write_cycles(sb, t);
+    if (found < 0) {
+        pt_error_set(err, PT_E_NOMEM, 0, "out of memory looking for cycles in the task tree");
+    }
+    return found;
 }

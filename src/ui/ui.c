@@ -81,6 +81,7 @@ struct ui {
     /* What is shown. */
     struct live_frame *shown;  /* on screen: the frozen frame while frozen */
     struct live_frame *newest; /* arrived while frozen */
+    unsigned long frame_no;    /* counts the frames shown */
     bool frozen;
     void *views[VIEWS];
     int view;
@@ -307,6 +308,7 @@ static struct ui_model model(void)
     struct ui_model m = {
         .snap = f != NULL ? f->snap : NULL,
         .tasks = f != NULL ? f->tasks : NULL,
+        .frame_no = ui.frame_no,
         .stats = f != NULL ? f->stats : NULL,
         .focus = f != NULL && f->focus_tid == ui.focus_tid ? f->focus : NULL,
         .focus_tid = ui.focus_tid,
@@ -341,6 +343,7 @@ static struct ui_screen screen_info(const char *const *titles)
         .titles = titles,
         .n_views = VIEWS,
         .view = ui.view,
+        .enter_does = VIEW_OPS[ui.view]->enter_does,
         .filter = ui.filter,
         .editing = ui.editing,
         .message = ui.message,
@@ -404,6 +407,12 @@ static void keep_last_picture(struct live_frame *f)
         snapshot_free(f->snap);
         f->snap = copy;
     }
+    /* The task graph too: the Tasks view and a dump still show the last one. */
+    copy = before->tasks != NULL ? snapcopy_all(before->tasks, NULL) : NULL;
+    if (copy != NULL) {
+        snapshot_free(f->tasks);
+        f->tasks = copy;
+    }
 }
 
 static void take_frames(void)
@@ -423,6 +432,7 @@ static void take_frames(void)
     }
     live_frame_free(ui.shown);
     ui.shown = f;
+    ui.frame_no++;
     ui.dirty = true;
 }
 
@@ -460,6 +470,7 @@ static void toggle_freeze(void)
         live_frame_free(ui.shown);
         ui.shown = ui.newest;
         ui.newest = NULL;
+        ui.frame_no++;
     }
 }
 

@@ -21,6 +21,8 @@ static const char *const HELP[][2] = {
     {"PgUp/PgDn", "a page up or down"},
     {"Home/End", "first or last row"},
     {"Enter", "Threads: all stacks, scrollable / the selected thread's stack"},
+    {"", "   Tasks: fold / unfold the task under the cursor"},
+    {"Left / Right", "Tasks: fold (again: up to the awaiting task) / unfold"},
     {"s / S", "sort by the next / previous column"},
     {"I", "invert the sort order"},
     {"t", "Functions: the selected thread only / all threads"},
@@ -28,6 +30,7 @@ static const char *const HELP[][2] = {
     {"p, Space, Z", "freeze / unfreeze (sampling goes on behind)"},
     {"/", "filter by function, file or thread name, as you type"},
     {"", "   Enter keeps it, Esc cancels; c clears it"},
+    {"", "   Tasks: the matching rows and the way to them, even into folded tasks"},
     {"d", "dump the frozen (or current) snapshot to pytop-PID-TIME.txt here"},
     {"r", "reset the statistics"},
     {"+ / -", "refresh more / less often"},
@@ -249,14 +252,17 @@ static void status_line(WINDOW *w, const struct ui_screen *s, int width, const s
 
 void ui_screen_footer(WINDOW *w, const struct ui_screen *s, const struct ui_style *st)
 {
-    static const char *const hint[][2] = {
-        {"q", "quit"}, {"p", "freeze"},     {"/", "filter"},   {"d", "dump"}, {"Tab", "view"},
-        {"s", "sort"}, {"Enter", "stacks"}, {"+-", "refresh"}, {"h", "help"},
+    const char *const hint[][2] = {
+        {"q", "quit"}, {"p", "freeze"},          {"/", "filter"},   {"d", "dump"}, {"Tab", "view"},
+        {"s", "sort"}, {"Enter", s->enter_does}, {"+-", "refresh"}, {"h", "help"},
     };
     int width = getmaxx(w);
     werase(w);
     wmove(w, 1, 0);
     for (size_t i = 0; i < sizeof hint / sizeof hint[0]; i++) {
+        if (hint[i][1] == NULL) {
+            continue;
+        }
         int need = (int)(strlen(hint[i][0]) + strlen(hint[i][1]) + 2);
         if (getcurx(w) + need >= width) {
             break;

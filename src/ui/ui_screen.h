@@ -31,6 +31,7 @@ struct ui_screen {
     const char *const *titles; /* the views' tab labels */
     int n_views;
     int view;
+    const char *enter_does; /* the view's word for Enter in the key hints; NULL: none */
     const char *filter;
     bool editing;        /* the filter is being typed */
     const char *message; /* the newest message (dump written, refresh changed) */

@@ -8,7 +8,7 @@
 
 #include "ui/ui_text.h"
 
-enum line_kind { LINE_TITLE, LINE_FRAME, LINE_SOURCE, LINE_NOTE };
+enum line_kind { LINE_HEAD, LINE_FRAME, LINE_SOURCE, LINE_NOTE };
 
 bool ui_stack_frame_matches(const struct snap_frame *f, const char *filter)
 {
@@ -78,20 +78,6 @@ enum ui_attr ui_stack_state_attr(const struct snap_thread *t)
     return t->gil == SNAP_NO && t->on_cpu == SNAP_NO ? UI_DIM : UI_NORMAL;
 }
 
-/* The base name of a file: "demo.py" of "/srv/app/demo.py". */
-static struct snap_str base_name(struct snap_str file)
-{
-    if (file.ptr == NULL) {
-        return file;
-    }
-    const char *slash = memrchr(file.ptr, '/', file.len);
-    if (slash == NULL) {
-        return file;
-    }
-    size_t skip = (size_t)(slash + 1 - file.ptr);
-    return (struct snap_str){file.ptr + skip, file.len - skip};
-}
-
 /* Draws FILE:LINE in WIDTH columns, keeping the end of a long path. */
 static void draw_file_line(WINDOW *w, struct snap_str file, int line, int width,
                            const struct ui_style *st)
@@ -127,7 +113,7 @@ void ui_stack_where(WINDOW *w, const struct snap_thread *t, int width, bool sele
     if (!selected) {
         wattrset(w, st->attr[UI_DIM]);
     }
-    draw_file_line(w, base_name(f->file), f->line, width - used - 1, st);
+    draw_file_line(w, ui_text_base_name(f->file), f->line, width - used - 1, st);
 }
 
 /* The frame's source line without surrounding blanks, or NULL. */
@@ -149,29 +135,45 @@ static const char *source_text(const struct snap_frame *f, const struct ui_model
     return text != NULL && *len > 0 ? text : NULL;
 }
 
-static bool has_note(const struct snap_thread *t)
+static bool has_note(const struct ui_stack_text *s)
 {
-    return t->frames_truncated || t->n_frames == 0 || t->frames == NULL;
+    return s->truncated || s->n_frames == 0 || s->frames == NULL;
 }
 
-size_t ui_stack_lines(const struct snap_thread *t, const struct ui_model *m)
+size_t ui_stack_text_lines(const struct ui_stack_text *s, const struct ui_model *m)
 {
-    size_t n = 1 + (has_note(t) ? 1 : 0);
-    for (size_t i = 0; t->frames != NULL && i < t->n_frames; i++) {
+    size_t n = s->n_head + (has_note(s) ? 1 : 0);
+    for (size_t i = 0; s->frames != NULL && i < s->n_frames; i++) {
         size_t len;
-        n += 1 + (source_text(&t->frames[i], m, &len) != NULL ? 1 : 0);
+        n += 1 + (source_text(&s->frames[i], m, &len) != NULL ? 1 : 0);
     }
     return n;
 }
 
-static void draw_title(WINDOW *w, int width, const struct snap_thread *t, const struct ui_style *st)
+void ui_stack_rule_begin(WINDOW *w, const struct ui_style *st)
 {
-    char words[160];
-    snapshot_thread_state_words(t, words, sizeof words);
     wattrset(w, st->attr[UI_HEADER]);
     for (int i = 0; i < 2; i++) {
         waddstr(w, st->hline);
     }
+}
+
+void ui_stack_rule_end(WINDOW *w, int width, const struct ui_style *st)
+{
+    while (getcurx(w) < width - 1) {
+        waddstr(w, st->hline);
+    }
+    wattrset(w, st->attr[UI_NORMAL]);
+}
+
+static void thread_title(WINDOW *w, int width, size_t line, const void *ctx,
+                         const struct ui_model *m)
+{
+    const struct snap_thread *t = ctx;
+    const struct ui_style *st = m->style;
+    char words[160];
+    snapshot_thread_state_words(t, words, sizeof words);
+    ui_stack_rule_begin(w, st);
     if (t->tid > 0) {
         ui_text_printf(w, width - getcurx(w), st, " Thread %d ", (int)t->tid);
     } else {
@@ -184,10 +186,28 @@ static void draw_title(WINDOW *w, int width, const struct snap_thread *t, const 
     }
     ui_text_printf(w, width - getcurx(w), st, "(%s%smost recent call first) ", words,
                    words[0] != '\0' ? "; " : "");
-    while (getcurx(w) < width - 1) {
-        waddstr(w, st->hline);
-    }
-    wattrset(w, st->attr[UI_NORMAL]);
+    ui_stack_rule_end(w, width, st);
+}
+
+static struct ui_stack_text thread_text(const struct snap_thread *t)
+{
+    struct ui_stack_text s = {
+        .n_head = 1,
+        .head = thread_title,
+        .ctx = t,
+        .frames = t->frames,
+        .n_frames = t->n_frames,
+        .truncated = t->frames_truncated,
+        .empty = "(no Python frames)",
+        .more_hint = "Enter: all stacks",
+    };
+    return s;
+}
+
+size_t ui_stack_lines(const struct snap_thread *t, const struct ui_model *m)
+{
+    struct ui_stack_text s = thread_text(t);
+    return ui_stack_text_lines(&s, m);
 }
 
 static void draw_frame(WINDOW *w, int width, const struct snap_frame *f, const struct ui_model *m)
@@ -223,22 +243,22 @@ static void draw_frame(WINDOW *w, int width, const struct snap_frame *f, const s
     wattrset(w, st->attr[UI_NORMAL]);
 }
 
-/* Draws line K of T's stack text (see ui_stack_lines()) on row Y. */
-static void draw_line(WINDOW *w, int y, int width, const struct snap_thread *t, enum line_kind kind,
-                      size_t frame, const struct ui_model *m)
+/* Draws line K of S's text (see ui_stack_text_lines()) on row Y. */
+static void draw_line(WINDOW *w, int y, int width, const struct ui_stack_text *s,
+                      enum line_kind kind, size_t k, const struct ui_model *m)
 {
     const struct ui_style *st = m->style;
     wmove(w, y, 0);
     switch (kind) {
-    case LINE_TITLE:
-        draw_title(w, width, t, st);
+    case LINE_HEAD:
+        s->head(w, width, k, s->ctx, m);
         break;
     case LINE_FRAME:
-        draw_frame(w, width, &t->frames[frame], m);
+        draw_frame(w, width, &s->frames[k], m);
         break;
     case LINE_SOURCE: {
         size_t len = 0;
-        const char *text = source_text(&t->frames[frame], m, &len);
+        const char *text = source_text(&s->frames[k], m, &len);
         wattrset(w, st->attr[UI_DIM]);
         waddstr(w, "      ");
         ui_text_put(w, (struct snap_str){text, len}, width - 6, st);
@@ -247,52 +267,61 @@ static void draw_line(WINDOW *w, int y, int width, const struct snap_thread *t, 
     }
     case LINE_NOTE:
         wattrset(w, st->attr[UI_DIM]);
-        ui_text_puts(w,
-                     t->frames_truncated ? "  ... (stack cut short: deeper frames not read)"
-                                         : "  (no Python frames)",
-                     width, st);
+        waddstr(w, "  ");
+        ui_text_puts(w, s->truncated ? "... (stack cut short: deeper frames not read)" : s->empty,
+                     width - 2, st);
         wattrset(w, st->attr[UI_NORMAL]);
         break;
     }
 }
 
-int ui_stack_draw(WINDOW *w, int y, int height, int width, const struct snap_thread *t, size_t skip,
-                  bool more, const struct ui_model *m)
+int ui_stack_text_draw(WINDOW *w, int y, int height, int width, const struct ui_stack_text *s,
+                       size_t skip, bool more, const struct ui_model *m)
 {
-    size_t total = ui_stack_lines(t, m);
+    size_t total = ui_stack_text_lines(s, m);
     size_t line = 0;
     int rows = 0;
-    size_t n = t->frames != NULL ? t->n_frames : 0;
-    /* Lines in order: title, then each frame and its source, then the note. */
-    for (size_t i = 0; i <= n + 1 && rows < height; i++) {
+    size_t n = s->frames != NULL ? s->n_frames : 0;
+    /* Lines in order: the head, then each frame and its source, then the note. */
+    for (size_t i = 0; i < s->n_head + n + 1 && rows < height; i++) {
         enum line_kind kinds[2];
-        int k = 0;
-        if (i == 0) {
-            kinds[k++] = LINE_TITLE;
-        } else if (i <= n) {
+        size_t k = i;
+        int nk = 0;
+        if (i < s->n_head) {
+            kinds[nk++] = LINE_HEAD;
+        } else if (i < s->n_head + n) {
             size_t len;
-            kinds[k++] = LINE_FRAME;
-            if (source_text(&t->frames[i - 1], m, &len) != NULL) {
-                kinds[k++] = LINE_SOURCE;
+            k = i - s->n_head;
+            kinds[nk++] = LINE_FRAME;
+            if (source_text(&s->frames[k], m, &len) != NULL) {
+                kinds[nk++] = LINE_SOURCE;
             }
-        } else if (has_note(t)) {
-            kinds[k++] = LINE_NOTE;
+        } else if (has_note(s)) {
+            kinds[nk++] = LINE_NOTE;
         }
-        for (int j = 0; j < k && rows < height; j++, line++) {
+        for (int j = 0; j < nk && rows < height; j++, line++) {
             if (line < skip) {
                 continue;
             }
             if (more && rows == height - 1 && total - line > 1) {
                 wmove(w, y + rows, 0);
                 wattrset(w, m->style->attr[UI_DIM]);
-                ui_text_printf(w, width, m->style, "  %s %zu more lines (Enter: all stacks)",
-                               m->style->ellipsis, total - line);
+                ui_text_printf(w, width, m->style, "  %s %zu more lines%s%s%s", m->style->ellipsis,
+                               total - line, s->more_hint ? " (" : "",
+                               s->more_hint ? s->more_hint : "", s->more_hint ? ")" : "");
                 wattrset(w, m->style->attr[UI_NORMAL]);
                 return rows + 1;
             }
-            draw_line(w, y + rows, width, t, kinds[j], i > 0 ? i - 1 : 0, m);
+            draw_line(w, y + rows, width, s, kinds[j], k, m);
             rows++;
         }
     }
     return rows;
+}
+
+int ui_stack_draw(WINDOW *w, int y, int height, int width, const struct snap_thread *t, size_t skip,
+                  bool more, const struct ui_model *m)
+{
+    struct ui_stack_text s = thread_text(t);
+    return ui_stack_text_draw(w, y, height, width, &s, skip, more, m);
 }

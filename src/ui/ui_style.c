@@ -14,6 +14,11 @@ void ui_style_init(struct ui_style *s, bool color)
     s->ellipsis = s->utf8 ? "\u2026" : "~";
     s->up = s->utf8 ? "\u25b2" : "^";
     s->down = s->utf8 ? "\u25bc" : "v";
+    s->tree_tee = s->utf8 ? "\u251c\u2500\u2500 " : "|-- ";
+    s->tree_last = s->utf8 ? "\u2514\u2500\u2500 " : "`-- ";
+    s->tree_pipe = s->utf8 ? "\u2502   " : "|   ";
+    s->folded = s->utf8 ? "\u25b8" : "+";
+    s->unfolded = s->utf8 ? "\u25be" : "-";
     attr_t plain[UI_ATTR_COUNT] = {
         [UI_NORMAL] = A_NORMAL,
         [UI_TITLE] = A_REVERSE,

@@ -202,3 +202,13 @@ bool ui_text_match(const char *filter, struct snap_str s)
     }
     return false;
 }
+
+struct snap_str ui_text_base_name(struct snap_str file)
+{
+    const char *slash = file.ptr != NULL ? memrchr(file.ptr, '/', file.len) : NULL;
+    if (slash == NULL) {
+        return file;
+    }
+    size_t skip = (size_t)(slash + 1 - file.ptr);
+    return (struct snap_str){file.ptr + skip, file.len - skip};
+}

@@ -33,6 +33,9 @@ int ui_text_printf(WINDOW *w, int width, const struct ui_style *st, const char *
 /* True when FILTER is empty or occurs in S (ASCII letters match either case). */
 bool ui_text_match(const char *filter, struct snap_str s);
 
+/* The last part of the path FILE ("demo.py" of "/srv/app/demo.py"), within FILE's bytes. */
+struct snap_str ui_text_base_name(struct snap_str file);
+
 /* A snap_str of pytop's own NUL-terminated text. */
 static inline struct snap_str ui_text_str(const char *s)
 {

@@ -37,12 +37,19 @@ struct ui_style {
     const char *ellipsis; /* "…" or "~" */
     const char *up;       /* sort markers */
     const char *down;
+    /* Tree connectors, each four columns: "├── " "└── " "│   " (ASCII "|-- " "`-- " "|   "). */
+    const char *tree_tee;
+    const char *tree_last;
+    const char *tree_pipe;
+    const char *folded;   /* a folded node's marker, "▸" or "+" */
+    const char *unfolded; /* "▾" or "-" */
 };
 
 /* Everything a view draws from; views never change it. */
 struct ui_model {
     const struct snapshot *snap;          /* current or frozen; NULL before the first sample */
     const struct snapshot *tasks;         /* the same moment's asyncio task graph; may be NULL */
+    unsigned long frame_no;               /* changes whenever SNAP or TASKS does */
     const struct sampler_stats *stats;    /* over the window; NULL before sampling starts */
     const struct sampler_stats *focus;    /* functions of thread FOCUS_TID alone, or NULL */
     pid_t focus_tid;                      /* 0: the Functions view counts all threads */
@@ -63,6 +70,8 @@ struct view_ops {
     /* The thread under the cursor (kernel tid, 0 none), for keys that act on a thread (t).
      * NULL in views without a thread cursor. */
     pid_t (*selected_tid)(const void *state);
+    /* What Enter does here, in a word for the key hints ("fold"); NULL: nothing. */
+    const char *enter_does;
 };
 
 extern const struct view_ops view_threads_ops;

@@ -443,4 +443,5 @@ const struct view_ops view_threads_ops = {
     .draw = draw,
     .on_key = on_key,
     .selected_tid = selected_tid,
+    .enter_does = "stacks",
 };

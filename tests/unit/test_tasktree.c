@@ -45,30 +45,39 @@ static char *draw(const struct snap_task *tasks, size_t n)
     return sb.data;
 }
 
-/* A parent awaiting two children through two coroutine frames, which the children share; a
- * task awaiting nothing shows its own stack; the order is the lists' order. */
+/* A parent awaiting two children through two coroutine frames, which the children share. */
+struct family {
+    struct snap_frame parent_stack[2];
+    struct snap_frame child_stack[1];
+    struct snap_task_awaiter by_parent;
+    struct snap_task tasks[3];
+};
+
+static void family_init(struct family *f)
+{
+    f->parent_stack[0] = frame("inner", "a.py", 2);
+    f->parent_stack[1] = frame("outer", "a.py", 9);
+    f->child_stack[0] = frame("leaf", "b.py", 5);
+    f->by_parent = (struct snap_task_awaiter){1, f->parent_stack, 2};
+    f->tasks[0] = (struct snap_task){
+        .id = 1, .name = str("parent"), .frames = f->parent_stack, .n_frames = 2};
+    for (int i = 1; i <= 2; i++) {
+        f->tasks[i] = (struct snap_task){.id = (uint64_t)i + 1,
+                                         .name = str(i == 1 ? "c1" : "c2"),
+                                         .frames = f->child_stack,
+                                         .n_frames = 1,
+                                         .awaited_by = &f->by_parent,
+                                         .n_awaited_by = 1};
+    }
+}
+
+/* The family drawn: a task awaiting nothing shows its own stack; the order is the lists'. */
 static void test_tasktree_draws_like_pstree(void **state)
 {
     (void)state;
-    struct snap_frame parent_stack[] = {frame("inner", "a.py", 2), frame("outer", "a.py", 9)};
-    struct snap_frame child_stack[] = {frame("leaf", "b.py", 5)};
-    struct snap_task_awaiter by_parent = {1, parent_stack, 2};
-    struct snap_task tasks[] = {
-        {.id = 1, .name = str("parent"), .frames = parent_stack, .n_frames = 2},
-        {.id = 2,
-         .name = str("c1"),
-         .frames = child_stack,
-         .n_frames = 1,
-         .awaited_by = &by_parent,
-         .n_awaited_by = 1},
-        {.id = 3,
-         .name = str("c2"),
-         .frames = child_stack,
-         .n_frames = 1,
-         .awaited_by = &by_parent,
-         .n_awaited_by = 1},
-    };
-    char *text = draw(tasks, 3);
+    struct family fam;
+    family_init(&fam);
+    char *text = draw(fam.tasks, 3);
     assert_string_equal(text, "└── (T) parent\n"
                               "    └──  outer a.py:9\n"
                               "        └──  inner a.py:2\n"
@@ -157,6 +166,94 @@ static void test_tasktree_draws_a_deep_chain(void **state)
     free(by);
 }
 
+static struct tasktree_node node(const struct tasktree *t, size_t i)
+{
+    struct tasktree_node n;
+    assert_true(i < tasktree_size(t));
+    tasktree_node(t, i, &n);
+    return n;
+}
+
+static void assert_label(const struct tasktree_node *n, const char *label)
+{
+    assert_false(n->is_task);
+    assert_int_equal(n->label.len, strlen(label));
+    assert_memory_equal(n->label.ptr, label, strlen(label));
+}
+
+/* The nodes a front end draws itself are the same tree as the text: roots, coroutine frames
+ * shared by the children, the listed tasks and the frames they stand for. */
+static void test_tasktree_nodes_are_the_drawn_tree(void **state)
+{
+    (void)state;
+    struct family fam;
+    family_init(&fam);
+    const struct snap_task *tasks = fam.tasks;
+    struct pt_error err = {0};
+    struct tasktree *t = tasktree_new(tasks, 3, &err);
+    assert_non_null(t);
+    struct strbuf cycles = {0};
+    assert_int_equal(tasktree_write_cycles(&cycles, t, &err), 0);
+    assert_int_equal(cycles.len, 0);
+    size_t roots = 0;
+    size_t root = 0;
+    for (size_t i = 0; i < tasktree_size(t); i++) {
+        struct tasktree_node n = node(t, i);
+        if (n.root) {
+            roots++;
+            root = i;
+        }
+    }
+    assert_int_equal(roots, 1);
+    struct tasktree_node parent = node(t, root);
+    assert_true(parent.is_task);
+    assert_int_equal(parent.id, 1);
+    assert_ptr_equal(parent.task, &tasks[0]);
+    assert_int_equal(parent.n_kids, 1);
+    struct tasktree_node outer = node(t, parent.kids[0]);
+    assert_label(&outer, "outer a.py:9");
+    assert_ptr_equal(outer.frame, &fam.parent_stack[1]);
+    assert_int_equal(outer.n_kids, 1);
+    struct tasktree_node inner = node(t, outer.kids[0]);
+    assert_label(&inner, "inner a.py:2");
+    assert_int_equal(inner.n_kids, 2);
+    struct tasktree_node c1 = node(t, inner.kids[0]);
+    struct tasktree_node c2 = node(t, inner.kids[1]);
+    assert_ptr_equal(c1.task, &tasks[1]);
+    assert_ptr_equal(c2.task, &tasks[2]);
+    assert_false(c1.root);
+    assert_int_equal(c1.n_kids, 1);
+    struct tasktree_node leaf = node(t, c1.kids[0]);
+    assert_label(&leaf, "leaf b.py:5");
+    assert_ptr_equal(leaf.frame, &fam.child_stack[0]);
+    assert_int_equal(leaf.n_kids, 0);
+    tasktree_free(t);
+    tasktree_free(NULL);
+}
+
+/* A ring of tasks: the cycles are written for the front end too, and no node is a root. */
+static void test_tasktree_nodes_report_cycles(void **state)
+{
+    (void)state;
+    struct snap_task_awaiter by1 = {1, NULL, 0};
+    struct snap_task_awaiter by2 = {2, NULL, 0};
+    struct snap_task tasks[] = {
+        {.id = 1, .name = str("one"), .awaited_by = &by2, .n_awaited_by = 1},
+        {.id = 2, .name = str("two"), .awaited_by = &by1, .n_awaited_by = 1},
+    };
+    struct pt_error err = {0};
+    struct tasktree *t = tasktree_new(tasks, 2, &err);
+    assert_non_null(t);
+    struct strbuf sb = {0};
+    assert_int_equal(tasktree_write_cycles(&sb, t, &err), 1);
+    assert_non_null(strstr(sb.data, "cycle: one → two → one\n"));
+    for (size_t i = 0; i < tasktree_size(t); i++) {
+        assert_false(node(t, i).root);
+    }
+    strbuf_free(&sb);
+    tasktree_free(t);
+}
+
 static void test_snapshot_write_json_lists_tasks_and_awaiters(void **state)
 {
     (void)state;
@@ -228,6 +325,8 @@ int main(void)
         cmocka_unit_test(test_tasktree_follows_pstree_for_unknowns_and_futures),
         cmocka_unit_test(test_tasktree_reports_cycles_instead_of_looping),
         cmocka_unit_test(test_tasktree_draws_a_deep_chain),
+        cmocka_unit_test(test_tasktree_nodes_are_the_drawn_tree),
+        cmocka_unit_test(test_tasktree_nodes_report_cycles),
         cmocka_unit_test(test_snapshot_write_json_lists_tasks_and_awaiters),
         cmocka_unit_test(test_snapshot_write_text_draws_the_task_tree_after_gc),
     };
