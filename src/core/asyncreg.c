@@ -27,6 +27,7 @@ enum {
     SET_CHUNK = 1 << 14,   /* set slots read per call */
     TYPE_NAME_BYTES = 24,  /* of a type's tp_name compared */
     STATE_NAME_BYTES = 16, /* of a pure-Python task's _state */
+    NAME_PREFETCH = 96,    /* bytes of each task name read ahead: a short str whole */
 };
 
 /* What an object's type makes it, for the walk. */
@@ -96,6 +97,8 @@ struct asyncreg {
     size_t *index; /* open addressing: task index + 1 by address, index_slots of them */
     size_t index_slots;
     bool types_full;
+    uint8_t name_buf[PROC_IOV_MAX * NAME_PREFETCH];
+    bool name_ok[PROC_IOV_MAX];
 };
 
 struct asyncreg *asyncreg_new(struct proc *p, const struct runtime *rt, struct taskcommon *common,
@@ -689,6 +692,27 @@ static int read_tasks(struct asyncreg *a, const uint64_t *objs, size_t n)
     return 0;
 }
 
+/* Reads the first bytes of the names of tasks [I, I + PROC_IOV_MAX) in one batch. */
+static void prefetch_names(struct asyncreg *a, size_t i)
+{
+    struct proc_iov iov[PROC_IOV_MAX];
+    size_t n = a->n_tasks - i < PROC_IOV_MAX ? a->n_tasks - i : PROC_IOV_MAX;
+    size_t m = 0;
+    for (size_t j = 0; j < n; j++) {
+        a->name_ok[j] = false;
+        if (a->tasks[i + j].name != 0) {
+            iov[m++] = (struct proc_iov){a->tasks[i + j].name, a->name_buf + j * NAME_PREFETCH,
+                                         NAME_PREFETCH};
+        }
+    }
+    /* A name near the end of a mapping fails the batch: then each is read on its own. */
+    if (m > 0 && proc_read_many(a->proc, iov, m, NULL) == 0) {
+        for (size_t j = 0; j < n; j++) {
+            a->name_ok[j] = a->tasks[i + j].name != 0;
+        }
+    }
+}
+
 /* The snapshot tasks, their coroutine stacks and awaiters. */
 static int build(struct asyncreg *a, struct snap_interp *out, struct pt_error *err)
 {
@@ -710,8 +734,14 @@ static int build(struct asyncreg *a, struct snap_interp *out, struct pt_error *e
             rc = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
             break;
         }
+        if (i % PROC_IOV_MAX == 0) {
+            prefetch_names(a, i);
+        }
+        size_t j = i % PROC_IOV_MAX;
         st->id = t->addr;
-        st->name = taskcommon_name(a->common, t->name, 0);
+        st->name = taskcommon_name_prefetched(
+            a->common, t->name, a->name_ok[j] ? a->name_buf + j * NAME_PREFETCH : NULL,
+            NAME_PREFETCH);
         st->state = t->state;
         st->thread = loop_thread(a, t->loop);
         if (corowalk_stack(a->walk, a->s, i, t->coro, st) < 0) {

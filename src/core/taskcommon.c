@@ -198,6 +198,31 @@ struct snap_str taskcommon_name(struct taskcommon *c, uint64_t name_addr, uint64
     return none;
 }
 
+struct snap_str taskcommon_name_prefetched(struct taskcommon *c, uint64_t name_addr,
+                                           const uint8_t *buf, size_t len)
+{
+    const struct py_layout *L = c->L;
+    uint64_t type = 0;
+    struct pyobj_str_info info;
+    char out[NAME_MAX_BYTES];
+    if (buf == NULL || !layout_read_u64(buf, len, L->object.ob_type, &type)) {
+        return taskcommon_name(c, name_addr, 0);
+    }
+    uint64_t flags = taskcommon_type_flags(c, type);
+    uint64_t end = 0;
+    /* A str wholly inside the bytes read: no further read. */
+    if (L->flag_unicode_subclass != 0 && (flags & L->flag_unicode_subclass) != 0 &&
+        pyobj_str_parse_header(L, buf, len, &info, NULL) == 0 &&
+        !__builtin_add_overflow(info.data_off, info.data_bytes, &end) && end <= len) {
+        long n = pyobj_str_to_utf8(info.kind, buf + info.data_off, info.data_bytes, info.length,
+                                   out, sizeof out, NULL);
+        if (n >= 0) {
+            return snapshot_strdup(c->s, out, (size_t)n);
+        }
+    }
+    return taskcommon_name(c, name_addr, type);
+}
+
 bool taskcommon_vec_push(struct taskcommon_vec *tv, struct snap_task **out)
 {
     if (tv->n == tv->cap) {

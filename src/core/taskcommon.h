@@ -38,6 +38,11 @@ uint64_t taskcommon_type_flags(struct taskcommon *c, uint64_t type_addr);
  * Unknown: a NULL string. */
 struct snap_str taskcommon_name(struct taskcommon *c, uint64_t name_addr, uint64_t type_addr);
 
+/* The same, BUF[0..LEN) holding the name object's first bytes as read ahead (NULL: not read):
+ * a short str is taken from them without reading again. */
+struct snap_str taskcommon_name_prefetched(struct taskcommon *c, uint64_t name_addr,
+                                           const uint8_t *buf, size_t len);
+
 /* A growing array of tasks in malloc'd memory, copied into the snapshot at the end. */
 struct taskcommon_vec {
     struct snap_task *v;
