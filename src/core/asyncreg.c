@@ -74,6 +74,7 @@ struct edges {
     struct edge *v;
     size_t n;
     size_t cap;
+    bool capped; /* LIMIT_TASK_EDGES reached: the rest were dropped */
 };
 
 struct asyncreg {
@@ -189,7 +190,10 @@ static enum reg_kind type_kind(struct asyncreg *a, uint64_t type_addr)
             break;
         }
     }
-    if (type_addr == 0) {
+    /* More distinct types than the table holds (a hostile registry): the rest are not
+     * looked at, so that classifying stays bounded. */
+    if (type_addr == 0 || slot == NULL) {
+        a->types_full = a->types_full || slot == NULL;
         return KIND_OTHER;
     }
     enum reg_kind kind = KIND_OTHER;
@@ -212,11 +216,7 @@ static enum reg_kind type_kind(struct asyncreg *a, uint64_t type_addr)
     } else if (kind == KIND_OTHER && type_named(a, type_addr, "method")) {
         kind = KIND_METHOD;
     }
-    if (slot != NULL) {
-        *slot = (struct type_slot){type_addr, kind};
-    } else {
-        a->types_full = true;
-    }
+    *slot = (struct type_slot){type_addr, kind};
     return kind;
 }
 
@@ -463,7 +463,9 @@ static pid_t loop_thread(struct asyncreg *a, uint64_t loop)
     uint64_t type = 0;
     uint64_t ident = 0;
     pid_t tid = 0;
-    if (loop != 0 && pydict_instance_attr(a->proc, a->L, loop, "_thread_id", &id_obj, NULL) == 1 &&
+    /* More distinct loops than the table holds: the rest stay unknown, bounded. */
+    if (loop != 0 && slot != NULL &&
+        pydict_instance_attr(a->proc, a->L, loop, "_thread_id", &id_obj, NULL) == 1 &&
         read_u64(a, id_obj + a->L->object.ob_type, &type) == 0 &&
         (taskcommon_type_flags(a->common, type) & a->L->flag_long_subclass) != 0 &&
         pydict_read_uint(a->proc, a->L, id_obj, &ident, NULL) == 0) {
@@ -479,8 +481,13 @@ static pid_t loop_thread(struct asyncreg *a, uint64_t loop)
     return tid;
 }
 
+/* False only when memory ran out. */
 static bool edge_add(struct edges *ed, size_t child, size_t awaiter)
 {
+    if (ed->n == LIMIT_TASK_EDGES) {
+        ed->capped = true;
+        return true;
+    }
     if (ed->n == ed->cap) {
         size_t ncap = ed->cap ? ed->cap * 2 : 64;
         struct edge *nv = realloc(ed->v, ncap * sizeof *nv);
@@ -495,7 +502,7 @@ static bool edge_add(struct edges *ed, size_t child, size_t awaiter)
 }
 
 /* The items of the list at LIST (at most LIMIT_ASYNCIO_TASKS) into a malloc'd *ITEMS. */
-static int list_items(struct asyncreg *a, uint64_t list, uint64_t **items, size_t *n)
+static int list_items(struct asyncreg *a, uint64_t list, uint64_t max, uint64_t **items, size_t *n)
 {
     uint64_t size = 0;
     uint64_t at = 0;
@@ -505,6 +512,7 @@ static int list_items(struct asyncreg *a, uint64_t list, uint64_t **items, size_
         read_u64(a, list + a->A.list_item, &at) < 0) {
         return -1;
     }
+    size = size < max ? size : max;
     if (size == 0) {
         return 0;
     }
@@ -526,7 +534,7 @@ static bool gather_edges(struct asyncreg *a, uint64_t gather, size_t awaiter, st
     size_t n = 0;
     bool ok = true;
     if (pydict_instance_attr(a->proc, a->L, gather, "_children", &children, NULL) != 1 ||
-        list_items(a, children, &items, &n) < 0) {
+        list_items(a, children, LIMIT_ASYNCIO_TASKS, &items, &n) < 0) {
         return true;
     }
     for (size_t i = 0; i < n && ok; i++) {
@@ -575,10 +583,10 @@ static bool callback_edges(struct asyncreg *a, size_t child, struct edges *ed)
             ok = edge_add(ed, child, p);
         }
     }
-    if (t->callbacks == 0 || list_items(a, t->callbacks, &items, &n) < 0) {
+    if (t->callbacks == 0 || list_items(a, t->callbacks, LIMIT_TASK_CALLBACKS, &items, &n) < 0) {
         return ok;
     }
-    for (size_t i = 0; i < n && i < LIMIT_TASK_CALLBACKS && ok; i++) {
+    for (size_t i = 0; i < n && ok; i++) {
         uint64_t cb = 0;
         if (read_u64(a, items[i] + a->A.tuple_item, &cb) == 0) {
             size_t p = taskgroup_parent(a, cb);
@@ -682,10 +690,18 @@ static int read_tasks(struct asyncreg *a, const uint64_t *objs, size_t n)
         snapshot_warn(a->s, "%zu objects in asyncio's task registries are not tasks", others);
     }
     read_c_tasks(a, a->tasks, a->n_tasks, buf);
+    /* Each pure-Python task costs a few dict lookups: past a limit they are listed unread. */
+    size_t py = 0;
     for (size_t i = 0; i < a->n_tasks; i++) {
-        if (a->tasks[i].kind == KIND_PYTASK) {
+        if (a->tasks[i].kind == KIND_PYTASK && py++ < LIMIT_PY_TASKS) {
             read_py_task(a, &a->tasks[i]);
+        } else if (a->tasks[i].kind == KIND_PYTASK) {
+            a->tasks[i].state = SNAP_TASK_UNKNOWN;
         }
+    }
+    if (py > LIMIT_PY_TASKS) {
+        snapshot_warn(a->s, "more than %d pure-Python asyncio tasks, the rest not read",
+                      LIMIT_PY_TASKS);
     }
     free(types);
     free(buf);
@@ -717,7 +733,7 @@ static void prefetch_names(struct asyncreg *a, size_t i)
 static int build(struct asyncreg *a, struct snap_interp *out, struct pt_error *err)
 {
     struct taskcommon_vec tv = {NULL, 0, 0};
-    struct edges ed = {NULL, 0, 0};
+    struct edges ed = {NULL, 0, 0, false};
     int rc = 0;
     uint64_t *coros = malloc((a->n_tasks ? a->n_tasks : 1) * sizeof *coros);
     if (coros == NULL) {
@@ -752,6 +768,13 @@ static int build(struct asyncreg *a, struct snap_interp *out, struct pt_error *e
     free(coros);
     if (rc == 0 && (!collect_edges(a, &ed) || attach_edges(a, &ed, tv.v) < 0)) {
         rc = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+    }
+    if (ed.capped) {
+        snapshot_warn(a->s, "more than %d awaited-by edges, rest not shown", LIMIT_TASK_EDGES);
+    }
+    if (a->types_full) {
+        snapshot_warn(a->s, "more than %d object types met in asyncio's tasks, rest not read",
+                      TYPE_SLOTS / 2);
     }
     free(ed.v);
     if (rc == 0) {

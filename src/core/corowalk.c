@@ -39,6 +39,7 @@ struct corowalk {
     uint8_t *head;            /* one coroutine object */
     uint8_t *frame;           /* one frame object */
     struct snap_frame *chain; /* LIMIT_CORO_DEPTH frames, outermost first */
+    size_t levels;            /* coroutines followed since the last corowalk_prefetch() */
 };
 
 struct corowalk *corowalk_new(struct proc *p, const struct py_layout *L,
@@ -102,6 +103,7 @@ void corowalk_prefetch(struct corowalk *w, const uint64_t *coros, size_t n)
     w->n_coros = n;
     w->win_start = 0;
     w->win_n = 0;
+    w->levels = 0;
 }
 
 static uint64_t head_frame(const struct corowalk *w, const uint8_t *head)
@@ -323,12 +325,19 @@ int corowalk_stack(struct corowalk *w, struct snapshot *s, size_t i, uint64_t co
     }
     size_t n = 0;
     bool trunc = false;
+    /* A coroutine met again further down is a loop no interpreter makes: Brent's check against
+     * a saved coroutine, moved at each power of two. */
+    uint64_t saved = 0;
     while (coro != 0) {
         struct level lv;
-        if (n == LIMIT_CORO_DEPTH) {
+        if (n == LIMIT_CORO_DEPTH || w->levels == LIMIT_CORO_LEVELS || coro == saved) {
             trunc = true;
             break;
         }
+        if ((n & (n + 1)) == 0) {
+            saved = coro;
+        }
+        w->levels++;
         if (!read_level(w, coro, pre_head, pre_frame, &lv)) {
             trunc = true;
             break;
@@ -342,7 +351,7 @@ int corowalk_stack(struct corowalk *w, struct snapshot *s, size_t i, uint64_t co
         uint64_t next =
             w->frame_objects ? delegate_frame_object(w, &lv) : delegate_embedded(w, coro, &lv);
         uint64_t next_type = 0;
-        if (next == 0 || next == coro ||
+        if (next == 0 ||
             proc_read_bytes(w->proc, next + w->L->object.ob_type, &next_type, 8, NULL) < 0 ||
             next_type != lv.type) {
             break;

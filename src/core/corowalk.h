@@ -24,14 +24,15 @@ void corowalk_free(struct corowalk *w);
 
 /* Names the coroutines CORO[0..N) that corowalk_stack() will be asked for by index, so that
  * their first objects are read in batches ahead; CORO must stay valid until the next call.
- * N 0 forgets them. */
+ * N 0 forgets them. Also starts the count of coroutines followed, at most LIMIT_CORO_LEVELS
+ * until the next call. */
 void corowalk_prefetch(struct corowalk *w, const uint64_t *coros, size_t n);
 
 /* Sets ST's coroutine stack (frames, n_frames, frames_truncated), innermost first, allocated in
  * S: coroutine CORO (0: none; index I of the prefetched ones, or SIZE_MAX) and each coroutine it
  * awaits, as _PyGen_yf finds it, while it is of the same type (a coroutine awaiting a coroutine,
- * a generator delegating to a generator), at most LIMIT_CORO_DEPTH deep. Returns 0, or -1 when
- * memory ran out. */
+ * a generator delegating to a generator), at most LIMIT_CORO_DEPTH deep; a chain that loops or
+ * goes past a limit is marked truncated. Returns 0, or -1 when memory ran out. */
 int corowalk_stack(struct corowalk *w, struct snapshot *s, size_t i, uint64_t coro,
                    struct snap_task *st);
 
