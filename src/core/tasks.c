@@ -1,5 +1,6 @@
 /* tasks: a target's asyncio tasks and their awaited-by graph, read through the _asyncio
- * module's debug offsets (the .AsyncioDebug section, 3.14+). */
+ * module's debug offsets (the .AsyncioDebug section, 3.14+), or through asyncio's task
+ * registries (3.8-3.13, asyncreg). */
 #include "config.h"
 
 #include "core/tasks.h"
@@ -11,6 +12,7 @@
 #include <time.h>
 
 #include "core/asyncdebug.h"
+#include "core/asyncreg.h"
 #include "core/code.h"
 #include "core/error.h"
 #include "core/layout/layout.h"
@@ -20,6 +22,7 @@
 #include "core/pyobj.h"
 #include "core/runtime.h"
 #include "core/snapshot.h"
+#include "core/taskcommon.h"
 
 /* How often the mappings are searched again for a section not found yet (asyncio imported
  * later loads _asyncio then). */
@@ -27,7 +30,6 @@ static const double RESCAN_SECONDS = 1.0;
 
 enum {
     SETENTRY_SIZE = 16,   /* setentry: key pointer, hash (Include/cpython/setobject.h) */
-    NAME_MAX_BYTES = 256, /* of a task name kept */
     SET_OBJECT_MAX = 512, /* bytes of a set object's struct read */
 };
 
@@ -53,15 +55,6 @@ struct memo_entry {
     bool listed; /* already met in a task list: meeting it again is a loop */
 };
 
-/* Snapshot strings per code object, so that 10 000 tasks in one function share them. */
-struct code_strs {
-    uint64_t addr;
-    struct snap_str function;
-    struct snap_str name;
-    struct snap_str file;
-    int first_line;
-};
-
 struct tasks {
     struct proc *proc;
     const struct runtime *rt;
@@ -74,55 +67,16 @@ struct tasks {
     /* per snapshot */
     struct snapshot *s;
     struct memo_entry *memo;  /* open addressing, MEMO_SLOTS entries */
-    struct code_strs *strs;   /* open addressing, STRS_SLOTS entries */
     uint8_t *set_buf;         /* LIMIT_SET_SLOTS set entries */
     uint8_t *obj_buf;         /* a generator or task object */
-    uint8_t *code_buf;        /* a code object */
     struct snap_frame *chain; /* LIMIT_CORO_DEPTH frames of one await chain */
-    uint64_t last_type;
-    uint64_t last_type_flags;
+    struct taskcommon *common;
+    struct asyncreg *reg;     /* before 3.14: the registry reader; NULL when the version has none */
 };
 
 enum {
     MEMO_SLOTS = LIMIT_ASYNCIO_TASKS * 2,
-    STRS_SLOTS = 4096,
 };
-
-struct tasks *tasks_new(struct proc *p, const struct runtime *rt, struct code_cache *codes,
-                        struct pt_error *err)
-{
-    struct tasks *t = calloc(1, sizeof *t);
-    if (t == NULL) {
-        pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
-        return NULL;
-    }
-    t->proc = p;
-    t->rt = rt;
-    t->L = &rt->layout;
-    t->codes = codes;
-    t->last_scan = -RESCAN_SECONDS;
-    return t;
-}
-
-void tasks_free(struct tasks *t)
-{
-    if (t != NULL) {
-        free(t->memo);
-        free(t->strs);
-        free(t->set_buf);
-        free(t->obj_buf);
-        free(t->code_buf);
-        free(t->chain);
-        free(t);
-    }
-}
-
-static double monotonic_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* A field of WIDTH bytes at OFF inside SIZE bytes (false for LAYOUT_NONE). */
 static bool fits(uint64_t off, uint64_t width, uint64_t size)
@@ -143,6 +97,59 @@ static bool layout_usable(const struct py_layout *L)
            fits(L->set.mask, 8, L->set.size) && fits(L->set.table, 8, L->set.size) &&
            fits(L->llist_next, 8, 16);
 }
+
+struct tasks *tasks_new(struct proc *p, const struct runtime *rt, struct code_cache *codes,
+                        struct pt_error *err)
+{
+    struct tasks *t = calloc(1, sizeof *t);
+    if (t == NULL) {
+        pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+        return NULL;
+    }
+    t->proc = p;
+    t->rt = rt;
+    t->L = &rt->layout;
+    t->codes = codes;
+    t->last_scan = -RESCAN_SECONDS;
+    t->common = taskcommon_new(p, rt, codes, err);
+    if (t->common == NULL) {
+        free(t);
+        return NULL;
+    }
+    /* Without the debug section (before 3.14) asyncio's registries are read, where pytop has
+     * the version's table. */
+    if (!layout_usable(t->L)) {
+        struct pt_error e = {0};
+        t->reg = asyncreg_new(p, rt, t->common, &e);
+        if (t->reg == NULL && e.code == PT_E_NOMEM) {
+            tasks_free(t);
+            pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+            return NULL;
+        }
+    }
+    return t;
+}
+
+void tasks_free(struct tasks *t)
+{
+    if (t != NULL) {
+        free(t->memo);
+        free(t->set_buf);
+        free(t->obj_buf);
+        free(t->chain);
+        taskcommon_free(t->common);
+        asyncreg_free(t->reg);
+        free(t);
+    }
+}
+
+static double monotonic_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 
 static int read_task(struct tasks *t, uint64_t addr, struct task_raw *out, struct pt_error *err)
 {
@@ -174,97 +181,6 @@ static int read_task(struct tasks *t, uint64_t addr, struct task_raw *out, struc
     return 0;
 }
 
-static uint64_t type_flags(struct tasks *t, uint64_t type_addr, struct pt_error *err)
-{
-    uint64_t flags;
-    if (type_addr == t->last_type) {
-        return t->last_type_flags;
-    }
-    if (!layout_has(t->L->type.flags) ||
-        proc_read_bytes(t->proc, type_addr + t->L->type.flags, &flags, sizeof flags, err) < 0) {
-        return 0;
-    }
-    t->last_type = type_addr;
-    t->last_type_flags = flags;
-    return flags;
-}
-
-/* A task's name is a str, or an int n until someone asks for it: "Task-n"
- * (Modules/_asynciomodule.c, task_name / TaskObj_get_name). */
-static struct snap_str read_name(struct tasks *t, uint64_t name_addr, uint64_t type_addr,
-                                 struct snapshot *s)
-{
-    struct snap_str none = {NULL, 0};
-    char buf[NAME_MAX_BYTES];
-    struct pt_error e = {0};
-    /* TYPE_ADDR 0: not read yet. */
-    if (name_addr == 0 ||
-        (type_addr == 0 && proc_read_bytes(t->proc, name_addr + t->L->object.ob_type, &type_addr,
-                                           sizeof type_addr, &e) < 0)) {
-        return none;
-    }
-    uint64_t flags = type_flags(t, type_addr, &e);
-    if (t->L->flag_long_subclass != 0 && (flags & t->L->flag_long_subclass) != 0) {
-        uint64_t n;
-        if (pydict_read_uint(t->proc, t->L, name_addr, &n, &e) < 0) {
-            return none;
-        }
-        int len = snprintf(buf, sizeof buf, "Task-%" PRIu64, n);
-        return snapshot_strdup(s, buf, (size_t)len);
-    }
-    if (t->L->flag_unicode_subclass != 0 && (flags & t->L->flag_unicode_subclass) != 0) {
-        long len = pyobj_read_str(t->proc, t->L, name_addr, buf, sizeof buf, &e);
-        if (len >= 0) {
-            return snapshot_strdup(s, buf, (size_t)len);
-        }
-    }
-    return none;
-}
-
-/* The snapshot strings of code object CODE_ADDR, read through the code cache. */
-static const struct code_strs *code_strings(struct tasks *t, uint64_t code_addr,
-                                            struct code_info **ci_out)
-{
-    size_t h = (size_t)((code_addr >> 4) * 0x9e3779b97f4a7c15ULL) % STRS_SLOTS;
-    uint8_t *raw = t->code_buf;
-    struct pt_error e = {0};
-    struct code_info *ci = NULL;
-    for (size_t i = 0; i < STRS_SLOTS; i++, h = (h + 1) % STRS_SLOTS) {
-        struct code_strs *cs = &t->strs[h];
-        if (cs->addr == code_addr && (ci = code_cache_find(t->codes, code_addr)) != NULL) {
-            *ci_out = ci;
-            return cs;
-        }
-        if (cs->addr == code_addr) {
-            /* The code cache let it go: decode it again, keep the strings already made. */
-            if (proc_read_bytes(t->proc, code_addr, raw, t->L->code.size, &e) < 0 ||
-                (ci = code_cache_get(t->codes, t->proc, t->L, t->rt->code_type_addr, code_addr, raw,
-                                     &e)) == NULL) {
-                return NULL;
-            }
-            *ci_out = ci;
-            return cs;
-        }
-        if (cs->addr != 0) {
-            continue;
-        }
-        if (proc_read_bytes(t->proc, code_addr, raw, t->L->code.size, &e) < 0 ||
-            (ci = code_cache_get(t->codes, t->proc, t->L, t->rt->code_type_addr, code_addr, raw,
-                                 &e)) == NULL) {
-            return NULL;
-        }
-        cs->addr = code_addr;
-        cs->function = snapshot_strdup(t->s, ci->qualname, ci->qualname_len);
-        cs->name = snapshot_strdup(t->s, ci->name, ci->name_len);
-        cs->file = snapshot_strdup(t->s, ci->filename, ci->filename_len);
-        cs->first_line = ci->firstlineno;
-        *ci_out = ci;
-        return cs;
-    }
-    /* More distinct code objects than the table holds: the rest stay unknown. */
-    return NULL;
-}
-
 /* One coroutine's frame into F; false when the frame is not a generator's Python frame. */
 static bool coro_frame(struct tasks *t, const uint8_t *frame, size_t len, struct snap_frame *f)
 {
@@ -278,27 +194,7 @@ static bool coro_frame(struct tasks *t, const uint8_t *frame, size_t len, struct
         (int)owner != L->frame.owner_generator) {
         return false;
     }
-    exec &= ~L->frame.executable_tag_mask;
-    memset(f, 0, sizeof *f);
-    f->kind = SNAP_FRAME_PYTHON;
-    f->line = f->end_line = f->col = f->end_col = f->first_line = -1;
-    struct code_info *ci = NULL;
-    const struct code_strs *cs = exec != 0 ? code_strings(t, exec, &ci) : NULL;
-    if (cs == NULL) {
-        return true;
-    }
-    f->function = cs->function;
-    f->name = cs->name;
-    f->file = cs->file;
-    f->first_line = cs->first_line;
-    struct linetable_loc loc = {-1, -1, -1, -1};
-    struct pt_error e = {0};
-    if (code_location(ci, L, instr, &loc, &e) == 0) {
-        f->line = loc.line;
-        f->end_line = loc.end_line;
-        f->col = loc.col;
-        f->end_col = loc.end_col;
-    }
+    taskcommon_frame(t->common, exec & ~L->frame.executable_tag_mask, instr, f);
     return true;
 }
 
@@ -495,29 +391,6 @@ static void read_awaited_by(struct tasks *t, const struct task_raw *r, struct sn
     }
 }
 
-/* A growing array of tasks in malloc'd memory, copied into the snapshot at the end. */
-struct task_vec {
-    struct snap_task *v;
-    size_t n;
-    size_t cap;
-};
-
-static bool vec_push(struct task_vec *tv, struct snap_task **out)
-{
-    if (tv->n == tv->cap) {
-        size_t ncap = tv->cap ? tv->cap * 2 : 64;
-        struct snap_task *nv = realloc(tv->v, ncap * sizeof *nv);
-        if (nv == NULL) {
-            return false;
-        }
-        tv->v = nv;
-        tv->cap = ncap;
-    }
-    *out = &tv->v[tv->n++];
-    memset(*out, 0, sizeof **out);
-    return true;
-}
-
 /* Reads the list whose head node is at HEAD (a thread's or the interpreter's) into *RAWS, one
  * task after the other (each read names the next). A loop, a broken link or an unreadable
  * task ends the list with a warning. Returns 0, or -1 with ERR when memory ran out. */
@@ -581,7 +454,7 @@ enum {
 /* Turns the tasks RAWS[0..N) of one list into snapshot tasks. The first coroutine and the name's
  * type of each batch of tasks are read in one call; what follows from them, one by one. */
 static int build_tasks(struct tasks *t, const struct task_raw *raws, size_t n, pid_t tid,
-                       struct task_vec *tv, struct pt_error *err)
+                       struct taskcommon_vec *tv, struct pt_error *err)
 {
     size_t clen = coro_read_len(t->L);
     /* Two reads a task, at most PROC_IOV_MAX a call. */
@@ -612,14 +485,14 @@ static int build_tasks(struct tasks *t, const struct task_raw *raws, size_t n, p
         for (size_t j = 0; rc == 0 && j < m; j++) {
             const struct task_raw *r = &raws[base + j];
             struct snap_task *st;
-            if (!vec_push(tv, &st)) {
+            if (!taskcommon_vec_push(tv, &st)) {
                 rc = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
                 break;
             }
             st->id = r->addr;
             st->thread = tid;
             st->state = r->state;
-            st->name = read_name(t, r->name, fetched ? types[j] : 0, t->s);
+            st->name = taskcommon_name(t->common, r->name, fetched ? types[j] : 0);
             struct memo_entry unkept;
             struct memo_entry *me = task_stack(t, r, fetched ? gens + j * clen : NULL, &unkept);
             if (me == NULL) {
@@ -639,7 +512,7 @@ static int build_tasks(struct tasks *t, const struct task_raw *raws, size_t n, p
 }
 
 /* One task list, read and turned into snapshot tasks. */
-static int walk_list(struct tasks *t, uint64_t head, pid_t tid, struct task_vec *tv,
+static int walk_list(struct tasks *t, uint64_t head, pid_t tid, struct taskcommon_vec *tv,
                      bool *truncated, struct pt_error *err)
 {
     struct task_raw *raws = NULL;
@@ -656,19 +529,14 @@ static bool per_snapshot_buffers(struct tasks *t)
 {
     if (t->memo == NULL) {
         t->memo = malloc((size_t)MEMO_SLOTS * sizeof *t->memo);
-        t->strs = malloc((size_t)STRS_SLOTS * sizeof *t->strs);
         t->set_buf = malloc((size_t)LIMIT_SET_SLOTS * SETENTRY_SIZE);
         t->obj_buf = malloc(2 * LIMIT_OBJECT_READ);
-        t->code_buf = malloc(t->L->code.size);
         t->chain = malloc(LIMIT_CORO_DEPTH * sizeof *t->chain);
     }
-    if (t->memo == NULL || t->strs == NULL || t->set_buf == NULL || t->obj_buf == NULL ||
-        t->code_buf == NULL || t->chain == NULL) {
+    if (t->memo == NULL || t->set_buf == NULL || t->obj_buf == NULL || t->chain == NULL) {
         return false;
     }
     memset(t->memo, 0, (size_t)MEMO_SLOTS * sizeof *t->memo);
-    memset(t->strs, 0, (size_t)STRS_SLOTS * sizeof *t->strs);
-    t->last_type = 0;
     return true;
 }
 
@@ -678,16 +546,22 @@ int tasks_read_interp(struct tasks *t, struct snapshot *s, uint64_t interp_addr,
 {
     struct pt_error e = {0};
     out->tasks_present = false;
+    if (t->reg != NULL) {
+        if (!taskcommon_begin(t->common, s)) {
+            return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+        }
+        return asyncreg_read(t->reg, s, modules, threads, n_threads, out, err);
+    }
     if (!layout_usable(t->L)) {
-        /* No debug offsets to read tasks by: an empty list is the truth only when the
-         * interpreter never imported asyncio. */
+        /* No way to read tasks: an empty list is the truth only when the interpreter never
+         * imported asyncio. */
         uint64_t mod = 0;
         int r = modules != 0 ? pydict_get_str(t->proc, t->L, modules, "asyncio", &mod, &e) : -1;
         out->tasks_present = r == 0;
         if (r == 1) {
             snapshot_warn(s,
-                          "asyncio tasks not read: Python %s has no _asyncio debug offsets "
-                          "(3.14+)",
+                          "asyncio tasks not read: Python %s has neither _asyncio debug "
+                          "offsets (3.14+) nor a pytop asyncio table (3.8-3.13)",
                           t->rt->version);
         }
         return 0;
@@ -714,11 +588,11 @@ int tasks_read_interp(struct tasks *t, struct snapshot *s, uint64_t interp_addr,
         }
         t->found = true;
     }
-    if (!per_snapshot_buffers(t)) {
+    if (!per_snapshot_buffers(t) || !taskcommon_begin(t->common, s)) {
         return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
     }
     t->s = s;
-    struct task_vec tv = {NULL, 0, 0};
+    struct taskcommon_vec tv = {NULL, 0, 0};
     bool truncated = false;
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < n_threads; i++) {
@@ -728,14 +602,8 @@ int tasks_read_interp(struct tasks *t, struct snapshot *s, uint64_t interp_addr,
     if (rc == 0) {
         rc = walk_list(t, interp_addr + t->off.interp_tasks_head, 0, &tv, &truncated, err);
     }
-    if (rc == 0 && tv.n > 0) {
-        out->tasks = snapshot_alloc_array(s, tv.n, sizeof *out->tasks);
-        if (out->tasks == NULL) {
-            rc = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
-        } else {
-            memcpy(out->tasks, tv.v, tv.n * sizeof *tv.v);
-            out->n_tasks = tv.n;
-        }
+    if (rc == 0) {
+        rc = taskcommon_vec_finish(&tv, s, out, err);
     }
     free(tv.v);
     t->s = NULL;

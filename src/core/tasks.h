@@ -1,5 +1,6 @@
 /* tasks: a target's asyncio tasks and their awaited-by graph, read through the _asyncio
- * module's debug offsets (the .AsyncioDebug section, 3.14+). */
+ * module's debug offsets (the .AsyncioDebug section, 3.14+), or through asyncio's task
+ * registries (3.8-3.13, asyncreg). */
 #ifndef PYTOP_CORE_TASKS_H
 #define PYTOP_CORE_TASKS_H
 
@@ -25,15 +26,17 @@ void tasks_free(struct tasks *t);
 
 /* The threads of one interpreter, as the walker found them. */
 struct tasks_thread {
-    uint64_t addr; /* thread state */
-    pid_t tid;     /* kernel thread id; 0 unknown */
+    uint64_t addr;      /* thread state */
+    pid_t tid;          /* kernel thread id; 0 unknown */
+    uint64_t thread_id; /* threading.get_ident(); 0 unknown */
 };
 
 /* Fills OUT's tasks for the interpreter at INTERP_ADDR (whose sys.modules dict is at MODULES;
  * 0 unknown): each thread's task list in the order given, then the interpreter's fallback
  * list, as _remote_debugging's get_all_awaited_by() walks them. No _asyncio section mapped
- * (asyncio not imported) gives an empty list. A version without the debug offsets gives an
- * empty list when sys.modules has no asyncio, else OUT->tasks_present false and a warning.
+ * (asyncio not imported) gives an empty list. A version without the debug offsets is read
+ * through asyncio's registries (asyncreg_read()); one without either gives an empty list when
+ * sys.modules has no asyncio, else OUT->tasks_present false and a warning.
  * Where a list cannot be read the tasks read so far are kept, marked truncated, with a warning
  * in S. Fails only on PT_E_NOMEM. */
 int tasks_read_interp(struct tasks *t, struct snapshot *s, uint64_t interp_addr, uint64_t modules,

@@ -251,7 +251,7 @@ static int read_tasks(struct unwind *u, uint64_t interp, uint64_t modules,
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
-        th[i] = (struct tasks_thread){ts[i].addr, (pid_t)ts[i].native_id};
+        th[i] = (struct tasks_thread){ts[i].addr, (pid_t)ts[i].native_id, ts[i].thread_id};
     }
     int rc = tasks_read_interp(u->tasks, s, interp, modules, th, n, out, &e);
     free(th);

@@ -1,4 +1,4 @@
-"""Integration target `taskcycle`: asyncio tasks awaiting each other in a ring (Python 3.14+).
+"""Integration target `taskcycle`: asyncio tasks awaiting each other in a ring (Python 3.8+).
 
 Usage: python taskcycle.py OUTFILE. Tasks ring-1 -> ring-2 -> ring-3 -> ring-1 each await the
 next (a deadlock asyncio does not detect), beside a task `alone` that awaits a future. Writes

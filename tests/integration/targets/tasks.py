@@ -1,8 +1,10 @@
-"""Integration target `tasks`: asyncio task trees parked at known places (Python 3.14+).
+"""Integration target `tasks`: asyncio task trees parked at known places (Python 3.8+).
 
-Usage: python tasks.py OUTFILE. The main thread's event loop runs a gather, a TaskGroup, a chain
-of tasks awaiting tasks three levels deep and PYTOP_TARGET_BULK_TASKS (default 10 000) pending
-tasks; a second thread runs its own loop with a parent awaiting a child. Once every task is
+Usage: python tasks.py OUTFILE. The main thread's event loop runs a gather, a TaskGroup (3.11+),
+a chain of tasks awaiting tasks three levels deep and PYTOP_TARGET_BULK_TASKS (default 10 000)
+pending tasks; a second thread runs its own loop with a parent awaiting a child, both
+pure-Python tasks (asyncio.tasks._PyTask, made by the loop's task factory; their names are
+listed under "pure"), and a parent gathering pure-Python children. Once every task is
 suspended the target writes OUTFILE: per loop, its tasks (asyncio.all_tasks(): id, name, the
 kernel tid of the loop's thread) and the awaited-by edges by name that the program's structure
 implies. Then every task stays suspended until the process is killed (or LIFETIME ends).
@@ -54,11 +56,17 @@ async def bulk(forever):
     await forever
 
 
+HAS_TASKGROUP = hasattr(asyncio, "TaskGroup")
+PURE = ["t2-root", "t2-child", "t2-gather", "t2-g-child-1", "t2-g-child-2"]
+
+
 def expected_edges(bulk_count):
     """Child name -> awaiting task names, as the program builds them."""
     edges = {"g-child-1": ["gather-parent"], "g-child-2": ["gather-parent"],
-             "tg-child-1": ["tg-parent"], "tg-child-2": ["tg-parent"],
-             "level-2": ["level-1"], "level-3": ["level-2"], "t2-child": ["t2-root"]}
+             "level-2": ["level-1"], "level-3": ["level-2"], "t2-child": ["t2-root"],
+             "t2-g-child-1": ["t2-gather"], "t2-g-child-2": ["t2-gather"]}
+    if HAS_TASKGROUP:
+        edges.update({"tg-child-1": ["tg-parent"], "tg-child-2": ["tg-parent"]})
     return edges
 
 
@@ -70,7 +78,7 @@ def report(loop_name, tasks):
         }
         if len(reports) == NLOOPS:
             doc = {"loops": reports, "edges": expected_edges(BULK), "bulk": BULK,
-                   "pid": os.getpid()}
+                   "pure": PURE, "pid": os.getpid()}
             tmp = OUTFILE + ".tmp"
             with open(tmp, "w", encoding="utf-8") as f:
                 json.dump(doc, f)
@@ -87,7 +95,8 @@ async def settle():
 async def main_loop():
     forever = asyncio.get_running_loop().create_future()
     asyncio.create_task(gather_parent(forever), name="gather-parent")
-    asyncio.create_task(taskgroup_parent(forever), name="tg-parent")
+    if HAS_TASKGROUP:
+        asyncio.create_task(taskgroup_parent(forever), name="tg-parent")
     asyncio.create_task(level(1, forever), name="level-1")
     for i in range(BULK):
         asyncio.create_task(bulk(forever), name="bulk-%d" % i)
@@ -104,9 +113,23 @@ async def t2_root(forever):
     await asyncio.create_task(t2_child(forever), name="t2-child")
 
 
+async def t2_gather(forever):
+    a = asyncio.create_task(leaf(forever), name="t2-g-child-1")
+    b = asyncio.create_task(leaf(forever), name="t2-g-child-2")
+    await asyncio.gather(a, b)
+
+
+def pure_task_factory(loop, coro, **kwargs):
+    """Tasks of the pure-Python implementation, whatever the C module offers."""
+    return asyncio.tasks._PyTask(coro, loop=loop, **kwargs)
+
+
 async def second_loop():
-    forever = asyncio.get_running_loop().create_future()
+    loop = asyncio.get_running_loop()
+    forever = loop.create_future()
+    loop.set_task_factory(pure_task_factory)
     asyncio.create_task(t2_root(forever), name="t2-root")
+    asyncio.create_task(t2_gather(forever), name="t2-gather")
     await settle()
     report("second", asyncio.all_tasks())
     await forever

@@ -1,0 +1,258 @@
+/* taskcommon: what both asyncio task readers share: per-snapshot strings of code objects, a
+ * frame from a code object and instruction, task names, and a growing array of tasks. */
+#include "config.h"
+
+#include "core/taskcommon.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/code.h"
+#include "core/error.h"
+#include "core/layout/layout.h"
+#include "core/proc.h"
+#include "core/pydict.h"
+#include "core/pyobj.h"
+#include "core/runtime.h"
+
+enum {
+    NAME_MAX_BYTES = 256, /* of a task name kept */
+    STRS_SLOTS = 4096,
+};
+
+/* Snapshot strings per code object, so that 10 000 tasks in one function share them. */
+struct code_strs {
+    uint64_t addr;
+    struct snap_str function;
+    struct snap_str name;
+    struct snap_str file;
+    int first_line;
+};
+
+struct taskcommon {
+    struct proc *proc;
+    const struct runtime *rt;
+    const struct py_layout *L;
+    struct code_cache *codes;
+    struct snapshot *s;
+    struct code_strs *strs; /* open addressing, STRS_SLOTS entries */
+    uint8_t *code_buf;      /* a code object */
+    uint64_t last_type;
+    uint64_t last_type_flags;
+};
+
+struct taskcommon *taskcommon_new(struct proc *p, const struct runtime *rt,
+                                  struct code_cache *codes, struct pt_error *err)
+{
+    struct taskcommon *c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+        return NULL;
+    }
+    c->proc = p;
+    c->rt = rt;
+    c->L = &rt->layout;
+    c->codes = codes;
+    return c;
+}
+
+void taskcommon_free(struct taskcommon *c)
+{
+    if (c != NULL) {
+        free(c->strs);
+        free(c->code_buf);
+        free(c);
+    }
+}
+
+bool taskcommon_begin(struct taskcommon *c, struct snapshot *s)
+{
+    if (c->strs == NULL) {
+        c->strs = malloc((size_t)STRS_SLOTS * sizeof *c->strs);
+        c->code_buf = malloc(c->L->code.size);
+    }
+    if (c->strs == NULL || c->code_buf == NULL) {
+        return false;
+    }
+    memset(c->strs, 0, (size_t)STRS_SLOTS * sizeof *c->strs);
+    c->last_type = 0;
+    c->s = s;
+    return true;
+}
+
+/* The code object at CODE_ADDR through the code cache, its raw struct read again. */
+static struct code_info *code_get(struct taskcommon *c, uint64_t code_addr)
+{
+    struct pt_error e = {0};
+    if (proc_read_bytes(c->proc, code_addr, c->code_buf, c->L->code.size, &e) < 0) {
+        return NULL;
+    }
+    return code_cache_get(c->codes, c->proc, c->L, c->rt->code_type_addr, code_addr, c->code_buf,
+                          &e);
+}
+
+/* The snapshot strings of code object CODE_ADDR, read through the code cache. */
+static const struct code_strs *code_strings(struct taskcommon *c, uint64_t code_addr,
+                                            struct code_info **ci_out)
+{
+    size_t h = (size_t)((code_addr >> 4) * 0x9e3779b97f4a7c15ULL) % STRS_SLOTS;
+    struct code_info *ci = NULL;
+    for (size_t i = 0; i < STRS_SLOTS; i++, h = (h + 1) % STRS_SLOTS) {
+        struct code_strs *cs = &c->strs[h];
+        if (cs->addr == code_addr) {
+            /* The code cache may have let it go: then decode it again, keep the strings. */
+            ci = code_cache_find(c->codes, code_addr);
+            if (ci == NULL && (ci = code_get(c, code_addr)) == NULL) {
+                return NULL;
+            }
+            *ci_out = ci;
+            return cs;
+        }
+        if (cs->addr != 0) {
+            continue;
+        }
+        if ((ci = code_get(c, code_addr)) == NULL) {
+            return NULL;
+        }
+        cs->addr = code_addr;
+        cs->function = snapshot_strdup(c->s, ci->qualname, ci->qualname_len);
+        cs->name = snapshot_strdup(c->s, ci->name, ci->name_len);
+        cs->file = snapshot_strdup(c->s, ci->filename, ci->filename_len);
+        cs->first_line = ci->firstlineno;
+        *ci_out = ci;
+        return cs;
+    }
+    /* More distinct code objects than the table holds: the rest stay unknown. */
+    return NULL;
+}
+
+void taskcommon_frame(struct taskcommon *c, uint64_t code_addr, uint64_t instr,
+                      struct snap_frame *f)
+{
+    memset(f, 0, sizeof *f);
+    f->kind = SNAP_FRAME_PYTHON;
+    f->line = f->end_line = f->col = f->end_col = f->first_line = -1;
+    struct code_info *ci = NULL;
+    const struct code_strs *cs = code_addr != 0 ? code_strings(c, code_addr, &ci) : NULL;
+    if (cs == NULL) {
+        return;
+    }
+    f->function = cs->function;
+    f->name = cs->name;
+    f->file = cs->file;
+    f->first_line = cs->first_line;
+    struct linetable_loc loc = {-1, -1, -1, -1};
+    struct pt_error e = {0};
+    if (code_location(ci, c->L, instr, &loc, &e) == 0) {
+        f->line = loc.line;
+        f->end_line = loc.end_line;
+        f->col = loc.col;
+        f->end_col = loc.end_col;
+    }
+}
+
+uint64_t taskcommon_type_flags(struct taskcommon *c, uint64_t type_addr)
+{
+    uint64_t flags;
+    struct pt_error e = {0};
+    if (type_addr == c->last_type) {
+        return c->last_type_flags;
+    }
+    if (!layout_has(c->L->type.flags) ||
+        proc_read_bytes(c->proc, type_addr + c->L->type.flags, &flags, sizeof flags, &e) < 0) {
+        return 0;
+    }
+    c->last_type = type_addr;
+    c->last_type_flags = flags;
+    return flags;
+}
+
+struct snap_str taskcommon_name(struct taskcommon *c, uint64_t name_addr, uint64_t type_addr)
+{
+    struct snap_str none = {NULL, 0};
+    char buf[NAME_MAX_BYTES];
+    struct pt_error e = {0};
+    const struct py_layout *L = c->L;
+    if (name_addr == 0 ||
+        (type_addr == 0 && proc_read_bytes(c->proc, name_addr + L->object.ob_type, &type_addr,
+                                           sizeof type_addr, &e) < 0)) {
+        return none;
+    }
+    uint64_t flags = taskcommon_type_flags(c, type_addr);
+    if (L->flag_long_subclass != 0 && (flags & L->flag_long_subclass) != 0) {
+        uint64_t n;
+        if (pydict_read_uint(c->proc, L, name_addr, &n, &e) < 0) {
+            return none;
+        }
+        int len = snprintf(buf, sizeof buf, "Task-%" PRIu64, n);
+        return snapshot_strdup(c->s, buf, (size_t)len);
+    }
+    if (L->flag_unicode_subclass != 0 && (flags & L->flag_unicode_subclass) != 0) {
+        long len = pyobj_read_str(c->proc, L, name_addr, buf, sizeof buf, &e);
+        if (len >= 0) {
+            return snapshot_strdup(c->s, buf, (size_t)len);
+        }
+    }
+    return none;
+}
+
+struct snap_str taskcommon_name_prefetched(struct taskcommon *c, uint64_t name_addr,
+                                           const uint8_t *buf, size_t len)
+{
+    const struct py_layout *L = c->L;
+    uint64_t type = 0;
+    struct pyobj_str_info info;
+    char out[NAME_MAX_BYTES];
+    if (buf == NULL || !layout_read_u64(buf, len, L->object.ob_type, &type)) {
+        return taskcommon_name(c, name_addr, 0);
+    }
+    uint64_t flags = taskcommon_type_flags(c, type);
+    uint64_t end = 0;
+    /* A str wholly inside the bytes read: no further read. */
+    if (L->flag_unicode_subclass != 0 && (flags & L->flag_unicode_subclass) != 0 &&
+        pyobj_str_parse_header(L, buf, len, &info, NULL) == 0 &&
+        !__builtin_add_overflow(info.data_off, info.data_bytes, &end) && end <= len) {
+        long n = pyobj_str_to_utf8(info.kind, buf + info.data_off, info.data_bytes, info.length,
+                                   out, sizeof out, NULL);
+        if (n >= 0) {
+            return snapshot_strdup(c->s, out, (size_t)n);
+        }
+    }
+    return taskcommon_name(c, name_addr, type);
+}
+
+bool taskcommon_vec_push(struct taskcommon_vec *tv, struct snap_task **out)
+{
+    if (tv->n == tv->cap) {
+        size_t ncap = tv->cap ? tv->cap * 2 : 64;
+        struct snap_task *nv = realloc(tv->v, ncap * sizeof *nv);
+        if (nv == NULL) {
+            return false;
+        }
+        tv->v = nv;
+        tv->cap = ncap;
+    }
+    *out = &tv->v[tv->n++];
+    memset(*out, 0, sizeof **out);
+    return true;
+}
+
+int taskcommon_vec_finish(struct taskcommon_vec *tv, struct snapshot *s, struct snap_interp *out,
+                          struct pt_error *err)
+{
+    int rc = 0;
+    if (tv->n > 0) {
+        out->tasks = snapshot_alloc_array(s, tv->n, sizeof *out->tasks);
+        if (out->tasks == NULL) {
+            rc = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+        } else {
+            memcpy(out->tasks, tv->v, tv->n * sizeof *tv->v);
+            out->n_tasks = tv->n;
+        }
+    }
+    free(tv->v);
+    *tv = (struct taskcommon_vec){NULL, 0, 0};
+    return rc;
+}
