@@ -103,11 +103,12 @@ static void give_frames(struct snapshot *s, struct snap_thread *t, size_t n)
 static void give_gc(struct snapshot *s, struct snap_interp *in)
 {
     static const struct snap_gc_gen gens[] = {
-        {0, 312, 2000, 118, 4312, 0},
-        {1, 4, 10, 11, 95, 0},
-        {2, 0, 0, 1, 12000000, -1},
+        {0, 312, 2000, 118, 4312, 0, -1, -1.0},
+        {1, 4, 10, 11, 95, 0, -1, -1.0},
+        {2, 0, 0, 1, 12000000, -1, -1, -1.0},
     };
     in->gc.present = true;
+    in->gc.enabled = SNAP_YES;
     in->gc.collecting = SNAP_NO;
     in->gc.generations = snapshot_alloc(s, sizeof gens);
     assert_non_null(in->gc.generations);
@@ -131,6 +132,7 @@ static struct snapshot *design_snapshot(void)
     t->frames[0].end_col = 30;
     give_gc(s, in);
     in->gc.n_generations = 1;
+    in->gc.recent_present = true;
     return s;
 }
 
@@ -344,8 +346,10 @@ static void test_snapshot_write_json_matches_the_design_example(void **state)
         "\"on_cpu\":false,\"has_exception\":false,\"in_gc\":false,"
         "\"frames\":[{\"function\":\"Worker.run\",\"name\":\"run\",\"file\":\"/srv/app/worker.py\","
         "\"line\":41,\"end_line\":41,\"col\":8,\"end_col\":30,\"kind\":\"python\"}]}],"
-        "\"gc\":{\"collecting\":false,\"generations\":[{\"generation\":0,\"count\":312,"
-        "\"threshold\":2000,\"collections\":118,\"collected\":4312,\"uncollectable\":0}],"
+        "\"gc\":{\"collecting\":false,\"thread\":null,\"enabled\":true,"
+        "\"generations\":[{\"generation\":0,\"count\":312,"
+        "\"threshold\":2000,\"collections\":118,\"collected\":4312,\"uncollectable\":0,"
+        "\"candidates\":null,\"duration\":null}],"
         "\"recent\":[]},\"tasks\":null}],\"warnings\":[]}");
     free(got);
     snapshot_free(s);
@@ -562,7 +566,8 @@ static void test_snapshot_write_text_reads_like_a_traceback(void **state)
         "\n"
         "GC:\n"
         "  generation  count/threshold  collections  collected  uncollectable\n"
-        "  0           312/2000         118          4312       0\n");
+        "  0           312/2000         118          4312       0\n"
+        "  No collections recorded yet.\n");
     free(got);
     snapshot_free(s);
 }
@@ -668,6 +673,49 @@ static void test_snapshot_write_text_lists_gc_generations_and_warnings(void **st
     assert_non_null(strstr(got, tail));
     assert_string_equal(strstr(got, tail), tail);
     free(got);
+    snapshot_free(s);
+}
+
+/* 3.15: candidates and time per generation, the records oldest first, each one's own counts. */
+static void test_snapshot_writes_gc_records_with_what_each_collection_did(void **state)
+{
+    (void)state;
+    struct snapshot *s = bare_snapshot(1, 1);
+    struct snap_gc *gc = &s->interps[0].gc;
+    give_gc(s, &s->interps[0]);
+    gc->collecting = SNAP_YES;
+    gc->thread = 4242;
+    gc->generations[0].candidates = 7000;
+    gc->generations[0].duration = 0.0015;
+    static const struct snap_gc_record recs[] = {
+        {0, 1000000000, 1000200000, 117, 4300, 0, 6000, 900, 0.0013},
+        {0, 2000000000, 2000200000, 118, 4312, 0, 7000, 950, 0.0015},
+    };
+    gc->recent = snapshot_alloc(s, sizeof recs);
+    assert_non_null(gc->recent);
+    memcpy(gc->recent, recs, sizeof recs);
+    gc->n_recent = 2;
+    gc->recent_present = true;
+    gc->read_ns = 3000200000;
+    char *json = write_json(s, false);
+    assert_non_null(strstr(json, "\"gc\":{\"collecting\":true,\"thread\":4242,\"enabled\":true,"));
+    assert_non_null(strstr(json, "\"candidates\":7000,\"duration\":0.001500000}"));
+    assert_non_null(strstr(json, "\"recent\":[{\"generation\":0,\"start_ns\":1000000000,"
+                                 "\"stop_ns\":1000200000,\"collections\":117,\"collected\":4300,"
+                                 "\"uncollectable\":0,\"candidates\":6000,\"heap_size\":900,"
+                                 "\"duration\":0.001300000},{"));
+    char *text = write_text(s, NULL);
+    assert_non_null(strstr(text, "\nGC (collecting now, thread 4242):\n"));
+    assert_non_null(strstr(text, "  generation  count/threshold  collections  collected  "
+                                 "uncollectable  candidates  time\n"
+                                 "  0           312/2000         118          4312       0"
+                                 "              7000        1.500 ms\n"));
+    /* The oldest record kept cannot be told apart from its predecessors: its time alone. */
+    assert_non_null(strstr(text, "    generation 0, 2.000 s ago: 0.200 ms, heap 900 objects\n"
+                                 "    generation 0, 1.000 s ago: 0.200 ms, collected 12 of 1000 "
+                                 "candidates, heap 950 objects\n"));
+    free(json);
+    free(text);
     snapshot_free(s);
 }
 
@@ -783,6 +831,7 @@ int main(void)
         cmocka_unit_test(test_snapshot_write_text_shows_question_marks_for_unknowns),
         cmocka_unit_test(test_snapshot_write_text_escapes_what_the_target_wrote),
         cmocka_unit_test(test_snapshot_write_text_lists_gc_generations_and_warnings),
+        cmocka_unit_test(test_snapshot_writes_gc_records_with_what_each_collection_did),
         cmocka_unit_test(test_snapshot_write_text_heads_each_of_several_interpreters),
         cmocka_unit_test(test_snapshot_write_text_labels_the_interpreters_own_frames),
         cmocka_unit_test(test_snapshot_write_text_skips_source_lines_it_cannot_get),
