@@ -28,6 +28,11 @@ struct gc_reader {
     size_t last;         /* the variant that fitted last time, tried first */
     size_t len;          /* bytes read of the state: the largest variant */
     uint8_t *stats;      /* GC_STATS_MAX bytes for the 3.15 records */
+    /* Where the records were last time, for the caller to read them in its own batch. */
+    uint64_t hint_state;  /* the GC state they belong to */
+    uint64_t hint_addr;
+    size_t hint_len;
+    bool prefetched;      /* STATS holds HINT_LEN bytes read at HINT_ADDR just now */
 };
 
 /* Whether a field of WIDTH bytes at OFF (-1: absent) fits in SIZE bytes. */
@@ -102,6 +107,24 @@ void gc_reader_free(struct gc_reader *g)
 size_t gc_state_len(const struct gc_reader *g)
 {
     return g->len;
+}
+
+bool gc_records_hint(struct gc_reader *g, uint64_t state, uint64_t *addr, void **buf,
+                     size_t *len)
+{
+    g->prefetched = false;
+    if (g->hint_addr == 0 || g->hint_state != state || g->stats == NULL) {
+        return false;
+    }
+    *addr = g->hint_addr;
+    *buf = g->stats;
+    *len = g->hint_len;
+    return true;
+}
+
+void gc_records_prefetched(struct gc_reader *g)
+{
+    g->prefetched = true;
 }
 
 static int64_t get_i64(const uint8_t *buf, size_t len, int64_t off)
@@ -320,8 +343,21 @@ int gc_parse(struct gc_reader *g, struct snapshot *s, int64_t interp_id, uint64_
             if (g->stats == NULL && (g->stats = malloc(GC_STATS_MAX)) == NULL) {
                 return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
             }
-            if (layout_read_u64(buf, len, (uint64_t)v->stats, &ptr) && ptr != 0 &&
-                proc_read_bytes(g->proc, ptr, g->stats, (size_t)v->stats_size, NULL) == 0) {
+            bool have = g->prefetched && ptr == 0;
+            if (layout_read_u64(buf, len, (uint64_t)v->stats, &ptr) && ptr != 0) {
+                /* The records stay where they are for the interpreter's life: read them ahead
+                 * next time, and here only when the read ahead was elsewhere. */
+                have = g->prefetched && g->hint_state == addr && g->hint_addr == ptr &&
+                       g->hint_len == (size_t)v->stats_size;
+                if (!have) {
+                    have = proc_read_bytes(g->proc, ptr, g->stats, (size_t)v->stats_size,
+                                           NULL) == 0;
+                }
+                g->hint_state = addr;
+                g->hint_addr = ptr;
+                g->hint_len = (size_t)v->stats_size;
+            }
+            if (have) {
                 stats_len = (size_t)v->stats_size;
             }
         }
@@ -332,9 +368,12 @@ int gc_parse(struct gc_reader *g, struct snapshot *s, int64_t interp_id, uint64_
         }
         if (r == 1) {
             g->last = i;
+            g->prefetched = false;
             return 0;
         }
     }
+    g->prefetched = false;
+    g->hint_addr = 0;
     if (g->n_variants == 0) {
         snapshot_warn(s, "interpreter %" PRId64 ": GC not shown: pytop has no GC layout for this "
                          "Python version", interp_id);

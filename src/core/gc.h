@@ -4,6 +4,7 @@
 #ifndef PYTOP_CORE_GC_H
 #define PYTOP_CORE_GC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,13 @@ void gc_reader_free(struct gc_reader *g);
 /* Bytes of the GC state to read at its address (the largest variant); 0 when pytop has no GC
  * layout for the target's version. */
 size_t gc_state_len(const struct gc_reader *g);
+
+/* Where the collection records of the GC state at STATE were last time (3.15+), so that the
+ * caller can read *LEN bytes at *ADDR into *BUF in the same batch as the state, and then call
+ * gc_records_prefetched(). False when there is nothing to read ahead. */
+bool gc_records_hint(struct gc_reader *g, uint64_t state, uint64_t *addr, void **buf,
+                     size_t *len);
+void gc_records_prefetched(struct gc_reader *g);
 
 /* Fills OUT from the GC state BUF[0..LEN) that was read at ADDR: picks the build family whose
  * invariants hold (generation0 points at the first generation's list head, every list head is

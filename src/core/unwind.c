@@ -291,7 +291,7 @@ static int read_interp(struct unwind *u, uint64_t addr, const struct runtime_fie
          &f->gc_frame, 8},
         {L->interp.imports_modules, &f->modules, 8},
     };
-    struct proc_iov iov[sizeof want / sizeof want[0] + 1];
+    struct proc_iov iov[sizeof want / sizeof want[0] + 2];
     size_t n = 0;
     memset(f, 0, sizeof *f);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -309,13 +309,30 @@ static int read_interp(struct unwind *u, uint64_t addr, const struct runtime_fie
     } else if (layout_has(L->runtime.gc) && L->runtime.gc < L->runtime.size) {
         f->gc_addr = u->rt->runtime_addr + L->runtime.gc;
     }
+    bool records = false;
     if (u->gc != NULL && f->gc_addr != 0 && gc_state_len(u->gc) > 0) {
+        uint64_t at;
+        void *buf;
+        size_t len;
         f->gc_state = u->gc_buf;
         f->gc_len = gc_state_len(u->gc);
         iov[n++] = (struct proc_iov){f->gc_addr, f->gc_state, f->gc_len};
+        if (gc_records_hint(u->gc, f->gc_addr, &at, &buf, &len)) {
+            iov[n++] = (struct proc_iov){at, buf, len};
+            records = true;
+        }
     }
-    if (proc_read_many(u->proc, iov, n, err) < 0) {
+    int rc = proc_read_many(u->proc, iov, n, err);
+    if (rc < 0 && records) {
+        /* The records read ahead (the last entry) may be gone; the rest must not go with them. */
+        records = false;
+        rc = proc_read_many(u->proc, iov, n - 1, err);
+    }
+    if (rc < 0) {
         return pt_error_prefix(err, "interpreter state at 0x%" PRIx64, addr);
+    }
+    if (records) {
+        gc_records_prefetched(u->gc);
     }
     /* 4-byte fields were read into the low half of a zeroed uint64_t (little-endian hosts). */
     if (!layout_has(L->interp.code_object_generation)) {
