@@ -632,6 +632,9 @@ static int edge_cmp(const void *x, const void *y)
 /* Hangs the edges on the snapshot tasks OUT (one per a->tasks entry), each awaiter once. */
 static int attach_edges(struct asyncreg *a, struct edges *ed, struct snap_task *out)
 {
+    if (ed->n == 0) {
+        return 0;
+    }
     qsort(ed->v, ed->n, sizeof *ed->v, edge_cmp);
     for (size_t i = 0; i < ed->n;) {
         size_t j = i;

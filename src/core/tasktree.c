@@ -264,7 +264,9 @@ static size_t coro_node(struct tasktree *t, size_t parent, const struct strbuf *
         t->nomem = true;
         return SIZE_MAX;
     }
-    memcpy(n->label, k.label, k.len);
+    if (k.len > 0) {
+        memcpy(n->label, k.label, k.len);
+    }
     n->label_len = k.len;
     return i;
 }
