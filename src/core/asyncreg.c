@@ -98,6 +98,8 @@ struct asyncreg {
     size_t *index; /* open addressing: task index + 1 by address, index_slots of them */
     size_t index_slots;
     bool types_full;
+    size_t bad_waiters;  /* tasks whose awaited object cannot be read */
+    size_t bad_children; /* gathers whose _children list cannot be read */
     uint8_t name_buf[PROC_IOV_MAX * NAME_PREFETCH];
     bool name_ok[PROC_IOV_MAX];
 };
@@ -252,6 +254,7 @@ static int set_keys(struct asyncreg *a, uint64_t set_addr, uint64_t **keys, size
                       "asyncio task registry at 0x%" PRIx64 " has %" PRIu64 " slots, "
                       "%" PRIu64 " used: not read",
                       set_addr, mask + 1, used);
+        *truncated = true;
         return -1;
     }
     size_t esz = A->set.entry_size;
@@ -533,8 +536,11 @@ static bool gather_edges(struct asyncreg *a, uint64_t gather, size_t awaiter, st
     uint64_t *items = NULL;
     size_t n = 0;
     bool ok = true;
-    if (pydict_instance_attr(a->proc, a->L, gather, "_children", &children, NULL) != 1 ||
-        list_items(a, children, LIMIT_ASYNCIO_TASKS, &items, &n) < 0) {
+    if (pydict_instance_attr(a->proc, a->L, gather, "_children", &children, NULL) != 1) {
+        return true;
+    }
+    if (list_items(a, children, LIMIT_ASYNCIO_TASKS, &items, &n) < 0) {
+        a->bad_children++;
         return true;
     }
     for (size_t i = 0; i < n && ok; i++) {
@@ -605,11 +611,15 @@ static bool collect_edges(struct asyncreg *a, struct edges *ed)
     for (size_t i = 0; i < a->n_tasks; i++) {
         const struct reg_task *t = &a->tasks[i];
         size_t w = t->fut_waiter != 0 ? index_find(a, t->fut_waiter) : SIZE_MAX;
+        uint64_t type = 0;
         if (w != SIZE_MAX && !edge_add(ed, w, i)) {
             return false;
         }
-        if (w == SIZE_MAX && t->fut_waiter != 0 && object_kind(a, t->fut_waiter) == KIND_GATHER &&
-            !gather_edges(a, t->fut_waiter, i, ed)) {
+        if (w == SIZE_MAX && t->fut_waiter != 0 &&
+            read_u64(a, t->fut_waiter + a->L->object.ob_type, &type) < 0) {
+            a->bad_waiters++;
+        } else if (w == SIZE_MAX && t->fut_waiter != 0 && type_kind(a, type) == KIND_GATHER &&
+                   !gather_edges(a, t->fut_waiter, i, ed)) {
             return false;
         }
         if ((t->callback0 != 0 || t->callbacks != 0) && !callback_edges(a, i, ed)) {
@@ -632,6 +642,7 @@ static int edge_cmp(const void *x, const void *y)
 /* Hangs the edges on the snapshot tasks OUT (one per a->tasks entry), each awaiter once. */
 static int attach_edges(struct asyncreg *a, struct edges *ed, struct snap_task *out)
 {
+    /* No edges: ed->v is still NULL, which qsort() must not be given even for 0 items. */
     if (ed->n == 0) {
         return 0;
     }
@@ -760,7 +771,7 @@ static int build(struct asyncreg *a, struct snap_interp *out, struct pt_error *e
         st->id = t->addr;
         st->name = taskcommon_name_prefetched(
             a->common, t->name, a->name_ok[j] ? a->name_buf + j * NAME_PREFETCH : NULL,
-            NAME_PREFETCH);
+            NAME_PREFETCH, t->kind == KIND_CTASK);
         st->state = t->state;
         st->thread = loop_thread(a, t->loop);
         if (corowalk_stack(a->walk, a->s, i, t->coro, st) < 0) {
@@ -774,6 +785,14 @@ static int build(struct asyncreg *a, struct snap_interp *out, struct pt_error *e
     }
     if (ed.capped) {
         snapshot_warn(a->s, "more than %d awaited-by edges, rest not shown", LIMIT_TASK_EDGES);
+    }
+    if (a->bad_waiters > 0) {
+        snapshot_warn(a->s, "%zu asyncio tasks await objects that cannot be read",
+                      a->bad_waiters);
+    }
+    if (a->bad_children > 0) {
+        snapshot_warn(a->s, "%zu asyncio gathers have a _children list that cannot be read",
+                      a->bad_children);
     }
     if (a->types_full) {
         snapshot_warn(a->s, "more than %d object types met in asyncio's tasks, rest not read",
@@ -824,6 +843,8 @@ int asyncreg_read(struct asyncreg *a, struct snapshot *s, uint64_t modules,
     a->index = NULL;
     a->n_tasks = 0;
     a->types_full = false;
+    a->bad_waiters = 0;
+    a->bad_children = 0;
     out->tasks_present = true;
     if (modules == 0 || !find_registries(a, modules, &weak, &strong)) {
         /* asyncio not imported: no tasks. */

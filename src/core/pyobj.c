@@ -136,6 +136,22 @@ long pyobj_read_str(struct proc *p, const struct py_layout *L, uint64_t addr, ch
     if (pyobj_str_parse_header(L, buf, got, &info, err) < 0) {
         return pt_error_prefix(err, "str at 0x%" PRIx64, addr);
     }
+    /* A compact str ends with a NUL character one past its length (PyUnicode_New,
+     * Objects/unicodeobject.c): a length not followed by one is corrupt, whatever the bytes
+     * after the characters say, and a string cut at CAP must still end where it claims. */
+    uint64_t end_at = info.data_off + info.data_bytes;
+    uint8_t term[4] = {0};
+    if (end_at + info.kind <= got) {
+        memcpy(term, buf + end_at, info.kind);
+    } else if (proc_read_bytes(p, addr + end_at, term, info.kind, err) < 0) {
+        return pt_error_prefix(err, "str at 0x%" PRIx64 " claims %" PRIu64 " characters", addr,
+                               info.length);
+    }
+    if (memcmp(term, "\0\0\0\0", info.kind) != 0) {
+        return pt_error_set(err, PT_E_FORMAT, 0,
+                            "str at 0x%" PRIx64 " claims %" PRIu64 " characters, not ended there",
+                            addr, info.length);
+    }
     /* Never more characters than could fill CAP bytes of UTF-8. */
     uint64_t chars = info.length < cap ? info.length : cap;
     uint64_t want = chars * info.kind;
@@ -156,6 +172,16 @@ long pyobj_read_str(struct proc *p, const struct py_layout *L, uint64_t addr, ch
 out:
     free(big);
     return n;
+}
+
+bool pyobj_is_str(struct proc *p, const struct py_layout *L, uint64_t addr)
+{
+    uint64_t type = 0;
+    uint64_t flags = 0;
+    return addr != 0 && L->flag_unicode_subclass != 0 && layout_has(L->type.flags) &&
+           proc_read_bytes(p, addr + L->object.ob_type, &type, sizeof type, NULL) == 0 &&
+           proc_read_bytes(p, type + L->type.flags, &flags, sizeof flags, NULL) == 0 &&
+           (flags & L->flag_unicode_subclass) != 0;
 }
 
 int pyobj_read_bytes(struct proc *p, const struct py_layout *L, uint64_t addr, size_t max,

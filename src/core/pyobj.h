@@ -2,6 +2,7 @@
 #ifndef PYTOP_CORE_PYOBJ_H
 #define PYTOP_CORE_PYOBJ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,10 +33,15 @@ long pyobj_str_to_utf8(unsigned kind, const uint8_t *data, size_t len, uint64_t 
                        char *out, size_t cap, struct pt_error *err);
 
 /* Reads the str object at ADDR as UTF-8 into OUT (capacity CAP >= 4, at most LIMIT_STRING bytes
- * kept; longer strings are cut at a character boundary). Usually one read. Returns the length,
- * or -1: PT_E_READ, PT_E_FORMAT, PT_E_GONE. */
+ * kept; longer strings are cut at a character boundary). Usually one read. Does not look at the
+ * object's type (see pyobj_is_str()); a length not followed by the str's closing NUL is
+ * PT_E_FORMAT. Returns the length, or -1: PT_E_READ, PT_E_FORMAT, PT_E_GONE. */
 long pyobj_read_str(struct proc *p, const struct py_layout *L, uint64_t addr, char *out,
                     size_t cap, struct pt_error *err);
+
+/* Whether the object at ADDR is a str (its type has the unicode-subclass flag); false when that
+ * cannot be read or the layout does not say. */
+bool pyobj_is_str(struct proc *p, const struct py_layout *L, uint64_t addr);
 
 /* Reads the bytes object at ADDR into a malloc'd buffer (*OUT, *LEN), at most MAX bytes;
  * longer objects fail with PT_E_LIMIT. The caller frees *OUT. */

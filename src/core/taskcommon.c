@@ -169,7 +169,8 @@ uint64_t taskcommon_type_flags(struct taskcommon *c, uint64_t type_addr)
     return flags;
 }
 
-struct snap_str taskcommon_name(struct taskcommon *c, uint64_t name_addr, uint64_t type_addr)
+struct snap_str taskcommon_name(struct taskcommon *c, uint64_t name_addr, uint64_t type_addr,
+                                bool c_task)
 {
     struct snap_str none = {NULL, 0};
     char buf[NAME_MAX_BYTES];
@@ -181,7 +182,7 @@ struct snap_str taskcommon_name(struct taskcommon *c, uint64_t name_addr, uint64
         return none;
     }
     uint64_t flags = taskcommon_type_flags(c, type_addr);
-    if (L->flag_long_subclass != 0 && (flags & L->flag_long_subclass) != 0) {
+    if (c_task && L->flag_long_subclass != 0 && (flags & L->flag_long_subclass) != 0) {
         uint64_t n;
         if (pydict_read_uint(c->proc, L, name_addr, &n, &e) < 0) {
             return none;
@@ -199,28 +200,30 @@ struct snap_str taskcommon_name(struct taskcommon *c, uint64_t name_addr, uint64
 }
 
 struct snap_str taskcommon_name_prefetched(struct taskcommon *c, uint64_t name_addr,
-                                           const uint8_t *buf, size_t len)
+                                           const uint8_t *buf, size_t len, bool c_task)
 {
     const struct py_layout *L = c->L;
     uint64_t type = 0;
     struct pyobj_str_info info;
     char out[NAME_MAX_BYTES];
     if (buf == NULL || !layout_read_u64(buf, len, L->object.ob_type, &type)) {
-        return taskcommon_name(c, name_addr, 0);
+        return taskcommon_name(c, name_addr, 0, c_task);
     }
     uint64_t flags = taskcommon_type_flags(c, type);
     uint64_t end = 0;
-    /* A str wholly inside the bytes read: no further read. */
+    /* A str wholly inside the bytes read, its closing NUL included (pyobj_read_str() says
+     * why): no further read. */
     if (L->flag_unicode_subclass != 0 && (flags & L->flag_unicode_subclass) != 0 &&
         pyobj_str_parse_header(L, buf, len, &info, NULL) == 0 &&
-        !__builtin_add_overflow(info.data_off, info.data_bytes, &end) && end <= len) {
+        !__builtin_add_overflow(info.data_off, info.data_bytes + info.kind, &end) && end <= len &&
+        memcmp(buf + end - info.kind, "\0\0\0\0", info.kind) == 0) {
         long n = pyobj_str_to_utf8(info.kind, buf + info.data_off, info.data_bytes, info.length,
                                    out, sizeof out, NULL);
         if (n >= 0) {
             return snapshot_strdup(c->s, out, (size_t)n);
         }
     }
-    return taskcommon_name(c, name_addr, type);
+    return taskcommon_name(c, name_addr, type, c_task);
 }
 
 bool taskcommon_vec_push(struct taskcommon_vec *tv, struct snap_task **out)

@@ -33,15 +33,16 @@ void taskcommon_frame(struct taskcommon *c, uint64_t code_addr, uint64_t instr,
 /* The type flags of the type at TYPE_ADDR; 0 when unreadable. */
 uint64_t taskcommon_type_flags(struct taskcommon *c, uint64_t type_addr);
 
-/* A task's name: the str at NAME_ADDR, or "Task-N" for the int N a C task keeps until its name
- * is asked for (Modules/_asynciomodule.c). TYPE_ADDR is the name's type, 0 when not read yet.
- * Unknown: a NULL string. */
-struct snap_str taskcommon_name(struct taskcommon *c, uint64_t name_addr, uint64_t type_addr);
+/* A task's name: the str at NAME_ADDR, or, when C_TASK, "Task-N" for the int N a C task keeps
+ * until its name is asked for (Modules/_asynciomodule.c); a pure-Python task's name is always a
+ * str. TYPE_ADDR is the name's type, 0 when not read yet. Unknown: a NULL string. */
+struct snap_str taskcommon_name(struct taskcommon *c, uint64_t name_addr, uint64_t type_addr,
+                                bool c_task);
 
 /* The same, BUF[0..LEN) holding the name object's first bytes as read ahead (NULL: not read):
  * a short str is taken from them without reading again. */
 struct snap_str taskcommon_name_prefetched(struct taskcommon *c, uint64_t name_addr,
-                                           const uint8_t *buf, size_t len);
+                                           const uint8_t *buf, size_t len, bool c_task);
 
 /* A growing array of tasks in malloc'd memory, copied into the snapshot at the end. */
 struct taskcommon_vec {

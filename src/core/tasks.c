@@ -216,6 +216,9 @@ static size_t coro_chain(struct tasks *t, uint64_t coro, const uint8_t *first,
     const struct py_layout *L = t->L;
     size_t n = 0;
     size_t len = coro_read_len(L);
+    /* A coroutine met again further down is a loop no interpreter makes: Brent's check against
+     * a saved coroutine, moved at each power of two (as corowalk does). */
+    uint64_t saved = 0;
     while (coro != 0) {
         struct pt_error e = {0};
         uint64_t state = 0;
@@ -223,9 +226,12 @@ static size_t coro_chain(struct tasks *t, uint64_t coro, const uint8_t *first,
         uint64_t sp = 0;
         uint64_t awaited = 0;
         uint64_t awaited_type = 0;
-        if (n == LIMIT_CORO_DEPTH) {
+        if (n == LIMIT_CORO_DEPTH || coro == saved) {
             *trunc = true;
             break;
+        }
+        if ((n & (n + 1)) == 0) {
+            saved = coro;
         }
         const uint8_t *gen = first;
         first = NULL;
@@ -260,7 +266,11 @@ static size_t coro_chain(struct tasks *t, uint64_t coro, const uint8_t *first,
             break;
         }
         awaited &= ~L->frame.executable_tag_mask;
-        if (awaited == 0 || awaited == coro ||
+        if (awaited == coro) {
+            *trunc = true;
+            break;
+        }
+        if (awaited == 0 ||
             proc_read_bytes(t->proc, awaited + L->object.ob_type, &awaited_type,
                             sizeof awaited_type, &e) < 0 ||
             awaited_type != type) {
@@ -492,7 +502,7 @@ static int build_tasks(struct tasks *t, const struct task_raw *raws, size_t n, p
             st->id = r->addr;
             st->thread = tid;
             st->state = r->state;
-            st->name = taskcommon_name(t->common, r->name, fetched ? types[j] : 0);
+            st->name = taskcommon_name(t->common, r->name, fetched ? types[j] : 0, true);
             struct memo_entry unkept;
             struct memo_entry *me = task_stack(t, r, fetched ? gens + j * clen : NULL, &unkept);
             if (me == NULL) {

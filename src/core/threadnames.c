@@ -23,6 +23,7 @@ enum {
 struct name_entry {
     uint64_t interp;
     uint64_t ident;
+    bool unreadable; /* threading has the thread, but its name is no str pytop can read */
     size_t len;
     char name[NAME_MAX_BYTES];
 };
@@ -75,11 +76,17 @@ const char *threadnames_get(const struct threadnames *t, uint64_t interp, uint64
                             size_t *len)
 {
     const struct name_entry *e = find(t, interp, ident);
-    if (e == NULL) {
+    if (e == NULL || e->unreadable) {
         return NULL;
     }
     *len = e->len;
     return e->name;
+}
+
+bool threadnames_is_unreadable(const struct threadnames *t, uint64_t interp, uint64_t ident)
+{
+    const struct name_entry *e = find(t, interp, ident);
+    return e != NULL && e->unreadable;
 }
 
 static struct interp_age *age_of(struct threadnames *t, uint64_t interp)
@@ -117,13 +124,14 @@ static int add_thread(void *ctx, uint64_t key, uint64_t value)
         return 0;
     }
     struct name_entry *e = &w->t->names[w->t->n];
-    long len = pyobj_read_str(w->p, w->L, name_obj, e->name, sizeof e->name, NULL);
-    if (len < 0) {
-        return 0;
-    }
+    /* Thread._name is a str; anything else read as one would be a made-up name. */
+    long len = pyobj_is_str(w->p, w->L, name_obj)
+                   ? pyobj_read_str(w->p, w->L, name_obj, e->name, sizeof e->name, NULL)
+                   : -1;
     e->interp = w->interp;
     e->ident = ident;
-    e->len = (size_t)len;
+    e->unreadable = len < 0;
+    e->len = len < 0 ? 0 : (size_t)len;
     w->t->n++;
     return 0;
 }

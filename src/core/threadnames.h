@@ -2,6 +2,7 @@
 #ifndef PYTOP_CORE_THREADNAMES_H
 #define PYTOP_CORE_THREADNAMES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,5 +28,9 @@ int threadnames_update(struct threadnames *t, struct proc *p, const struct py_la
  * threadnames_update(). */
 const char *threadnames_get(const struct threadnames *t, uint64_t interp, uint64_t ident,
                             size_t *len);
+
+/* Whether threading has thread IDENT of INTERP but its name could not be read as a str (not a
+ * str, or a corrupt one). */
+bool threadnames_is_unreadable(const struct threadnames *t, uint64_t interp, uint64_t ident);
 
 #endif

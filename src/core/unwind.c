@@ -624,6 +624,9 @@ static void fill_thread(struct unwind *u, uint64_t interp, const struct thread_c
     const char *name = threadnames_get(u->names, interp, t->thread_id, &name_len);
     if (name != NULL) {
         out->name = snapshot_strdup(s, name, name_len);
+    } else if (threadnames_is_unreadable(u->names, interp, t->thread_id)) {
+        snapshot_warn(s, "thread %" PRIu64 ": its threading name is not a readable str",
+                      t->native_id);
     }
     out->tid = (pid_t)t->native_id;
     out->thread_id = t->thread_id;

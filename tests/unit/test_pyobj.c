@@ -6,11 +6,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "core/error.h"
 #include "core/layout/layout.h"
+#include "core/proc.h"
 #include "core/pyobj.h"
 
 /* The str layout of 64-bit 3.13-3.15 GIL builds (PyASCIIObject is 40 bytes, compact 56). */
@@ -143,6 +145,73 @@ static void test_pyobj_str_to_utf8_rejects_short_data_and_bad_code_points(void *
     assert_int_equal(pyobj_str_to_utf8(3, two, sizeof two, 1, out, sizeof out, NULL), -1);
 }
 
+/* pyobj_read_str() on str objects laid out in this process's own memory. */
+static long read_own_str(const uint8_t *obj, char *out, size_t cap)
+{
+    struct pt_error err = {0};
+    struct py_layout L = str_layout();
+    struct proc *p = proc_open(getpid(), &err);
+    assert_non_null(p);
+    long n = pyobj_read_str(p, &L, (uint64_t)(uintptr_t)obj, out, cap, &err);
+    proc_close(p);
+    return n;
+}
+
+static void test_pyobj_read_str_reads_a_str_that_ends_with_its_nul(void **state)
+{
+    (void)state;
+    static uint8_t obj[512];
+    char out[64];
+    make_header(obj, 5, 1, true, true);
+    memcpy(obj + 40, "hello", 6);
+    assert_int_equal(read_own_str(obj, out, sizeof out), 5);
+    assert_memory_equal(out, "hello", 5);
+    /* Longer than the first read, cut at CAP: still checked to end where it says. */
+    memset(obj + 40, 'x', 400);
+    make_header(obj, 400, 1, true, true);
+    obj[440] = 0;
+    assert_int_equal(read_own_str(obj, out, sizeof out), (long)sizeof out);
+}
+
+static void test_pyobj_read_str_rejects_a_length_its_characters_do_not_end_at(void **state)
+{
+    (void)state;
+    static uint8_t obj[512];
+    char out[64];
+    /* A hostile length: the characters go on where the str's NUL should be... */
+    make_header(obj, 5, 1, true, true);
+    memcpy(obj + 40, "hello, world", 13);
+    assert_int_equal(read_own_str(obj, out, sizeof out), -1);
+    /* ...or past any mapping (the header's limit, 2**40 characters, itself allowed). */
+    make_header(obj, (uint64_t)1 << 40, 1, true, true);
+    assert_int_equal(read_own_str(obj, out, sizeof out), -1);
+}
+
+static void test_pyobj_is_str_needs_the_unicode_subclass_flag(void **state)
+{
+    (void)state;
+    static uint64_t type[32];
+    static uint64_t obj[8];
+    struct pt_error err = {0};
+    struct py_layout L = str_layout();
+    L.object.ob_type = 8;
+    L.type.flags = 168;
+    L.flag_unicode_subclass = (uint64_t)1 << 28;
+    obj[1] = (uint64_t)(uintptr_t)type;
+    struct proc *p = proc_open(getpid(), &err);
+    assert_non_null(p);
+    type[21] = (uint64_t)1 << 28 | 1;
+    assert_true(pyobj_is_str(p, &L, (uint64_t)(uintptr_t)obj));
+    type[21] = (uint64_t)1 << 27;
+    assert_false(pyobj_is_str(p, &L, (uint64_t)(uintptr_t)obj));
+    /* Unreadable objects and layouts that do not know the flag say no. */
+    assert_false(pyobj_is_str(p, &L, 0x10));
+    type[21] = (uint64_t)1 << 28;
+    L.flag_unicode_subclass = 0;
+    assert_false(pyobj_is_str(p, &L, (uint64_t)(uintptr_t)obj));
+    proc_close(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -154,6 +223,9 @@ int main(void)
         cmocka_unit_test(test_pyobj_str_to_utf8_keeps_lone_surrogates_as_three_bytes),
         cmocka_unit_test(test_pyobj_str_to_utf8_stops_at_capacity_between_characters),
         cmocka_unit_test(test_pyobj_str_to_utf8_rejects_short_data_and_bad_code_points),
+        cmocka_unit_test(test_pyobj_read_str_reads_a_str_that_ends_with_its_nul),
+        cmocka_unit_test(test_pyobj_read_str_rejects_a_length_its_characters_do_not_end_at),
+        cmocka_unit_test(test_pyobj_is_str_needs_the_unicode_subclass_flag),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,602 @@
+"""Integration target `hostile`: a process that corrupts, through ctypes, the structures pytop
+reads of it, then keeps itself alive without touching them again (Python 3.8+).
+
+Usage: python hostile.py OUTFILE [objects|registry]. Automatic garbage collection is turned off
+first and for good (a collection would traverse the corrupted objects); every object stays
+referenced, nothing is restored, and no task ever runs again. Each case has its own event loop
+(its own thread), so that one case cannot hide another. Field offsets are found at run time by
+scanning an object's bytes for the address of a known referent, never assumed; a case whose
+field is not found is listed under "skipped" with the reason.
+
+objects (the default):
+  fw-*       tasks whose awaited future pointer is an unmapped address or an int, for a C task
+             (its fut_waiter field) and a pure-Python task (its instance dict's _fut_waiter);
+             3.14+: a task's awaited_by pointer set to an unmapped address
+  loop-*     coroutine await chains that loop: a coroutine awaiting itself, and a three-deep
+             chain whose innermost coroutine awaits the outermost (the awaited object on the
+             suspended frame's value stack replaced)
+  gather     a gather future whose _children list claims 2**40 items
+  name-*     task names that are not str: a bytes object dressed as an ASCII str (its first
+             bytes copied from a real str's header), a float, and (pure-Python task) an int
+  canary-*   untouched tasks in a loop of their own and beside the corrupted ones
+  threads    a thread whose threading name is the dressed-up bytes object, and one whose
+             name str claims 2**40 characters
+  gc         the collector's `collecting` flag (found by comparing the memory around the
+             youngest generation's list head inside and outside a collection) set to 5
+registry:
+  3.8-3.13   asyncio's task registry (the WeakSet's data set) claims 2**40 slots, 2**40 used
+  3.14+      a thread's task list whose second task's next link points back to the first;
+             a second loop's tasks stay readable (canaries)
+
+OUTFILE (JSON): pid, mode, main_tid, main_function, threads {tid: expected name or null},
+tasks {id: {"name": expected name or null, "case": ...}}, loop_tasks (tasks whose coroutine
+chain loops), functions (every coroutine function name of the target), cases, skipped, gc
+("corrupted" or why not), fake (the text of the dressed-up str). Then the main thread parks in
+park_main() until killed (or PYTOP_TARGET_LIFETIME ends).
+"""
+import asyncio
+import ctypes
+import gc
+import json
+import os
+import sys
+import threading
+import time
+
+LIFETIME = float(os.environ.get("PYTOP_TARGET_LIFETIME", "300"))
+OUTFILE = sys.argv[1]
+MODE = sys.argv[2] if len(sys.argv) > 2 else "objects"
+UNMAPPED = 0x10
+HUGE = 1 << 40
+FAKE_TEXT = b"INVENTED-NAME"
+
+KEEP = []          # everything the corrupted objects refer to, alive for good
+SKIPPED = []
+CASES = []
+TASKS = {}         # id -> {"name": expected, "case": ...}
+THREADS = {}       # native id -> expected name
+LOOP_TASKS = []
+
+
+# ---------------------------------------------------------------- memory
+
+def _mappings():
+    maps = []
+    with open("/proc/self/maps") as f:
+        for line in f:
+            parts = line.split()
+            lo, hi = (int(x, 16) for x in parts[0].split("-"))
+            if parts[1].startswith("r"):
+                maps.append((lo, hi))
+    return maps
+
+
+def readable_len(addr, n, maps=None):
+    """How many of the N bytes at ADDR lie in readable mappings (from ADDR on)."""
+    got = 0
+    maps = maps or _mappings()
+    while got < n:
+        m = next(((lo, hi) for lo, hi in maps if lo <= addr + got < hi), None)
+        if m is None:
+            break
+        got = min(n, m[1] - addr)
+    return got
+
+
+def word(addr):
+    return ctypes.c_uint64.from_address(addr).value
+
+
+def put(addr, value):
+    ctypes.c_uint64.from_address(addr).value = value
+
+
+def find_word(start, nbytes, value):
+    """Offsets (from START, 8-aligned) of the words equal to VALUE in NBYTES readable bytes."""
+    nbytes = readable_len(start, nbytes) & ~7
+    raw = ctypes.string_at(start, nbytes)
+    want = value.to_bytes(8, sys.byteorder)
+    return [off for off in range(0, nbytes, 8) if raw[off:off + 8] == want]
+
+
+def basicsize(obj):
+    return type(obj).__basicsize__
+
+
+def field_offset(obj, referent, what):
+    """The offset of the one pointer field of OBJ's struct that holds REFERENT."""
+    offs = find_word(id(obj), basicsize(obj), id(referent))
+    if len(offs) != 1:
+        raise LookupError("%s: %d candidate fields" % (what, len(offs)))
+    return offs[0]
+
+
+def attr_slot(obj, name, what):
+    """The address of the word that holds OBJ's instance attribute NAME: in its dict's entries,
+    in a split dict's values or in the values inline after the object (found by swapping in a
+    probe object and reading the attribute back)."""
+    d = obj.__dict__
+    value = d[name]
+    regions = [(id(obj), basicsize(obj) + 512)]
+    for off in range(16, basicsize(d), 8):
+        p = word(id(d) + off)
+        if p > 1 << 32 and p % 8 == 0 and p != id(type(d)):
+            regions.append((p, 4096))
+    probe = object()
+    KEEP.append(probe)
+    for start, n in regions:
+        for off in find_word(start, n, id(value)):
+            put(start + off, id(probe))
+            if d.get(name) is probe:
+                # The slot now holds the probe without its reference: keep both for good.
+                KEEP.append(value)
+                return start + off
+            put(start + off, id(value))
+    raise LookupError("%s: attribute %s not found in memory" % (what, name))
+
+
+def str_header():
+    """The header bytes a real ASCII str has before its characters (state word and all)."""
+    s = "".join(["Q", "WERTYUIOPASDFGHJ"])
+    raw = ctypes.string_at(id(s), 128)
+    data_off = raw.find(s.encode())
+    if data_off < 0 or sys.getsizeof(s) != data_off + len(s) + 1:
+        raise LookupError("str layout not understood")
+    return raw[:data_off]
+
+
+def dressed_bytes():
+    """A bytes object whose memory reads as the ASCII str FAKE_TEXT: a str's header copied over
+    the bytes' own from the length on (its size field set to the text's length)."""
+    header = str_header()
+    b = bytes(len(header) + len(FAKE_TEXT) + 8)
+    base = bytes.__basicsize__ - 1
+    if base > 16 + 8 + 4 + 8 or len(header) <= base:
+        raise LookupError("bytes layout not understood")
+    # Words 0 and 1 (refcount, type) stay the bytes'; the length is ours, the rest a str's.
+    tail = header[base:] + FAKE_TEXT + b"\0" * 8
+    ctypes.memmove(id(b) + base, tail, len(tail))
+    put(id(b) + 16, len(FAKE_TEXT))
+    ctypes.memmove(id(b) + 24, header[24:base], base - 24)
+    KEEP.append(b)
+    return b
+
+
+def skip(case, why):
+    SKIPPED.append("%s: %s" % (case, why))
+
+
+def attempt(case, fn):
+    try:
+        fn()
+        CASES.append(case)
+    except (LookupError, AttributeError, ValueError) as e:
+        skip(case, str(e))
+
+
+# ---------------------------------------------------------------- coroutines
+
+async def park_future(fut):
+    await fut
+
+
+async def inner(fut):
+    await fut
+
+
+async def middle(fut):
+    await inner(fut)
+
+
+async def outer(fut):
+    await middle(fut)
+
+
+async def awaits_self(fut):
+    await inner(fut)
+
+
+async def await_task(task):
+    await task
+
+
+async def gather_two(a, b):
+    await asyncio.gather(a, b)
+
+
+FUNCTIONS = ["park_future", "inner", "middle", "outer", "awaits_self", "await_task",
+             "gather_two", "LoopThread.main", "main"]
+
+
+def pure_factory(loop, coro, **kwargs):
+    return asyncio.tasks._PyTask(coro, loop=loop, **kwargs)
+
+
+class LoopThread:
+    """An event loop in a thread of its own; BUILD(loop, forever) makes its tasks."""
+
+    def __init__(self, label, build, pure=False):
+        self.label = label
+        self.build = build
+        self.pure = pure
+        self.ready = threading.Event()
+        self.tasks = None
+        self.main_task = None
+        self.error = None
+        self.thread = threading.Thread(target=self.run, name="loop-" + label, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        try:
+            asyncio.run(self.main())
+        except BaseException as e:  # noqa: BLE001 - reported by the main thread
+            self.error = e
+            self.ready.set()
+
+    async def main(self):
+        loop = asyncio.get_running_loop()
+        if self.pure:
+            loop.set_task_factory(pure_factory)
+        forever = loop.create_future()
+        KEEP.append(forever)
+        self.main_task = asyncio.current_task()
+        self.tasks = self.build(loop, forever)
+        for _ in range(20):
+            await asyncio.sleep(0)
+        KEEP.append(self.tasks)
+        KEEP.append(list(asyncio.all_tasks()))
+        self.ready.set()
+        await forever
+
+
+def record(task, case, name="same", required=False):
+    """What pytop may say of TASK: its name (None: it has none pytop can know) and whether
+    pytop must list it (the untouched canaries)."""
+    TASKS[id(task)] = {"name": task.get_name() if name == "same" else name, "case": case,
+                       "required": required}
+
+
+# ---------------------------------------------------------------- objects mode
+
+def build_canary(loop, forever):
+    return {"canary": loop.create_task(park_future(forever), name="canary-clean")}
+
+
+def build_fw(loop, forever):
+    t = {}
+    for case in ("fw-c-garbage", "fw-c-int", "canary-fw"):
+        f = loop.create_future()
+        KEEP.append(f)
+        t[case] = (loop.create_task(park_future(f), name=case), f)
+    if sys.version_info >= (3, 14):
+        child = loop.create_task(park_future(forever), name="awaited-by-garbage")
+        t["awaited-by"] = (child, loop.create_task(await_task(child), name="awaiter"))
+    return t
+
+
+def build_fw_pure(loop, forever):
+    f = loop.create_future()
+    KEEP.append(f)
+    return {"fw-py-garbage": (loop.create_task(park_future(f), name="fw-py-garbage"), f)}
+
+
+def build_loops(loop, forever):
+    return {"loop-self": loop.create_task(awaits_self(forever), name="loop-self"),
+            "loop-caller": loop.create_task(outer(forever), name="loop-caller")}
+
+
+def build_gather(loop, forever):
+    a = loop.create_task(park_future(forever), name="gather-child-1")
+    b = loop.create_task(park_future(forever), name="gather-child-2")
+    return {"gather": loop.create_task(gather_two(a, b), name="gather-parent"),
+            "children": (a, b)}
+
+
+def build_names(loop, forever):
+    return {"name-c-bytes": loop.create_task(park_future(forever), name="name-c-bytes"),
+            "name-c-float": loop.create_task(park_future(forever), name="name-c-float")}
+
+
+def build_names_pure(loop, forever):
+    return {"name-py-int": loop.create_task(park_future(forever), name="name-py-int"),
+            "name-py-bytes": loop.create_task(park_future(forever), name="name-py-bytes")}
+
+
+def frame_region(coro):
+    """Where a suspended coroutine's value stack lies: inside the coroutine object (3.11+)
+    or inside its frame object."""
+    if sys.version_info >= (3, 11):
+        return id(coro), coro.__sizeof__()
+    return id(coro.cr_frame), coro.cr_frame.__sizeof__()
+
+
+def redirect_await(coro, target, what):
+    """Makes suspended CORO await TARGET: the awaited object on its value stack replaced."""
+    awaited = coro.cr_await
+    start, n = frame_region(coro)
+    offs = find_word(start, n, id(awaited))
+    if not offs:
+        raise LookupError("%s: awaited object not on the frame's stack" % what)
+    put(start + offs[-1], id(target))
+    if coro.cr_await is not target:
+        raise LookupError("%s: the stack slot found is not the awaited one" % what)
+    KEEP.append(awaited)
+
+
+def corrupt_fw(lt, lt_pure):
+    big_int = int("123456789123")
+    KEEP.append(big_int)
+    for case, value in (("fw-c-garbage", UNMAPPED), ("fw-c-int", id(big_int))):
+        task, fut = lt.tasks[case]
+        record(task, case)
+
+        def c(task=task, fut=fut, value=value, case=case):
+            put(id(task) + field_offset(task, fut, case), value)
+        attempt(case, c)
+    task, _ = lt.tasks["canary-fw"]
+    record(task, "canary-fw", required=True)
+    if "awaited-by" in lt.tasks:
+        child, parent = lt.tasks["awaited-by"]
+        record(child, "awaited-by-garbage")
+        record(parent, "awaiter")
+        attempt("awaited-by-garbage",
+                lambda: put(id(child) + field_offset(child, parent, "awaited_by"), UNMAPPED))
+    task, _ = lt_pure.tasks["fw-py-garbage"]
+    record(task, "fw-py-garbage")
+    attempt("fw-py-garbage", lambda: put(attr_slot(task, "_fut_waiter", "fw-py"), UNMAPPED))
+
+
+def corrupt_loops(lt):
+    t_self = lt.tasks["loop-self"]
+    t_caller = lt.tasks["loop-caller"]
+    record(t_self, "loop-self")
+    record(t_caller, "loop-caller")
+
+    def c_self():
+        coro = t_self.get_coro()
+        redirect_await(coro, coro, "loop-self")
+        LOOP_TASKS.append(id(t_self))
+
+    def c_caller():
+        top = t_caller.get_coro()
+        innermost = top.cr_await.cr_await
+        redirect_await(innermost, top, "loop-caller")
+        LOOP_TASKS.append(id(t_caller))
+    attempt("loop-self", c_self)
+    attempt("loop-caller", c_caller)
+
+
+def corrupt_gather(lt):
+    parent = lt.tasks["gather"]
+    record(parent, "gather-parent")
+    for child in lt.tasks["children"]:
+        record(child, "gather-child")
+
+    def c():
+        fut = parent._fut_waiter
+        children = fut._children
+        KEEP.extend([fut, children])
+        if word(id(children) + 16) != len(children):
+            raise LookupError("gather: list size field not at 16")
+        put(id(children) + 16, HUGE)
+    attempt("gather-children-huge", c)
+
+
+def corrupt_names(lt, lt_pure, fake):
+    flt = float("2.5")
+    big_int = int("7777777")
+    KEEP.extend([flt, big_int])
+    for case, value in (("name-c-bytes", fake), ("name-c-float", flt)):
+        task = lt.tasks[case]
+        record(task, case, None)
+
+        def c(task=task, value=value, case=case):
+            put(id(task) + field_offset(task, task.get_name(), case), id(value))
+        attempt(case, c)
+    for case, value in (("name-py-int", big_int), ("name-py-bytes", fake)):
+        task = lt_pure.tasks[case]
+        record(task, case, None)
+        attempt(case, lambda task=task, value=value, case=case:
+                put(attr_slot(task, "_name", case), id(value)))
+
+
+def start_named_threads():
+    ready = []
+    threads = []
+    for name in ("t-nonstr", "t-longlen"):
+        ev = threading.Event()
+        box = {}
+
+        def park(ev=ev, box=box):
+            box["tid"] = threading.get_native_id()
+            ev.set()
+            threading.Event().wait()
+        th = threading.Thread(target=park, name="".join(list(name)), daemon=True)
+        th.start()
+        ready.append(ev)
+        threads.append((th, box))
+    for ev in ready:
+        ev.wait()
+    return threads
+
+
+def corrupt_threads(threads, fake):
+    (t_fake, box_fake), (t_long, box_long) = threads
+    THREADS[box_fake["tid"]] = None
+    THREADS[box_long["tid"]] = None
+    attempt("thread-name-not-str",
+            lambda: put(attr_slot(t_fake, "_name", "thread-name"), id(fake)))
+
+    def c_long():
+        name = t_long._name
+        KEEP.append(name)
+        if word(id(name) + 16) != len(name):
+            raise LookupError("thread-name-long: str length field not at 16")
+        put(id(name) + 16, HUGE)
+    attempt("thread-name-length-2**40", c_long)
+
+
+def find_gc_head():
+    """The address of the youngest generation's list head, walked to from a new object along
+    the gc_prev links (towards older objects, none of which the walk frees), recognised by
+    the unusual threshold set just before."""
+    gc.set_threshold(54321, 4321, 321)
+    obj = [[]]
+    KEEP.append(obj)
+    node = id(obj) - 16
+    maps = _mappings()
+    for _ in range(1 << 20):
+        # The low bits of _gc_prev are flags (Include/internal/pycore_gc.h).
+        node = word(node + 8) & ~0x3
+        if node == 0 or readable_len(node, 24, maps) < 24:
+            break
+        if ctypes.c_int32.from_address(node + 16).value == 54321:
+            return node
+    raise LookupError("gc: no list head with the threshold set")
+
+
+def find_gc_collecting():
+    """The address of the collector's `collecting` flag: the int near the generations' list
+    heads that is 0 outside a collection and 1 inside one (seen from a gc callback)."""
+    head = find_gc_head()
+    lo = head - 1024
+    n = readable_len(lo, 4096) & ~3
+    outside = [ctypes.string_at(lo, n)]
+    inside = []
+
+    def callback(phase, info):
+        if phase == "start" and not inside:
+            inside.append(ctypes.string_at(lo, n))
+    gc.callbacks.append(callback)
+    gc.collect(0)
+    gc.callbacks.remove(callback)
+    outside.append(ctypes.string_at(lo, n))
+    if not inside:
+        raise LookupError("gc: the callback did not run")
+
+    def i32(raw, off):
+        return int.from_bytes(raw[off:off + 4], sys.byteorder, signed=True)
+    found = [off for off in range(0, n, 4)
+             if i32(inside[0], off) == 1 and all(i32(o, off) == 0 for o in outside)]
+    if len(found) != 1:
+        raise LookupError("gc: %d candidates for the collecting flag" % len(found))
+    return lo + found[0]
+
+
+# ---------------------------------------------------------------- registry mode
+
+def build_list_loop(loop, forever):
+    return {"a": loop.create_task(park_future(forever), name="list-a"),
+            "b": loop.create_task(park_future(forever), name="list-b")}
+
+
+def corrupt_registry():
+    tasks_mod = asyncio.tasks
+    ws = getattr(tasks_mod, "_scheduled_tasks" if hasattr(tasks_mod, "_scheduled_tasks")
+                 else "_all_tasks")
+    data = ws.data
+    KEEP.append(data)
+    # A set's used count and mask sit where a known set has them (Objects/setobject.c).
+    probe = {object(), object(), object()}
+    used = [off for off in range(16, basicsize(probe), 8) if word(id(probe) + off) == 3]
+    mask = [off for off in range(16, basicsize(probe), 8) if word(id(probe) + off) == 7]
+    if len(used) != 2 or len(mask) != 1:
+        raise LookupError("registry: set layout not understood")
+    put(id(data) + mask[0], HUGE - 1)
+    put(id(data) + used[1], HUGE)
+
+
+def corrupt_task_list(lt):
+    a, b = lt.tasks["a"], lt.tasks["b"]
+    record(a, "list-a")
+    record(b, "list-b")
+
+    def c():
+        # The node's next link: the field of A that holds the address of B's node.
+        for off in range(16, basicsize(a), 8):
+            if word(id(a) + off) == id(b) + off:
+                put(id(b) + off, id(a) + off)
+                return
+        raise LookupError("task list: no next link from one task to the other")
+    attempt("task-list-loop", c)
+
+
+# ---------------------------------------------------------------- main
+
+def wait_loops(loops):
+    for lt in loops:
+        lt.ready.wait(60)
+        if lt.error is not None or lt.tasks is None:
+            raise RuntimeError("loop %s: %r" % (lt.label, lt.error))
+        record(lt.main_task, "loop-main")
+
+
+def park_main():
+    deadline = time.monotonic() + LIFETIME
+    while time.monotonic() < deadline:
+        time.sleep(1)
+    os._exit(0)
+
+
+def main():
+    gc.disable()
+    report = {"pid": os.getpid(), "mode": MODE, "main_tid": threading.get_native_id(),
+              "main_function": "park_main", "fake": FAKE_TEXT.decode()}
+    THREADS[threading.get_native_id()] = threading.current_thread().name
+    canary = LoopThread("canary", build_canary)
+    if MODE == "registry":
+        loops = [canary]
+        if sys.version_info >= (3, 14):
+            loops.append(LoopThread("list", build_list_loop))
+        wait_loops(loops)
+        if sys.version_info >= (3, 14):
+            record(canary.tasks["canary"], "canary", required=True)
+            corrupt_task_list(loops[1])
+        else:
+            # The registry is shared by all loops: the canary is lost with it.
+            record(canary.tasks["canary"], "canary")
+            attempt("registry-huge", corrupt_registry)
+        report["gc"] = "not corrupted in this mode"
+    else:
+        fw = LoopThread("fw", build_fw)
+        fw_pure = LoopThread("fw-pure", build_fw_pure, pure=True)
+        loops = LoopThread("loops", build_loops)
+        gather = LoopThread("gather", build_gather)
+        names = LoopThread("names", build_names)
+        names_pure = LoopThread("names-pure", build_names_pure, pure=True)
+        threads = start_named_threads()
+        wait_loops([canary, fw, fw_pure, loops, gather, names, names_pure])
+        for lt in (canary, fw, fw_pure, loops, gather, names, names_pure):
+            THREADS[lt.thread.native_id] = lt.thread.name
+        record(canary.tasks["canary"], "canary", required=True)
+        # Found while nothing is corrupted yet: finding it takes a collection.
+        collecting = None
+        try:
+            collecting = find_gc_collecting()
+        except LookupError as e:
+            report["gc"] = str(e)
+        fake = None
+        try:
+            fake = dressed_bytes()
+        except LookupError as e:
+            skip("dressed-up str", str(e))
+        corrupt_fw(fw, fw_pure)
+        corrupt_loops(loops)
+        corrupt_gather(gather)
+        if fake is not None:
+            corrupt_names(names, names_pure, fake)
+            corrupt_threads(threads, fake)
+        if collecting is not None:
+            ctypes.c_int32.from_address(collecting).value = 5
+            report["gc"] = "corrupted"
+    report.update(threads={str(k): v for k, v in THREADS.items()},
+                  tasks={str(k): v for k, v in TASKS.items()}, loop_tasks=LOOP_TASKS,
+                  functions=FUNCTIONS, cases=CASES, skipped=SKIPPED)
+    with open(OUTFILE + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(report, f)
+    os.rename(OUTFILE + ".tmp", OUTFILE)
+    park_main()
+
+
+if __name__ == "__main__":
+    main()
