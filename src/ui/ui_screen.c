@@ -152,6 +152,15 @@ static void header_line2(WINDOW *w, const struct ui_screen *s, int width, const 
         ui_text_printf(w, width - getcurx(w), st, " (%d)", (int)t->tid);
     }
     wattrset(w, st->attr[UI_NORMAL]);
+    /* How much of the window some thread spent collecting garbage. */
+    const struct sampler_stats *stats = f->stats;
+    if (stats != NULL && stats->samples > 0) {
+        double pct = 100.0 * (double)stats->gc_samples / (double)stats->samples;
+        ui_text_puts(w, "  in GC: ", width - getcurx(w), st);
+        wattrset(w, st->attr[pct >= 10.0 ? UI_GC : UI_NORMAL]);
+        ui_text_printf(w, width - getcurx(w), st, "%.0f%%", pct);
+        wattrset(w, st->attr[UI_NORMAL]);
+    }
 }
 
 /* "rate 99/100 Hz  failed 0.1%  refresh 1s", and how late the newest sample is. */

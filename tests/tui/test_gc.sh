@@ -41,6 +41,7 @@ start_pytop -p "$TARGET_PID"
 wait_for 'collector-thread'
 keys 3
 wait_for 'Samples with a thread in the GC: [0-9.]+ %'
+wait_for 'GIL: .*  in GC: [0-9]+%'
 wait_for 'automatic collection on'
 wait_for '^ +0 +[0-9]+/777 +[0-9]+ '
 wait_for '^ +1 +[0-9]+/11 +[0-9]+ '
