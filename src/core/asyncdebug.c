@@ -104,6 +104,7 @@ static int examine(struct proc *p, const struct proc_map *maps, size_t n, const 
             asyncdebug_parse_offsets(buf, sizeof buf, out, err) < 0) {
             found = -1;
         } else {
+            out->addr = addr;
             found = 1;
         }
     }

@@ -26,6 +26,8 @@ struct asyncdebug_offsets {
     uint64_t thread_running_loop;
     uint64_t thread_running_task;
     uint64_t thread_tasks_head;
+    uint64_t addr; /* where the target keeps the section: what the module state's
+                    * debug_offsets points to; 0 when not located (parsed only) */
 };
 
 /* Bytes of the section's struct pytop reads. */

@@ -1,14 +1,17 @@
-/* asyncreg: asyncio tasks of Python 3.8-3.13 (no _asyncio debug offsets), found through
- * asyncio's own task registries in the target and read as C or pure-Python tasks. */
+/* asyncreg: asyncio tasks found through asyncio's own task registries in the target and read
+ * as C or pure-Python tasks: every task of Python 3.8-3.13 (no _asyncio debug offsets), the
+ * tasks not of the C type from 3.14. */
 #include "config.h"
 
 #include "core/asyncreg.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/asyncdebug.h"
 #include "core/corowalk.h"
 #include "core/error.h"
 #include "core/layout/asyncio.h"
@@ -95,6 +98,8 @@ struct asyncreg {
     size_t n_threads;
     struct reg_task *tasks;
     size_t n_tasks;
+    size_t n_listed; /* tasks[0..n_listed): C tasks the snapshot lists already (3.14+) */
+    bool cut;        /* tasks left out at LIMIT_ASYNCIO_TASKS */
     size_t *index; /* open addressing: task index + 1 by address, index_slots of them */
     size_t index_slots;
     bool types_full;
@@ -318,28 +323,32 @@ static uint64_t module_attr(struct asyncreg *a, uint64_t modules, const char *mo
     return v;
 }
 
-/* The objects in asyncio's registries: the referents of the weak set's references, then the
- * plain set's members. */
-static int registry_objects(struct asyncreg *a, uint64_t weakset, uint64_t strong, uint64_t **objs,
-                            size_t *n, bool *truncated)
+/* Appends the objects in one pair of registries, named WHAT in warnings, to *OBJS: the
+ * referents of the weak set's references, then the plain set's members. *CAP is the capacity
+ * of *OBJS. Returns -1 only when memory ran out. */
+static int registry_objects(struct asyncreg *a, const char *what, uint64_t weakset,
+                            uint64_t strong, uint64_t **objs, size_t *n, size_t *cap,
+                            bool *truncated)
 {
-    size_t cap = 0;
     uint64_t data = 0;
     struct pt_error e = {0};
     int rc = 0;
+    size_t first = *n;
     /* A WeakSet keeps its references in the instance attribute `data`, a set
      * (Lib/_weakrefset.py). */
     if (weakset != 0 && pydict_instance_attr(a->proc, a->L, weakset, "data", &data, &e) != 1) {
-        snapshot_warn(a->s, "asyncio's %s: no data set (%s)", a->A.registry_weak, e.msg);
+        snapshot_warn(a->s, "%s: no data set (%s)", what, e.msg);
         *truncated = true;
     } else if (weakset != 0) {
-        rc = set_keys(a, data, objs, n, &cap, truncated);
+        rc = set_keys(a, data, objs, n, cap, truncated);
     }
     if (rc == -2) {
         return -1;
     }
-    read_words(a, *objs, a->A.weakref_object, *objs, *n);
-    if (strong != 0 && set_keys(a, strong, objs, n, &cap, truncated) == -2) {
+    if (*n > first) {
+        read_words(a, *objs + first, a->A.weakref_object, *objs + first, *n - first);
+    }
+    if (strong != 0 && set_keys(a, strong, objs, n, cap, truncated) == -2) {
         return -1;
     }
     return 0;
@@ -354,7 +363,8 @@ static size_t index_find(const struct asyncreg *a, uint64_t addr)
             return SIZE_MAX;
         }
         if (a->tasks[v - 1].addr == addr) {
-            return v - 1;
+            /* A task forgotten at the limit is no end of an edge. */
+            return v - 1 < a->n_tasks ? v - 1 : SIZE_MAX;
         }
     }
     return SIZE_MAX;
@@ -639,7 +649,20 @@ static int edge_cmp(const void *x, const void *y)
     return p->awaiter < q->awaiter ? -1 : p->awaiter > q->awaiter;
 }
 
-/* Hangs the edges on the snapshot tasks OUT (one per a->tasks entry), each awaiter once. */
+/* Whether task ST's awaiters name task ID already. */
+static bool awaited_by_has(const struct snap_task *st, uint64_t id)
+{
+    for (size_t i = 0; i < st->n_awaited_by; i++) {
+        if (st->awaited_by[i].task == id) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Hangs the edges on the snapshot tasks OUT (one per a->tasks entry), each awaiter once. An
+ * edge between two tasks listed already is theirs (3.14+: the C tasks' own awaited_by); one
+ * from a registry task to a listed task adds to what the listed task has. */
 static int attach_edges(struct asyncreg *a, struct edges *ed, struct snap_task *out)
 {
     /* No edges: ed->v is still NULL, which qsort() must not be given even for 0 items. */
@@ -653,34 +676,53 @@ static int attach_edges(struct asyncreg *a, struct edges *ed, struct snap_task *
             j++;
         }
         struct snap_task *st = &out[ed->v[i].child];
-        st->awaited_by = snapshot_alloc_array(a->s, j - i, sizeof *st->awaited_by);
-        if (st->awaited_by == NULL) {
+        bool listed = ed->v[i].child < a->n_listed;
+        const struct snap_task_awaiter *had = st->awaited_by;
+        size_t n_had = st->n_awaited_by;
+        size_t n_new = 0;
+        for (size_t k = i; k < j; k++) {
+            n_new += !listed || ed->v[k].awaiter >= a->n_listed;
+        }
+        if (n_new == 0) {
+            i = j;
+            continue;
+        }
+        struct snap_task_awaiter *v = snapshot_alloc_array(a->s, n_had + n_new, sizeof *v);
+        if (v == NULL) {
             return -1;
         }
+        if (n_had > 0) {
+            memcpy(v, had, n_had * sizeof *v);
+        }
+        st->awaited_by = v;
         for (size_t k = i; k < j; k++) {
-            if (k > i && ed->v[k].awaiter == ed->v[k - 1].awaiter) {
+            const struct snap_task *aw = &out[ed->v[k].awaiter];
+            if ((listed && ed->v[k].awaiter < a->n_listed) || awaited_by_has(st, aw->id)) {
                 continue;
             }
-            const struct snap_task *aw = &out[ed->v[k].awaiter];
-            st->awaited_by[st->n_awaited_by++] =
-                (struct snap_task_awaiter){aw->id, aw->frames, aw->n_frames};
+            v[st->n_awaited_by++] = (struct snap_task_awaiter){aw->id, aw->frames, aw->n_frames};
         }
         i = j;
     }
     return 0;
 }
 
-/* The tasks among OBJS[0..N), classified and read, into a->tasks (each address once). */
-static int read_tasks(struct asyncreg *a, const uint64_t *objs, size_t n)
+/* The tasks among OBJS[0..N), classified and read, into a->tasks (each address once), after
+ * the tasks LISTED[0..N_LISTED) the snapshot has already (C tasks, 3.14+: those of the
+ * registries are left out, and the listed ones read only when C_FIELDS). Returns the number of
+ * pure-Python tasks, or -1 when memory ran out. */
+static long read_tasks(struct asyncreg *a, const uint64_t *objs, size_t n,
+                       const struct snap_task *listed, size_t n_listed, bool c_fields)
 {
     uint64_t *types = malloc((n ? n : 1) * sizeof *types);
     uint8_t *buf = malloc(LIMIT_CHUNK_READ);
     size_t others = 0;
+    size_t total = n + n_listed;
     a->index_slots = 1024;
-    while (a->index_slots < 2 * n) {
+    while (a->index_slots < 2 * total) {
         a->index_slots *= 2;
     }
-    a->tasks = malloc((n ? n : 1) * sizeof *a->tasks);
+    a->tasks = malloc((total ? total : 1) * sizeof *a->tasks);
     a->index = calloc(a->index_slots, sizeof *a->index);
     if (types == NULL || buf == NULL || a->tasks == NULL || a->index == NULL) {
         free(types);
@@ -689,8 +731,19 @@ static int read_tasks(struct asyncreg *a, const uint64_t *objs, size_t n)
     }
     read_words(a, objs, a->L->object.ob_type, types, n);
     a->n_tasks = 0;
+    for (size_t i = 0; i < n_listed; i++) {
+        a->tasks[a->n_tasks] = (struct reg_task){.addr = listed[i].id, .kind = KIND_CTASK};
+        if (index_find(a, listed[i].id) == SIZE_MAX) {
+            index_add(a, a->n_tasks);
+        }
+        a->n_tasks++;
+    }
+    a->n_listed = a->n_tasks;
     for (size_t i = 0; i < n; i++) {
         enum reg_kind kind = objs[i] != 0 ? type_kind(a, types[i]) : KIND_NONE;
+        if (kind == KIND_CTASK && n_listed > 0) {
+            continue;
+        }
         if (kind == KIND_CTASK || kind == KIND_PYTASK) {
             a->tasks[a->n_tasks] = (struct reg_task){.addr = objs[i], .kind = kind};
             if (index_find(a, objs[i]) == SIZE_MAX) {
@@ -703,7 +756,14 @@ static int read_tasks(struct asyncreg *a, const uint64_t *objs, size_t n)
     if (others > 0) {
         snapshot_warn(a->s, "%zu objects in asyncio's task registries are not tasks", others);
     }
-    read_c_tasks(a, a->tasks, a->n_tasks, buf);
+    size_t n_py = 0;
+    for (size_t i = a->n_listed; i < a->n_tasks; i++) {
+        n_py += a->tasks[i].kind == KIND_PYTASK;
+    }
+    /* The listed C tasks matter only as ends of edges to pure-Python tasks. */
+    if (n_listed == 0 || (n_py > 0 && c_fields)) {
+        read_c_tasks(a, a->tasks, a->n_tasks, buf);
+    }
     /* Each pure-Python task costs a few dict lookups: past a limit they are listed unread. */
     size_t py = 0;
     for (size_t i = 0; i < a->n_tasks; i++) {
@@ -719,7 +779,7 @@ static int read_tasks(struct asyncreg *a, const uint64_t *objs, size_t n)
     }
     free(types);
     free(buf);
-    return 0;
+    return (long)n_py;
 }
 
 /* Reads the first bytes of the names of tasks [I, I + PROC_IOV_MAX) in one batch. */
@@ -743,10 +803,10 @@ static void prefetch_names(struct asyncreg *a, size_t i)
     }
 }
 
-/* The snapshot tasks, their coroutine stacks and awaiters. */
-static int build(struct asyncreg *a, struct snap_interp *out, struct pt_error *err)
+/* The snapshot tasks after the listed ones (TV holds those), their coroutine stacks, and the
+ * awaiters of all. */
+static int build(struct asyncreg *a, struct taskcommon_vec *tv, struct pt_error *err)
 {
-    struct taskcommon_vec tv = {NULL, 0, 0};
     struct edges ed = {NULL, 0, 0, false};
     int rc = 0;
     uint64_t *coros = malloc((a->n_tasks ? a->n_tasks : 1) * sizeof *coros);
@@ -754,20 +814,28 @@ static int build(struct asyncreg *a, struct snap_interp *out, struct pt_error *e
         return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
     }
     for (size_t i = 0; i < a->n_tasks; i++) {
-        coros[i] = a->tasks[i].coro;
+        coros[i] = i < a->n_listed ? 0 : a->tasks[i].coro;
     }
     corowalk_prefetch(a->walk, coros, a->n_tasks);
-    for (size_t i = 0; i < a->n_tasks && rc == 0; i++) {
+    for (size_t i = a->n_listed; i < a->n_tasks && rc == 0; i++) {
         const struct reg_task *t = &a->tasks[i];
         struct snap_task *st;
-        if (!taskcommon_vec_push(&tv, &st)) {
+        /* With the tasks listed already, the registries' may pass the limit: the rest are
+         * forgotten, edges to them included. */
+        if (tv->n == LIMIT_ASYNCIO_TASKS) {
+            snapshot_warn(a->s, "more than %d asyncio tasks, rest not shown", LIMIT_ASYNCIO_TASKS);
+            a->cut = true;
+            a->n_tasks = i;
+            break;
+        }
+        if (!taskcommon_vec_push(tv, &st)) {
             rc = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
             break;
         }
-        if (i % PROC_IOV_MAX == 0) {
+        size_t j = (i - a->n_listed) % PROC_IOV_MAX;
+        if (j == 0) {
             prefetch_names(a, i);
         }
-        size_t j = i % PROC_IOV_MAX;
         st->id = t->addr;
         st->name = taskcommon_name_prefetched(
             a->common, t->name, a->name_ok[j] ? a->name_buf + j * NAME_PREFETCH : NULL,
@@ -780,7 +848,7 @@ static int build(struct asyncreg *a, struct snap_interp *out, struct pt_error *e
     }
     corowalk_prefetch(a->walk, NULL, 0);
     free(coros);
-    if (rc == 0 && (!collect_edges(a, &ed) || attach_edges(a, &ed, tv.v) < 0)) {
+    if (rc == 0 && (!collect_edges(a, &ed) || attach_edges(a, &ed, tv->v) < 0)) {
         rc = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
     }
     if (ed.capped) {
@@ -799,10 +867,6 @@ static int build(struct asyncreg *a, struct snap_interp *out, struct pt_error *e
                       TYPE_SLOTS / 2);
     }
     free(ed.v);
-    if (rc == 0) {
-        return taskcommon_vec_finish(&tv, a->s, out, err);
-    }
-    free(tv.v);
     return rc;
 }
 
@@ -824,16 +888,47 @@ static bool find_registries(struct asyncreg *a, uint64_t modules, uint64_t *weak
     return true;
 }
 
-int asyncreg_read(struct asyncreg *a, struct snapshot *s, uint64_t modules,
-                  const struct tasks_thread *threads, size_t n_threads, struct snap_interp *out,
-                  struct pt_error *err)
+enum {
+    MODSTATE_MAX = 1024, /* bytes of the _asyncio module state read */
+};
+
+/* The registries in the _asyncio module's state (3.14+: tasks of other implementations that
+ * registered through the C _register_task) into *WEAK and *STRONG, 0 where there are none.
+ * The state is believed only when its debug_offsets field points at the module's debug
+ * section, found at SECTION_ADDR: else a warning, and *TRUNCATED. */
+static void state_registries(struct asyncreg *a, uint64_t modules, uint64_t section_addr,
+                             uint64_t *weak, uint64_t *strong, bool *truncated)
 {
-    uint64_t weak = 0;
-    uint64_t strong = 0;
-    uint64_t *objs = NULL;
-    size_t n = 0;
-    bool truncated = false;
-    int rc = 0;
+    const struct layout_asyncio *A = &a->A;
+    uint8_t buf[MODSTATE_MAX];
+    uint64_t mod = 0;
+    uint64_t state = 0;
+    uint64_t dbg = 0;
+    *weak = 0;
+    *strong = 0;
+    if (!layout_has(A->modstate.debug_offsets) || !layout_has(A->module_md_state) ||
+        pydict_get_str(a->proc, a->L, modules, "_asyncio", &mod, NULL) != 1) {
+        return;
+    }
+    if (A->modstate.size > sizeof buf || read_u64(a, mod + A->module_md_state, &state) < 0 ||
+        state == 0 || proc_read_bytes(a->proc, state, buf, A->modstate.size, NULL) < 0 ||
+        !layout_read_u64(buf, A->modstate.size, A->modstate.debug_offsets, &dbg) ||
+        section_addr == 0 || dbg != section_addr) {
+        snapshot_warn(a->s,
+                      "_asyncio module state at 0x%" PRIx64 " is not the one its debug offsets "
+                      "describe: its task registries not read",
+                      state);
+        *truncated = true;
+        return;
+    }
+    layout_read_u64(buf, A->modstate.size, A->modstate.non_asyncio_tasks, weak);
+    layout_read_u64(buf, A->modstate.size, A->modstate.non_asyncio_eager_tasks, strong);
+}
+
+/* Forgets the previous snapshot's reading. */
+static void begin(struct asyncreg *a, struct snapshot *s, const struct tasks_thread *threads,
+                  size_t n_threads)
+{
     memset(a->types, 0, sizeof a->types);
     memset(a->loops, 0, sizeof a->loops);
     a->s = s;
@@ -842,9 +937,41 @@ int asyncreg_read(struct asyncreg *a, struct snapshot *s, uint64_t modules,
     a->tasks = NULL;
     a->index = NULL;
     a->n_tasks = 0;
+    a->n_listed = 0;
+    a->cut = false;
     a->types_full = false;
     a->bad_waiters = 0;
     a->bad_children = 0;
+    a->ctask_type = 0;
+    a->pytask_type = 0;
+    a->gather_type = 0;
+    a->taskgroup_type = 0;
+}
+
+static void end(struct asyncreg *a)
+{
+    free(a->tasks);
+    free(a->index);
+    a->tasks = NULL;
+    a->index = NULL;
+    a->n_tasks = 0;
+    a->n_listed = 0;
+}
+
+int asyncreg_read(struct asyncreg *a, struct snapshot *s, uint64_t modules,
+                  const struct tasks_thread *threads, size_t n_threads, struct snap_interp *out,
+                  struct pt_error *err)
+{
+    uint64_t weak = 0;
+    uint64_t strong = 0;
+    uint64_t *objs = NULL;
+    size_t n = 0;
+    size_t cap = 0;
+    bool truncated = false;
+    struct taskcommon_vec tv = {NULL, 0, 0};
+    char what[64];
+    int rc = 0;
+    begin(a, s, threads, n_threads);
     out->tasks_present = true;
     if (modules == 0 || !find_registries(a, modules, &weak, &strong)) {
         /* asyncio not imported: no tasks. */
@@ -855,19 +982,72 @@ int asyncreg_read(struct asyncreg *a, struct snapshot *s, uint64_t modules,
         out->tasks_present = false;
         return 0;
     }
-    if (registry_objects(a, weak, strong, &objs, &n, &truncated) < 0 ||
-        read_tasks(a, objs, n) < 0) {
+    snprintf(what, sizeof what, "asyncio's %s", a->A.registry_weak);
+    if (registry_objects(a, what, weak, strong, &objs, &n, &cap, &truncated) < 0 ||
+        read_tasks(a, objs, n, NULL, 0, true) < 0) {
         rc = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
     }
     if (rc == 0) {
-        rc = build(a, out, err);
+        rc = build(a, &tv, err);
     }
+    if (rc == 0) {
+        rc = taskcommon_vec_finish(&tv, s, out, err);
+    }
+    free(tv.v);
     free(objs);
-    free(a->tasks);
-    free(a->index);
-    a->tasks = NULL;
-    a->index = NULL;
+    end(a);
     out->tasks_present = rc == 0;
     out->tasks_truncated = truncated;
+    return rc;
+}
+
+int asyncreg_read_more(struct asyncreg *a, struct snapshot *s, uint64_t modules,
+                       const struct tasks_thread *threads, size_t n_threads,
+                       const struct asyncdebug_offsets *off, struct taskcommon_vec *tv,
+                       bool *truncated, struct pt_error *err)
+{
+    uint64_t weak = 0;
+    uint64_t strong = 0;
+    uint64_t c_weak = 0;
+    uint64_t c_strong = 0;
+    uint64_t *objs = NULL;
+    size_t n = 0;
+    size_t cap = 0;
+    char what[64];
+    int rc = 0;
+    begin(a, s, threads, n_threads);
+    if (modules == 0 || !find_registries(a, modules, &weak, &strong)) {
+        return 0;
+    }
+    state_registries(a, modules, off->addr, &c_weak, &c_strong, truncated);
+    snprintf(what, sizeof what, "asyncio's %s", a->A.registry_weak);
+    if (weak != 0 || strong != 0) {
+        rc = registry_objects(a, what, weak, strong, &objs, &n, &cap, truncated);
+    }
+    if (rc == 0 && (c_weak != 0 || c_strong != 0)) {
+        rc = registry_objects(a, "_asyncio's non_asyncio_tasks", c_weak, c_strong, &objs, &n,
+                              &cap, truncated);
+    }
+    /* The listed C tasks' other fields are read through pytop's table of the version, which
+     * must agree with what the debug offsets say of the same struct. */
+    bool c_fields = off->task_size == a->A.task.size && off->task_coro == a->A.task.coro &&
+                    off->task_name == a->A.task.name;
+    long n_py = 0;
+    if (rc == 0 && n > 0) {
+        n_py = read_tasks(a, objs, n, tv->v, tv->n, c_fields);
+        rc = n_py < 0 ? -1 : 0;
+    }
+    if (rc < 0) {
+        rc = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+    } else if (n_py > 0) {
+        if (!c_fields) {
+            snapshot_warn(s, "asyncio C task layout disagrees with its debug offsets: what C "
+                             "tasks await among pure-Python tasks not read");
+        }
+        rc = build(a, tv, err);
+        *truncated = *truncated || a->cut;
+    }
+    free(objs);
+    end(a);
     return rc;
 }

@@ -1,8 +1,10 @@
-/* asyncreg: asyncio tasks of Python 3.8-3.13 (no _asyncio debug offsets), found through
- * asyncio's own task registries in the target and read as C or pure-Python tasks. */
+/* asyncreg: asyncio tasks found through asyncio's own task registries in the target and read
+ * as C or pure-Python tasks: every task of Python 3.8-3.13 (no _asyncio debug offsets), the
+ * tasks not of the C type from 3.14. */
 #ifndef PYTOP_CORE_ASYNCREG_H
 #define PYTOP_CORE_ASYNCREG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -11,6 +13,8 @@
 struct proc;
 struct runtime;
 struct taskcommon;
+struct taskcommon_vec;
+struct asyncdebug_offsets;
 struct snapshot;
 struct snap_interp;
 struct pt_error;
@@ -18,8 +22,7 @@ struct pt_error;
 struct asyncreg;
 
 /* A reader for the target of RT; P, RT and COMMON must outlive it. Errors: PT_E_UNSUPPORTED
- * (the version has no asyncio table: 3.14+ read the debug section instead), PT_E_BADLAYOUT,
- * PT_E_NOMEM. */
+ * (the version has no asyncio table), PT_E_BADLAYOUT, PT_E_NOMEM. */
 struct asyncreg *asyncreg_new(struct proc *p, const struct runtime *rt, struct taskcommon *common,
                               struct pt_error *err);
 void asyncreg_free(struct asyncreg *a);
@@ -32,5 +35,18 @@ void asyncreg_free(struct asyncreg *a);
 int asyncreg_read(struct asyncreg *a, struct snapshot *s, uint64_t modules,
                   const struct tasks_thread *threads, size_t n_threads, struct snap_interp *out,
                   struct pt_error *err);
+
+/* The tasks in the registries of a version whose C tasks are listed through the _asyncio
+ * debug section (3.14+), appended to TV, which holds those C tasks (COMMON already begun on
+ * S): the pure-Python tasks in asyncio.tasks' registries and in the _asyncio module state's
+ * (believed only when the state points at the debug section OFF describes, at OFF->addr),
+ * read as asyncreg_read() reads them; C tasks met there are left to the lists. Awaited-by
+ * edges between a pure-Python task and a listed C task are added to either end's awaiters
+ * (each once); a C task's own awaiters are kept as they are. What cannot be read is warned
+ * about in S, *TRUNCATED set where tasks are missing. Fails only on PT_E_NOMEM. */
+int asyncreg_read_more(struct asyncreg *a, struct snapshot *s, uint64_t modules,
+                       const struct tasks_thread *threads, size_t n_threads,
+                       const struct asyncdebug_offsets *off, struct taskcommon_vec *tv,
+                       bool *truncated, struct pt_error *err);
 
 #endif

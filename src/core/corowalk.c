@@ -1,5 +1,5 @@
 /* corowalk: a coroutine's stack down its await chain, read from the coroutine objects of
- * Python 3.8-3.13 (frame objects up to 3.10, embedded interpreter frames from 3.11). */
+ * Python 3.8+ (frame objects up to 3.10, embedded interpreter frames from 3.11). */
 #include "config.h"
 
 #include "core/corowalk.h"
@@ -273,14 +273,15 @@ static uint64_t delegate_frame_object(struct corowalk *w, const struct level *lv
     return out;
 }
 
-/* 3.11+: gi_frame_state says so (3.13), or the next instruction is a RESUME with oparg 2 or 3
+/* 3.11+: gi_frame_state says so (3.13+), or the next instruction is a RESUME with oparg 2 or 3
  * (after `yield from`, after `await`); the delegate is the top item of the frame's stack. */
 static uint64_t delegate_embedded(struct corowalk *w, uint64_t coro, const struct level *lv)
 {
     const struct layout_asyncio *A = w->A;
     uint64_t out = 0;
     if (A->yield_from == LAYOUT_YF_FRAME_STATE) {
-        if ((int)(uint8_t)lv->state != w->L->gen.state_yield_from) {
+        int st = (int)(uint8_t)lv->state;
+        if (st != w->L->gen.state_yield_from && st != w->L->gen.state_yield_from_locked) {
             return 0;
         }
     } else {
@@ -297,11 +298,24 @@ static uint64_t delegate_embedded(struct corowalk *w, uint64_t coro, const struc
             return 0;
         }
     }
-    int32_t top = read_i32(lv->frame, lv->frame_len, A->stack_top);
-    if (top <= 0 || top > LIMIT_FRAME_STACK) {
-        return 0;
+    uint64_t slot = 0;
+    if (A->stack == LAYOUT_STACK_FRAME_POINTER) {
+        /* 3.14+: a tagged pointer past the top item; the delegate sits AWAIT_SLOT below. */
+        uint64_t sp = 0;
+        uint64_t below = 8 * (uint64_t)A->await_slot;
+        layout_read_u64(lv->frame, lv->frame_len, A->stack_top, &sp);
+        sp &= ~w->L->frame.executable_tag_mask;
+        if (sp < below) {
+            return 0;
+        }
+        slot = sp - below;
+    } else {
+        int32_t top = read_i32(lv->frame, lv->frame_len, A->stack_top);
+        if (top <= 0 || top > LIMIT_FRAME_STACK) {
+            return 0;
+        }
+        slot = coro + A->gen_iframe + A->stack_base + 8 * (uint64_t)(top - 1);
     }
-    uint64_t slot = coro + A->gen_iframe + A->stack_base + 8 * (uint64_t)(top - 1);
     if (proc_read_bytes(w->proc, slot, &out, 8, NULL) < 0) {
         return 0;
     }

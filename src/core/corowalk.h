@@ -1,5 +1,5 @@
 /* corowalk: a coroutine's stack down its await chain, read from the coroutine objects of
- * Python 3.8-3.13 (frame objects up to 3.10, embedded interpreter frames from 3.11). */
+ * Python 3.8+ (frame objects up to 3.10, embedded interpreter frames from 3.11). */
 #ifndef PYTOP_CORE_COROWALK_H
 #define PYTOP_CORE_COROWALK_H
 

@@ -41,10 +41,12 @@ struct taskcommon {
     uint8_t *code_buf;      /* a code object */
     uint64_t last_type;
     uint64_t last_type_flags;
+    bool int_names;
+    bool warned_int_name; /* this snapshot */
 };
 
 struct taskcommon *taskcommon_new(struct proc *p, const struct runtime *rt,
-                                  struct code_cache *codes, struct pt_error *err)
+                                  struct code_cache *codes, bool int_names, struct pt_error *err)
 {
     struct taskcommon *c = calloc(1, sizeof *c);
     if (c == NULL) {
@@ -55,6 +57,7 @@ struct taskcommon *taskcommon_new(struct proc *p, const struct runtime *rt,
     c->rt = rt;
     c->L = &rt->layout;
     c->codes = codes;
+    c->int_names = int_names;
     return c;
 }
 
@@ -78,6 +81,7 @@ bool taskcommon_begin(struct taskcommon *c, struct snapshot *s)
     }
     memset(c->strs, 0, (size_t)STRS_SLOTS * sizeof *c->strs);
     c->last_type = 0;
+    c->warned_int_name = false;
     c->s = s;
     return true;
 }
@@ -182,7 +186,17 @@ struct snap_str taskcommon_name(struct taskcommon *c, uint64_t name_addr, uint64
         return none;
     }
     uint64_t flags = taskcommon_type_flags(c, type_addr);
-    if (c_task && L->flag_long_subclass != 0 && (flags & L->flag_long_subclass) != 0) {
+    bool is_int = L->flag_long_subclass != 0 && (flags & L->flag_long_subclass) != 0;
+    if (is_int && (!c_task || !c->int_names)) {
+        /* A version that formats every name at once never leaves an int there. */
+        if (c_task && !c->warned_int_name) {
+            snapshot_warn(c->s, "asyncio task name at 0x%" PRIx64 " is an int, which this "
+                          "Python never stores as a C task's name: not shown", name_addr);
+            c->warned_int_name = true;
+        }
+        return none;
+    }
+    if (is_int) {
         uint64_t n;
         if (pydict_read_uint(c->proc, L, name_addr, &n, &e) < 0) {
             return none;

@@ -16,9 +16,10 @@ struct pt_error;
 
 struct taskcommon;
 
-/* P, RT and CODES must outlive it. Errors: PT_E_NOMEM. */
+/* P, RT and CODES must outlive it. INT_NAMES: the version's C tasks may keep an int as their
+ * name (layout_asyncio's int_task_names). Errors: PT_E_NOMEM. */
 struct taskcommon *taskcommon_new(struct proc *p, const struct runtime *rt,
-                                  struct code_cache *codes, struct pt_error *err);
+                                  struct code_cache *codes, bool int_names, struct pt_error *err);
 void taskcommon_free(struct taskcommon *c);
 
 /* Starts a snapshot S: strings made from here on live in S. Returns false when memory ran
@@ -33,9 +34,11 @@ void taskcommon_frame(struct taskcommon *c, uint64_t code_addr, uint64_t instr,
 /* The type flags of the type at TYPE_ADDR; 0 when unreadable. */
 uint64_t taskcommon_type_flags(struct taskcommon *c, uint64_t type_addr);
 
-/* A task's name: the str at NAME_ADDR, or, when C_TASK, "Task-N" for the int N a C task keeps
- * until its name is asked for (Modules/_asynciomodule.c); a pure-Python task's name is always a
- * str. TYPE_ADDR is the name's type, 0 when not read yet. Unknown: a NULL string. */
+/* A task's name: the str at NAME_ADDR, or, when C_TASK and the version names C tasks lazily,
+ * "Task-N" for the int N a C task keeps until its name is asked for (Modules/_asynciomodule.c,
+ * 3.12+); a pure-Python task's name is always a str. TYPE_ADDR is the name's type, 0 when not
+ * read yet. Unknown: a NULL string; an int where the version never keeps one is also warned
+ * about in the snapshot (once per snapshot). */
 struct snap_str taskcommon_name(struct taskcommon *c, uint64_t name_addr, uint64_t type_addr,
                                 bool c_task);
 

@@ -1,6 +1,6 @@
 /* tasks: a target's asyncio tasks and their awaited-by graph, read through the _asyncio
- * module's debug offsets (the .AsyncioDebug section, 3.14+), or through asyncio's task
- * registries (3.8-3.13, asyncreg). */
+ * module's debug offsets (the .AsyncioDebug section, 3.14+: C tasks) and asyncio's task
+ * registries (asyncreg: every task of 3.8-3.13, the others of 3.14+). */
 #include "config.h"
 
 #include "core/tasks.h"
@@ -15,6 +15,7 @@
 #include "core/asyncreg.h"
 #include "core/code.h"
 #include "core/error.h"
+#include "core/layout/asyncio.h"
 #include "core/layout/layout.h"
 #include "core/limits.h"
 #include "core/proc.h"
@@ -111,21 +112,21 @@ struct tasks *tasks_new(struct proc *p, const struct runtime *rt, struct code_ca
     t->L = &rt->layout;
     t->codes = codes;
     t->last_scan = -RESCAN_SECONDS;
-    t->common = taskcommon_new(p, rt, codes, err);
+    struct layout_asyncio A;
+    struct pt_error e = {0};
+    bool int_names = layout_asyncio_select(t->L, &A, &e) == 0 && A.int_task_names;
+    t->common = taskcommon_new(p, rt, codes, int_names, err);
     if (t->common == NULL) {
         free(t);
         return NULL;
     }
-    /* Without the debug section (before 3.14) asyncio's registries are read, where pytop has
-     * the version's table. */
-    if (!layout_usable(t->L)) {
-        struct pt_error e = {0};
-        t->reg = asyncreg_new(p, rt, t->common, &e);
-        if (t->reg == NULL && e.code == PT_E_NOMEM) {
-            tasks_free(t);
-            pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
-            return NULL;
-        }
+    /* asyncio's registries are read where pytop has the version's table: for every task
+     * without the debug section (before 3.14), for the tasks not of the C type with it. */
+    t->reg = asyncreg_new(p, rt, t->common, &e);
+    if (t->reg == NULL && e.code == PT_E_NOMEM) {
+        tasks_free(t);
+        pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+        return NULL;
     }
     return t;
 }
@@ -556,7 +557,7 @@ int tasks_read_interp(struct tasks *t, struct snapshot *s, uint64_t interp_addr,
 {
     struct pt_error e = {0};
     out->tasks_present = false;
-    if (t->reg != NULL) {
+    if (!layout_usable(t->L) && t->reg != NULL) {
         if (!taskcommon_begin(t->common, s)) {
             return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
         }
@@ -611,6 +612,11 @@ int tasks_read_interp(struct tasks *t, struct snapshot *s, uint64_t interp_addr,
     }
     if (rc == 0) {
         rc = walk_list(t, interp_addr + t->off.interp_tasks_head, 0, &tv, &truncated, err);
+    }
+    /* Tasks not of the C type are in asyncio's registries, after the C tasks. */
+    if (rc == 0 && t->reg != NULL) {
+        rc = asyncreg_read_more(t->reg, s, modules, threads, n_threads, &t->off, &tv, &truncated,
+                                err);
     }
     if (rc == 0) {
         rc = taskcommon_vec_finish(&tv, s, out, err);

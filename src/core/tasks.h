@@ -1,6 +1,6 @@
 /* tasks: a target's asyncio tasks and their awaited-by graph, read through the _asyncio
- * module's debug offsets (the .AsyncioDebug section, 3.14+), or through asyncio's task
- * registries (3.8-3.13, asyncreg). */
+ * module's debug offsets (the .AsyncioDebug section, 3.14+: C tasks) and asyncio's task
+ * registries (asyncreg: every task of 3.8-3.13, the others of 3.14+). */
 #ifndef PYTOP_CORE_TASKS_H
 #define PYTOP_CORE_TASKS_H
 
@@ -33,7 +33,8 @@ struct tasks_thread {
 
 /* Fills OUT's tasks for the interpreter at INTERP_ADDR (whose sys.modules dict is at MODULES;
  * 0 unknown): each thread's task list in the order given, then the interpreter's fallback
- * list, as _remote_debugging's get_all_awaited_by() walks them. No _asyncio section mapped
+ * list, as _remote_debugging's get_all_awaited_by() walks them, then the tasks not of the C
+ * type from asyncio's registries (asyncreg_read_more()). No _asyncio section mapped
  * (asyncio not imported) gives an empty list. A version without the debug offsets is read
  * through asyncio's registries (asyncreg_read()); one without either gives an empty list when
  * sys.modules has no asyncio, else OUT->tasks_present false and a warning.

@@ -1,4 +1,4 @@
-/* test_layout_asyncio: the asyncio tables of 3.8-3.13 and the capabilities derived from them. */
+/* test_layout_asyncio: the asyncio tables and the capabilities derived from them. */
 #include "config.h"
 
 #include <setjmp.h>
@@ -57,7 +57,33 @@ static void test_layout_asyncio_embedded_frames_check_resume(void **state)
     assert_string_equal(A.registry_strong, "_eager_tasks");
 }
 
-static void test_layout_asyncio_refuses_versions_with_debug_section(void **state)
+static void test_layout_asyncio_int_task_names_only_from_3_12(void **state)
+{
+    (void)state;
+    struct layout_asyncio A;
+    /* The versions pytop reads through tables (3.13+ have debug offsets). */
+    for (unsigned minor = 8; minor <= 12; minor++) {
+        select_table(minor, &A);
+        assert_int_equal(A.int_task_names, minor >= 12);
+        /* The module state's registries and its debug_offsets pointer are 3.14+'s. */
+        assert_false(layout_has(A.modstate.non_asyncio_tasks));
+        assert_false(layout_has(A.modstate.debug_offsets));
+    }
+}
+
+static void test_layout_asyncio_refuses_a_version_without_table(void **state)
+{
+    (void)state;
+    struct py_layout L;
+    struct layout_asyncio A;
+    struct pt_error e = {0};
+    memset(&L, 0, sizeof L);
+    L.hexversion = hex(7);
+    assert_int_equal(layout_asyncio_select(&L, &A, &e), -1);
+    assert_int_equal(e.code, PT_E_UNSUPPORTED);
+}
+
+static void test_layout_asyncio_refuses_3_14_without_its_debug_offsets(void **state)
 {
     (void)state;
     struct py_layout L;
@@ -66,7 +92,7 @@ static void test_layout_asyncio_refuses_versions_with_debug_section(void **state
     memset(&L, 0, sizeof L);
     L.hexversion = hex(14);
     assert_int_equal(layout_asyncio_select(&L, &A, &e), -1);
-    assert_int_equal(e.code, PT_E_UNSUPPORTED);
+    assert_int_equal(e.code, PT_E_BADLAYOUT);
 }
 
 static void test_layout_asyncio_refuses_a_frame_kind_that_does_not_match(void **state)
@@ -87,7 +113,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_layout_asyncio_frame_objects_use_yield_from_opcode),
         cmocka_unit_test(test_layout_asyncio_embedded_frames_check_resume),
-        cmocka_unit_test(test_layout_asyncio_refuses_versions_with_debug_section),
+        cmocka_unit_test(test_layout_asyncio_int_task_names_only_from_3_12),
+        cmocka_unit_test(test_layout_asyncio_refuses_a_version_without_table),
+        cmocka_unit_test(test_layout_asyncio_refuses_3_14_without_its_debug_offsets),
         cmocka_unit_test(test_layout_asyncio_refuses_a_frame_kind_that_does_not_match),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,4 +1,4 @@
-/* layout/asyncio: how to read asyncio tasks of 3.8-3.13, from tools/gen-asyncio-layout's
+/* layout/asyncio: how to read asyncio's task registries, from tools/gen-asyncio-layout's
  * tables. */
 #include "config.h"
 
@@ -13,7 +13,7 @@
 #include "core/layout/layout.h"
 #include "core/limits.h"
 
-/* The generated table of each minor version without _asyncio debug offsets, by minor. */
+/* The generated table of each minor version, by minor. */
 static const struct layout_asyncio_gen *table_of(unsigned minor)
 {
     switch (minor) {
@@ -29,6 +29,10 @@ static const struct layout_asyncio_gen *table_of(unsigned minor)
         return &layout_asyncio_gen_3_12;
     case 13:
         return &layout_asyncio_gen_3_13;
+    case 14:
+        return &layout_asyncio_gen_3_14;
+    case 15:
+        return &layout_asyncio_gen_3_15;
     default:
         return NULL;
     }
@@ -61,6 +65,13 @@ static bool fill_frames(const struct layout_asyncio_gen *g, const struct py_layo
         A->stack = LAYOUT_STACK_DEPTH;
         A->stack_top = (uint64_t)g->frameobj_stackdepth;
         A->stack_base = layout_gen_offset(g->frameobj_valuestack);
+    } else if (g->iframe_stackpointer >= 0) {
+        /* How far below the stack pointer a suspended `await` keeps its delegate is the
+         * version's debug-offsets knowledge (py_layout). */
+        A->stack = LAYOUT_STACK_FRAME_POINTER;
+        A->stack_top = (uint64_t)g->iframe_stackpointer;
+        A->stack_base = LAYOUT_NONE;
+        A->await_slot = L->gen.await_slot;
     } else {
         A->stack = LAYOUT_STACK_LOCALSPLUS;
         A->stack_top = layout_gen_offset(g->iframe_stacktop);
@@ -73,9 +84,20 @@ static bool fill_frames(const struct layout_asyncio_gen *g, const struct py_layo
     }
     /* 3.13 marks a generator suspended in a delegation by its state. */
     A->yield_from = L->gen.state_yield_from >= 0 ? LAYOUT_YF_FRAME_STATE : LAYOUT_YF_RESUME_OPARG;
+    bool stack_ok = A->stack == LAYOUT_STACK_FRAME_POINTER
+                        ? A->await_slot > 0 && A->await_slot <= 4 &&
+                              A->yield_from == LAYOUT_YF_FRAME_STATE &&
+                              A->stack_top + 8 <= L->frame.size
+                        : A->stack == LAYOUT_STACK_LOCALSPLUS && layout_has(A->stack_top) &&
+                              layout_has(A->stack_base);
+    /* Where the debug offsets also say where things are, the two sources must agree. */
+    bool agrees = (!layout_has(L->gen.gi_iframe) || L->gen.gi_iframe == A->gen_iframe) &&
+                  (!layout_has(L->gen.gi_frame_state) ||
+                   L->gen.gi_frame_state == A->gen_frame_state) &&
+                  (!layout_has(L->frame_stackpointer) || A->stack != LAYOUT_STACK_FRAME_POINTER ||
+                   L->frame_stackpointer == A->stack_top);
     return L->frames == FRAMES_INTERPRETER && layout_has(A->gen_iframe) &&
-           layout_has(A->gen_frame_state) && A->stack == LAYOUT_STACK_LOCALSPLUS &&
-           layout_has(A->stack_top) && layout_has(A->stack_base) && g->op_resume >= 0 &&
+           layout_has(A->gen_frame_state) && stack_ok && agrees && g->op_resume >= 0 &&
            L->gen.state_cleared >= 0;
 }
 
@@ -114,6 +136,12 @@ int layout_asyncio_select(const struct py_layout *L, struct layout_asyncio *A, s
     A->method_self = layout_gen_offset(g->method_self);
     A->function_name = layout_gen_offset(g->function_name);
     A->type_base = layout_gen_offset(g->type_base);
+    A->module_md_state = layout_gen_offset(g->module_md_state);
+    A->modstate.size = layout_gen_offset(g->modstate_size);
+    A->modstate.non_asyncio_tasks = layout_gen_offset(g->modstate_non_asyncio_tasks);
+    A->modstate.non_asyncio_eager_tasks = layout_gen_offset(g->modstate_non_asyncio_eager_tasks);
+    A->modstate.debug_offsets = layout_gen_offset(g->modstate_debug_offsets);
+    A->int_task_names = g->modstate_int_task_names > 0;
     uint64_t end = 0;
     bool task_ok = A->task.size <= LIMIT_OBJECT_READ && A->task.loop < A->task.size &&
                    A->task.callback0 < A->task.size && A->task.callbacks < A->task.size &&
@@ -123,6 +151,16 @@ int layout_asyncio_select(const struct py_layout *L, struct layout_asyncio *A, s
                   A->set.mask < A->set.size && A->set.table < A->set.size &&
                   A->set.entry_size >= 16 && A->set.entry_key < A->set.entry_size &&
                   A->set.entry_hash < A->set.entry_size;
+    /* The state's fields are used only when all of them fit in it. */
+    bool state_ok = A->modstate.size <= LIMIT_OBJECT_READ &&
+                    A->modstate.non_asyncio_tasks < A->modstate.size &&
+                    A->modstate.non_asyncio_eager_tasks < A->modstate.size &&
+                    A->modstate.debug_offsets < A->modstate.size;
+    if (!state_ok) {
+        A->modstate.non_asyncio_tasks = LAYOUT_NONE;
+        A->modstate.non_asyncio_eager_tasks = LAYOUT_NONE;
+        A->modstate.debug_offsets = LAYOUT_NONE;
+    }
     if (!task_ok || !set_ok || A->registry_weak == NULL || !layout_has(A->weakref_object) ||
         !layout_has(A->list_item) || !layout_has(A->tuple_item) || !layout_has(A->method_self) ||
         !layout_has(A->function_name) || !layout_has(A->type_base) || !fill_frames(g, L, A) ||

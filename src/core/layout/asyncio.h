@@ -1,8 +1,10 @@
-/* layout/asyncio: how to read asyncio tasks of a version without _asyncio debug offsets
- * (3.8-3.13), from pytop's generated per-version tables. */
+/* layout/asyncio: how to read asyncio's task registries (every task of 3.8-3.13, which have no
+ * _asyncio debug offsets; the tasks not of the C type from 3.14), from pytop's generated
+ * per-version tables. */
 #ifndef PYTOP_CORE_LAYOUT_ASYNCIO_H
 #define PYTOP_CORE_LAYOUT_ASYNCIO_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct py_layout;
@@ -21,6 +23,8 @@ enum layout_stack_top {
     LAYOUT_STACK_POINTER,    /* a pointer past the top item (f_stacktop), NULL while running */
     LAYOUT_STACK_DEPTH,      /* an item count (int) above a base pointer (f_valuestack) */
     LAYOUT_STACK_LOCALSPLUS, /* an item count (int) above the frame's localsplus array */
+    LAYOUT_STACK_FRAME_POINTER, /* a tagged pointer (stackpointer) past the top item, in the
+                                 * embedded frame; the delegate sits await_slot items below */
 };
 
 enum { LAYOUT_ASYNCIO_RESUME_OPS = 4 };
@@ -51,7 +55,8 @@ struct layout_asyncio {
     int state_created;        /* gi_frame_state byte of a coroutine not started; -1: none */
     enum layout_yield_from yield_from;
     enum layout_stack_top stack;
-    uint64_t stack_top;   /* in the frame: f_stacktop, f_stackdepth or stacktop */
+    uint64_t stack_top;   /* in the frame: f_stacktop, f_stackdepth, stacktop or stackpointer */
+    unsigned await_slot;  /* LAYOUT_STACK_FRAME_POINTER: items below it the delegate is */
     uint64_t stack_base;  /* in the frame: f_valuestack, or where localsplus starts */
     uint64_t code_code;   /* co_code, for LAYOUT_YF_NEXT_OPCODE */
     unsigned lasti_scale; /* bytes per unit of f_lasti */
@@ -76,11 +81,25 @@ struct layout_asyncio {
     uint64_t method_self;
     uint64_t function_name;
     uint64_t type_base; /* tp_base */
+
+    uint64_t module_md_state; /* md_state in a module object */
+    /* asyncio_state, the _asyncio module's state (Modules/_asynciomodule.c); LAYOUT_NONE where
+     * the version lacks a field. */
+    struct {
+        uint64_t size;
+        uint64_t non_asyncio_tasks;       /* a WeakSet: tasks registered through the C
+                                           * _register_task that are not C tasks (3.14+) */
+        uint64_t non_asyncio_eager_tasks; /* a set: the same, during their eager first step */
+        uint64_t debug_offsets;           /* the address of the module's .AsyncioDebug data */
+    } modstate;
+    /* A C task without a given name keeps the int its module's counter gave it, formatted as
+     * "Task-N" only when asked for (3.12+); before, the name is always a str. */
+    bool int_task_names;
 };
 
 /* Fills A for the version of L (its hexversion) from the generated table of that minor version.
- * Errors: PT_E_UNSUPPORTED (no table: 3.14+ read the _asyncio debug section instead),
- * PT_E_BADLAYOUT (a table lacking what its kind of frame needs). */
+ * Errors: PT_E_UNSUPPORTED (no table), PT_E_BADLAYOUT (a table lacking what its kind of frame
+ * needs, or disagreeing with L's debug offsets). */
 int layout_asyncio_select(const struct py_layout *L, struct layout_asyncio *A,
                           struct pt_error *err);
 

@@ -18,7 +18,8 @@ objects (the default):
   gather     a gather future whose _children list claims 2**40 items
   name-*     task names that are not str: a bytes object dressed as an ASCII str (its first
              bytes copied from a real str's header), a float, and (pure-Python task) an int
-  canary-*   untouched tasks in a loop of their own and beside the corrupted ones
+  canary-*   untouched tasks in a loop of their own and beside the corrupted ones (C tasks, and
+             a pure-Python one, which 3.14+ lists from asyncio's registries too)
   threads    a thread whose threading name is the dressed-up bytes object, and one whose
              name str claims 2**40 characters
   gc         the collector's `collecting` flag (found by comparing the memory around the
@@ -277,7 +278,9 @@ def build_fw(loop, forever):
 def build_fw_pure(loop, forever):
     f = loop.create_future()
     KEEP.append(f)
-    return {"fw-py-garbage": (loop.create_task(park_future(f), name="fw-py-garbage"), f)}
+    return {"fw-py-garbage": (loop.create_task(park_future(f), name="fw-py-garbage"), f),
+            "canary-fw-py": (loop.create_task(park_future(forever), name="canary-fw-py"),
+                             forever)}
 
 
 def build_loops(loop, forever):
@@ -341,6 +344,8 @@ def corrupt_fw(lt, lt_pure):
         record(parent, "awaiter")
         attempt("awaited-by-garbage",
                 lambda: put(id(child) + field_offset(child, parent, "awaited_by"), UNMAPPED))
+    task, _ = lt_pure.tasks["canary-fw-py"]
+    record(task, "canary-fw-py", required=True)
     task, _ = lt_pure.tasks["fw-py-garbage"]
     record(task, "fw-py-garbage")
     attempt("fw-py-garbage", lambda: put(attr_slot(task, "_fut_waiter", "fw-py"), UNMAPPED))

@@ -5,8 +5,9 @@ a chain of tasks awaiting tasks three levels deep and PYTOP_TARGET_BULK_TASKS (d
 pending tasks; a second thread runs its own loop with a parent awaiting a child, both
 pure-Python tasks (asyncio.tasks._PyTask, made by the loop's task factory; their names are
 listed under "pure"), and a parent gathering pure-Python children. Once every task is
-suspended the target writes OUTFILE: per loop, its tasks (asyncio.all_tasks(): id, name, the
-kernel tid of the loop's thread) and the awaited-by edges by name that the program's structure
+suspended the target writes OUTFILE: per loop, its tasks (asyncio.all_tasks(), and from 3.14,
+whose C all_tasks() no longer sees them, the pure-Python tasks of asyncio.tasks' own registries:
+id, name, the kernel tid of the loop's thread) and the awaited-by edges by name that the program's structure
 implies. Then every task stays suspended until the process is killed (or LIFETIME ends).
 """
 import asyncio
@@ -86,6 +87,17 @@ def report(loop_name, tasks):
             all_reported.set()
 
 
+def loop_tasks():
+    """The running loop's tasks. From 3.14, asyncio.all_tasks() lists the C tasks and the others
+    registered through the C _register_task; _PyTask registers with the pure-Python one, which
+    _py_all_tasks() reads."""
+    tasks = set(asyncio.all_tasks())
+    py_all = getattr(asyncio.tasks, "_py_all_tasks", None)
+    if sys.version_info >= (3, 14) and py_all is not None:
+        tasks |= py_all()
+    return tasks
+
+
 async def settle():
     """Lets every task run to its first suspension."""
     for _ in range(20):
@@ -101,7 +113,7 @@ async def main_loop():
     for i in range(BULK):
         asyncio.create_task(bulk(forever), name="bulk-%d" % i)
     await settle()
-    report("main", asyncio.all_tasks())
+    report("main", loop_tasks())
     await forever
 
 
@@ -131,7 +143,7 @@ async def second_loop():
     asyncio.create_task(t2_root(forever), name="t2-root")
     asyncio.create_task(t2_gather(forever), name="t2-gather")
     await settle()
-    report("second", asyncio.all_tasks())
+    report("second", loop_tasks())
     await forever
 
 
