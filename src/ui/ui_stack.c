@@ -221,7 +221,10 @@ static void draw_frame(WINDOW *w, int width, const struct snap_frame *f, const s
                             : f->kind == SNAP_FRAME_GC   ? "<GC>"
                                                          : "<shim>";
         ui_text_puts(w, label, width - 2, st);
-        if (f->function.ptr != NULL && getcurx(w) + 5 < width) {
+        bool named = f->function.ptr != NULL &&
+                     (f->function.len != strlen(label) ||
+                      memcmp(f->function.ptr, label, f->function.len) != 0);
+        if (named && getcurx(w) + 5 < width) {
             ui_text_puts(w, " in ", 4, st);
             ui_text_put(w, f->function, width - getcurx(w), st);
         }
