@@ -246,9 +246,8 @@ static int parse_rings(const struct layout_gc_gen *v, struct snapshot *s, const 
 
 int gc_parse_variant(const struct layout_gc_gen *v, struct snapshot *s, uint64_t addr,
                      const uint8_t *buf, size_t len, const uint8_t *stats, size_t stats_len,
-                     struct snap_gc *out, uint64_t *frame)
+                     struct snap_gc *out)
 {
-    *frame = 0;
     if (!variant_sane(v) || len < (size_t)v->size) {
         return 0;
     }
@@ -312,20 +311,14 @@ int gc_parse_variant(const struct layout_gc_gen *v, struct snapshot *s, uint64_t
         }
         /* Rings that do not parse leave the totals and records unknown. */
     }
-    uint64_t f = 0;
-    if (collecting && v->frame >= 0 && layout_read_u64(buf, len, (uint64_t)v->frame, &f)) {
-        *frame = f;
-    }
     out->present = true;
     return 1;
 }
 
 int gc_parse(struct gc_reader *g, struct snapshot *s, int64_t interp_id, uint64_t addr,
-             const uint8_t *buf, size_t len, struct snap_gc *out, uint64_t *frame,
-             struct pt_error *err)
+             const uint8_t *buf, size_t len, struct snap_gc *out, struct pt_error *err)
 {
     struct timespec now;
-    *frame = 0;
     out->present = false;
     clock_gettime(CLOCK_MONOTONIC, &now);
     out->read_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
@@ -362,7 +355,7 @@ int gc_parse(struct gc_reader *g, struct snapshot *s, int64_t interp_id, uint64_
             }
         }
         int r = gc_parse_variant(v, s, addr, buf, len, stats_len ? g->stats : NULL, stats_len,
-                                 out, frame);
+                                 out);
         if (r < 0) {
             return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
         }

@@ -40,18 +40,16 @@ void gc_records_prefetched(struct gc_reader *g);
 /* Fills OUT from the GC state BUF[0..LEN) that was read at ADDR: picks the build family whose
  * invariants hold (generation0 points at the first generation's list head, every list head is
  * linked, totals are not negative), reads the collection records the state points to (3.15+;
- * one more read), and allocates in S. *FRAME gets the frame that started the running
- * collection (3.15+), else 0. When no family fits, OUT->present stays false and a warning in S
+ * one more read unless read ahead), and allocates in S. When no family fits, OUT->present stays false and a warning in S
  * says why. Returns -1 only on out of memory (PT_E_NOMEM in ERR). */
 int gc_parse(struct gc_reader *g, struct snapshot *s, int64_t interp_id, uint64_t addr,
-             const uint8_t *buf, size_t len, struct snap_gc *out, uint64_t *frame,
-             struct pt_error *err);
+             const uint8_t *buf, size_t len, struct snap_gc *out, struct pt_error *err);
 
 /* The same for one given variant V, with the collection records' bytes STATS[0..STATS_LEN)
  * already read (NULL when none); for tests and fuzzing. Returns 1 when V fits (OUT filled),
  * 0 when it does not, -1 on out of memory. */
 int gc_parse_variant(const struct layout_gc_gen *v, struct snapshot *s, uint64_t addr,
                      const uint8_t *buf, size_t len, const uint8_t *stats, size_t stats_len,
-                     struct snap_gc *out, uint64_t *frame);
+                     struct snap_gc *out);
 
 #endif

@@ -198,6 +198,28 @@ void snapshot_warn(struct snapshot *s, const char *fmt, ...)
     }
 }
 
+const char *snapshot_frame_label(enum snap_frame_kind kind)
+{
+    switch (kind) {
+    case SNAP_FRAME_NATIVE:
+        return "<native>";
+    case SNAP_FRAME_GC:
+        return "<GC>";
+    case SNAP_FRAME_SHIM:
+        return "<shim>";
+    case SNAP_FRAME_PYTHON:
+        break;
+    }
+    return "<unknown frame kind>";
+}
+
+bool snapshot_frame_named(const struct snap_frame *f)
+{
+    const char *label = snapshot_frame_label(f->kind);
+    return f->function.ptr != NULL &&
+           (f->function.len != strlen(label) || memcmp(f->function.ptr, label, f->function.len));
+}
+
 bool snapshot_gc_record_delta(const struct snap_gc *gc, size_t i, struct snap_gc_record *delta)
 {
     if (gc->recent == NULL || i >= gc->n_recent) {

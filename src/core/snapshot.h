@@ -172,6 +172,11 @@ struct snap_str snapshot_strdup(struct snapshot *s, const char *bytes, size_t le
  * the last one kept says that more were dropped. */
 void snapshot_warn(struct snapshot *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* "<native>", "<GC>" or "<shim>": how a frame the interpreter itself marks is shown. */
+const char *snapshot_frame_label(enum snap_frame_kind kind);
+/* Whether such a frame's function says more than its label (the <GC> frame's does not). */
+bool snapshot_frame_named(const struct snap_frame *f);
+
 /* What the I-th of GC's recent records did on its own: its counts less those of the previous
  * record of its generation (the records hold running totals). False when that cannot be told
  * (the oldest record kept of its generation, unless it was the generation's first). */

@@ -182,6 +182,24 @@ static void write_thread(struct snapshot_json_out *w, const struct snap_interp *
     strbuf_puts(sb, "}");
 }
 
+/* One JSON object of named integers (negative: null) and, last, a duration in seconds. */
+struct json_int {
+    const char *key;
+    int64_t value;
+};
+
+static void put_object(struct strbuf *sb, const struct json_int *members, size_t n,
+                       double duration)
+{
+    for (size_t i = 0; i < n; i++) {
+        strbuf_printf(sb, "%s\"%s\":", i == 0 ? "{" : ",", members[i].key);
+        put_int(sb, members[i].value);
+    }
+    strbuf_puts(sb, ",\"duration\":");
+    put_seconds(sb, duration);
+    strbuf_puts(sb, "}");
+}
+
 static void write_gc(struct strbuf *sb, const struct snap_gc *gc)
 {
     if (!gc->present) {
@@ -198,23 +216,14 @@ static void write_gc(struct strbuf *sb, const struct snap_gc *gc)
     size_t n = gc->generations != NULL ? gc->n_generations : 0;
     for (size_t i = 0; i < n; i++) {
         const struct snap_gc_gen *g = &gc->generations[i];
-        strbuf_puts(sb, i > 0 ? ",{\"generation\":" : "{\"generation\":");
-        put_int(sb, g->generation);
-        strbuf_puts(sb, ",\"count\":");
-        put_int(sb, g->count);
-        strbuf_puts(sb, ",\"threshold\":");
-        put_int(sb, g->threshold);
-        strbuf_puts(sb, ",\"collections\":");
-        put_int(sb, g->collections);
-        strbuf_puts(sb, ",\"collected\":");
-        put_int(sb, g->collected);
-        strbuf_puts(sb, ",\"uncollectable\":");
-        put_int(sb, g->uncollectable);
-        strbuf_puts(sb, ",\"candidates\":");
-        put_int(sb, g->candidates);
-        strbuf_puts(sb, ",\"duration\":");
-        put_seconds(sb, g->duration);
-        strbuf_puts(sb, "}");
+        const struct json_int m[] = {
+            {"generation", g->generation},   {"count", g->count},
+            {"threshold", g->threshold},     {"collections", g->collections},
+            {"collected", g->collected},     {"uncollectable", g->uncollectable},
+            {"candidates", g->candidates},
+        };
+        strbuf_puts(sb, i > 0 ? "," : "");
+        put_object(sb, m, sizeof m / sizeof m[0], g->duration);
     }
     strbuf_puts(sb, "],\"recent\":");
     if (!gc->recent_present) {
@@ -224,25 +233,14 @@ static void write_gc(struct strbuf *sb, const struct snap_gc *gc)
     strbuf_puts(sb, "[");
     for (size_t i = 0; gc->recent != NULL && i < gc->n_recent; i++) {
         const struct snap_gc_record *r = &gc->recent[i];
-        strbuf_puts(sb, i > 0 ? ",{\"generation\":" : "{\"generation\":");
-        put_int(sb, r->generation);
-        strbuf_puts(sb, ",\"start_ns\":");
-        put_int(sb, r->start_ns);
-        strbuf_puts(sb, ",\"stop_ns\":");
-        put_int(sb, r->stop_ns);
-        strbuf_puts(sb, ",\"collections\":");
-        put_int(sb, r->collections);
-        strbuf_puts(sb, ",\"collected\":");
-        put_int(sb, r->collected);
-        strbuf_puts(sb, ",\"uncollectable\":");
-        put_int(sb, r->uncollectable);
-        strbuf_puts(sb, ",\"candidates\":");
-        put_int(sb, r->candidates);
-        strbuf_puts(sb, ",\"heap_size\":");
-        put_int(sb, r->heap_size);
-        strbuf_puts(sb, ",\"duration\":");
-        put_seconds(sb, r->duration);
-        strbuf_puts(sb, "}");
+        const struct json_int m[] = {
+            {"generation", r->generation},   {"start_ns", r->start_ns},
+            {"stop_ns", r->stop_ns},         {"collections", r->collections},
+            {"collected", r->collected},     {"uncollectable", r->uncollectable},
+            {"candidates", r->candidates},   {"heap_size", r->heap_size},
+        };
+        strbuf_puts(sb, i > 0 ? "," : "");
+        put_object(sb, m, sizeof m / sizeof m[0], r->duration);
     }
     strbuf_puts(sb, "]}");
 }

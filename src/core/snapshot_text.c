@@ -111,30 +111,13 @@ static void write_source(struct strbuf *sb, const struct snap_frame *f,
     }
 }
 
-static const char *synthetic_label(enum snap_frame_kind kind)
-{
-    switch (kind) {
-    case SNAP_FRAME_NATIVE:
-        return "<native>";
-    case SNAP_FRAME_GC:
-        return "<GC>";
-    case SNAP_FRAME_SHIM:
-        return "<shim>";
-    case SNAP_FRAME_PYTHON:
-        break;
-    }
-    return "<unknown frame kind>";
-}
-
 static void write_frame(struct strbuf *sb, const struct snap_frame *f,
                         const struct snapshot_source *src)
 {
     if (f->kind != SNAP_FRAME_PYTHON) {
         /* The interpreter's own marker frames have no source to show. */
-        const char *label = synthetic_label(f->kind);
-        strbuf_printf(sb, "  %s", label);
-        if (f->function.ptr != NULL &&
-            (f->function.len != strlen(label) || memcmp(f->function.ptr, label, f->function.len))) {
+        strbuf_printf(sb, "  %s", snapshot_frame_label(f->kind));
+        if (snapshot_frame_named(f)) {
             strbuf_puts(sb, " in ");
             strbuf_text(sb, f->function.ptr, f->function.len);
         }

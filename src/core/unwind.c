@@ -565,20 +565,19 @@ static long gc_frame_index(const struct thread_ctx *t, const struct interp_field
 /* The synthetic frame that stands for the collector, called from the frame after it. */
 static void gc_frame(struct snapshot *s, struct snap_frame *f)
 {
-    static const char name[] = "<GC>";
+    const char *name = snapshot_frame_label(SNAP_FRAME_GC);
     memset(f, 0, sizeof *f);
     f->kind = SNAP_FRAME_GC;
-    f->function = snapshot_strdup(s, name, sizeof name - 1);
+    f->function = snapshot_strdup(s, name, strlen(name));
     f->name = f->function;
     f->line = f->end_line = f->col = f->end_col = f->first_line = -1;
 }
 
-static int build_frames(struct unwind *u, const struct thread_ctx *t,
-                        const struct interp_fields *in, struct snapshot *s,
-                        struct snap_thread *out)
+/* GC_AT: the index of the frame the <GC> frame goes above, or -1. */
+static int build_frames(struct unwind *u, const struct thread_ctx *t, long gc_at,
+                        struct snapshot *s, struct snap_thread *out)
 {
     const struct frames_thread *fr = &t->fr;
-    long gc_at = gc_frame_index(t, in);
     size_t n = fr->n_frames + (gc_at >= 0);
     out->frames = snapshot_alloc_array(s, n ? n : 1, sizeof *out->frames);
     if (out->frames == NULL) {
@@ -647,14 +646,15 @@ static void fill_thread(struct unwind *u, uint64_t interp, const struct thread_c
     }
     /* A collection runs on the thread that holds the GIL; the others cannot be in it. Where
      * the interpreter marks the frame that started it (3.15+), that frame's thread runs it. */
+    long gc_at = gc_frame_index(t, in);
     if (in->gc_collecting == 0) {
         out->in_gc = SNAP_NO;
     } else if (in->gc_frame != 0) {
-        out->in_gc = gc_frame_index(t, in) >= 0 ? SNAP_YES : SNAP_NO;
+        out->in_gc = gc_at >= 0 ? SNAP_YES : SNAP_NO;
     } else {
         out->in_gc = t->gil == SNAP_YES ? SNAP_YES : t->gil == SNAP_NO ? SNAP_NO : SNAP_UNKNOWN;
     }
-    if (build_frames(u, t, in, s, out) < 0) {
+    if (build_frames(u, t, gc_at, s, out) < 0) {
         snapshot_warn(s, "out of memory building frames");
     }
 }
@@ -906,7 +906,6 @@ static int read_gc(struct unwind *u, const struct interp_fields *in, bool main_i
                    struct snapshot *s, struct snap_interp *out)
 {
     struct pt_error e = {0};
-    uint64_t frame = 0;
     out->gc.present = false;
     if (in->gc_state == NULL) {
         return 0;
@@ -915,8 +914,7 @@ static int read_gc(struct unwind *u, const struct interp_fields *in, bool main_i
     if (!layout_has(u->L->interp.gc) && !main_interp) {
         return 0;
     }
-    if (gc_parse(u->gc, s, out->id, in->gc_addr, in->gc_state, in->gc_len, &out->gc, &frame,
-                 &e) < 0) {
+    if (gc_parse(u->gc, s, out->id, in->gc_addr, in->gc_state, in->gc_len, &out->gc, &e) < 0) {
         return -1;
     }
     for (size_t i = 0; out->gc.collecting == SNAP_YES && i < out->n_threads; i++) {

@@ -29,9 +29,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
             uint64_t addr = gen0 - (uint64_t)v[i].generations;
             struct snap_gc out;
-            uint64_t frame;
             memset(&out, 0, sizeof out);
-            gc_parse_variant(&v[i], s, addr, data, size, data, size, &out, &frame);
+            gc_parse_variant(&v[i], s, addr, data, size, data, size, &out);
             snapshot_gc_record_delta(&out, size % 32, &(struct snap_gc_record){0});
             for (size_t k = 0; k < out.n_recent; k++) {
                 struct snap_gc_record d;

@@ -66,11 +66,8 @@ static void test_gc_each_3_13_family_accepts_its_own_state_and_refuses_the_other
         fill_state(&v[own], buf, sizeof buf);
         for (size_t try = 0; try < n; try++) {
             struct snap_gc out = {0};
-            uint64_t frame = 1;
-            int r = gc_parse_variant(&v[try], s, ADDR, buf, (size_t)v[try].size, NULL, 0, &out,
-                                     &frame);
+            int r = gc_parse_variant(&v[try], s, ADDR, buf, (size_t)v[try].size, NULL, 0, &out);
             assert_int_equal(r, own == try ? 1 : 0);
-            assert_int_equal(frame, 0);
             if (own != try) {
                 assert_false(out.present);
                 continue;
@@ -100,26 +97,24 @@ static void test_gc_refuses_unlinked_heads_negative_totals_and_odd_flags(void **
     struct snapshot *s = snapshot_new(NULL);
     uint8_t buf[GC_STATE_MAX];
     struct snap_gc out;
-    uint64_t frame;
     assert_true(n >= 1);
 
     fill_state(v, buf, sizeof buf);
     put64(buf, v->generations + v->gen_size, 0); /* generation 1's list head links nowhere */
-    assert_int_equal(gc_parse_variant(v, s, ADDR, buf, sizeof buf, NULL, 0, &out, &frame), 0);
+    assert_int_equal(gc_parse_variant(v, s, ADDR, buf, sizeof buf, NULL, 0, &out), 0);
 
     fill_state(v, buf, sizeof buf);
     put64(buf, v->stats + v->stat_collected, (uint64_t)-5);
-    assert_int_equal(gc_parse_variant(v, s, ADDR, buf, sizeof buf, NULL, 0, &out, &frame), 0);
+    assert_int_equal(gc_parse_variant(v, s, ADDR, buf, sizeof buf, NULL, 0, &out), 0);
 
     fill_state(v, buf, sizeof buf);
     put32(buf, v->collecting, 7);
-    assert_int_equal(gc_parse_variant(v, s, ADDR, buf, sizeof buf, NULL, 0, &out, &frame), 0);
+    assert_int_equal(gc_parse_variant(v, s, ADDR, buf, sizeof buf, NULL, 0, &out), 0);
 
     fill_state(v, buf, sizeof buf);
-    assert_int_equal(gc_parse_variant(v, s, ADDR, buf, (size_t)v->size - 1, NULL, 0, &out,
-                                      &frame), 0);
+    assert_int_equal(gc_parse_variant(v, s, ADDR, buf, (size_t)v->size - 1, NULL, 0, &out), 0);
     put32(buf, v->collecting, 1);
-    assert_int_equal(gc_parse_variant(v, s, ADDR, buf, sizeof buf, NULL, 0, &out, &frame), 1);
+    assert_int_equal(gc_parse_variant(v, s, ADDR, buf, sizeof buf, NULL, 0, &out), 1);
     assert_int_equal(out.collecting, SNAP_YES);
     snapshot_free(s);
 }
@@ -152,9 +147,7 @@ static void test_gc_3_15_rings_give_totals_and_records_oldest_first(void **state
     stats[v->young_index] = 0;
     assert_true(v->young_n > 3);
     struct snap_gc out = {0};
-    uint64_t frame;
-    assert_int_equal(gc_parse_variant(v, s, ADDR, buf, sizeof buf, stats, (size_t)v->stats_size,
-                                      &out, &frame), 1);
+    assert_int_equal(gc_parse_variant(v, s, ADDR, buf, sizeof buf, stats, (size_t)v->stats_size, &out), 1);
     assert_true(out.recent_present);
     assert_int_equal(out.generations[0].collections, 3);
     assert_int_equal(out.generations[0].collected, 30);
@@ -172,8 +165,7 @@ static void test_gc_3_15_rings_give_totals_and_records_oldest_first(void **state
     /* An index outside its ring leaves the totals and records unknown, not wrong. */
     stats[v->young_index] = (uint8_t)v->young_n;
     memset(&out, 0, sizeof out);
-    assert_int_equal(gc_parse_variant(v, s, ADDR, buf, sizeof buf, stats, (size_t)v->stats_size,
-                                      &out, &frame), 1);
+    assert_int_equal(gc_parse_variant(v, s, ADDR, buf, sizeof buf, stats, (size_t)v->stats_size, &out), 1);
     assert_false(out.recent_present);
     assert_int_equal(out.generations[0].collections, -1);
     snapshot_free(s);

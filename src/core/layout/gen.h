@@ -154,7 +154,6 @@ struct layout_gc_gen {
     int64_t old_items;
     int64_t old_index;
     int64_t old_n;
-    int64_t frame;
 };
 
 /* The GC layouts of minor version 3.MINOR, one per distinct build family; *N gets

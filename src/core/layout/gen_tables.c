@@ -891,7 +891,6 @@ static const struct layout_gc_gen gc_3_8[] = {
         .old_items = -1,
         .old_index = -1,
         .old_n = -1,
-        .frame = -1,
     },
 };
 
@@ -927,7 +926,6 @@ static const struct layout_gc_gen gc_3_9[] = {
         .old_items = -1,
         .old_index = -1,
         .old_n = -1,
-        .frame = -1,
     },
 };
 
@@ -963,7 +961,6 @@ static const struct layout_gc_gen gc_3_10[] = {
         .old_items = -1,
         .old_index = -1,
         .old_n = -1,
-        .frame = -1,
     },
 };
 
@@ -999,7 +996,6 @@ static const struct layout_gc_gen gc_3_11[] = {
         .old_items = -1,
         .old_index = -1,
         .old_n = -1,
-        .frame = -1,
     },
 };
 
@@ -1035,7 +1031,6 @@ static const struct layout_gc_gen gc_3_12[] = {
         .old_items = -1,
         .old_index = -1,
         .old_n = -1,
-        .frame = -1,
     },
 };
 
@@ -1071,7 +1066,6 @@ static const struct layout_gc_gen gc_3_13[] = {
         .old_items = -1,
         .old_index = -1,
         .old_n = -1,
-        .frame = -1,
     },
     {
         .builds = "~/.pyenv/versions/3.13.0/include/python3.13",
@@ -1104,7 +1098,6 @@ static const struct layout_gc_gen gc_3_13[] = {
         .old_items = -1,
         .old_index = -1,
         .old_n = -1,
-        .frame = -1,
     },
 };
 
@@ -1140,7 +1133,6 @@ static const struct layout_gc_gen gc_3_14[] = {
         .old_items = -1,
         .old_index = -1,
         .old_n = -1,
-        .frame = -1,
     },
 };
 
@@ -1176,7 +1168,6 @@ static const struct layout_gc_gen gc_3_15[] = {
         .old_items = 0,
         .old_index = 192,
         .old_n = 3,
-        .frame = 120,
     },
 };
 
