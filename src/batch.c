@@ -95,7 +95,7 @@ static void sample_interval(struct batch *b, double start, double end)
 }
 
 /* Stands in for the snapshot of an interval in which no sample succeeded. */
-static struct snapshot *empty_snapshot(pid_t pid, struct pt_error *err)
+static struct snapshot *empty_snapshot(pid_t pid, const char *why, struct pt_error *err)
 {
     struct snapshot *s = snapshot_new(err);
     struct timespec ts;
@@ -104,7 +104,11 @@ static struct snapshot *empty_snapshot(pid_t pid, struct pt_error *err)
     }
     s->pid = pid;
     s->time = clock_gettime(CLOCK_REALTIME, &ts) == 0 ? (double)ts.tv_sec + ts.tv_nsec / 1e9 : -1;
-    snapshot_warn(s, "no sample succeeded in this interval");
+    if (why != NULL) {
+        snapshot_warn(s, "the interval's snapshot could not be read: %s", why);
+    } else {
+        snapshot_warn(s, "no sample succeeded in this interval");
+    }
     return s;
 }
 
@@ -124,13 +128,18 @@ static int write_interval(struct batch *b, double now, bool skip_empty)
         fprintf(stderr, "pytop: out of memory for the statistics\n");
         return -1;
     }
-    const struct snapshot *snap = st->samples > 0 ? sampler_latest(b->sampler) : NULL;
+    /* The document's snapshot is read in full once, at the end of its interval; the samples
+     * before it were compact (names, lines and the GC only where shown). */
+    struct pt_error snap_err = {0};
+    const struct snapshot *snap =
+        st->samples > 0 && !b->gone ? sampler_snapshot(b->sampler, false, &snap_err) : NULL;
     int rc = -1;
-    if (snap == NULL && skip_empty) {
+    if (snap == NULL && skip_empty && st->samples == 0) {
         rc = 0;
         goto out;
     }
-    if (snap == NULL && (snap = empty = empty_snapshot(b->o->pid, &err)) == NULL) {
+    const char *why = st->samples == 0 ? NULL : b->gone ? "the process exited" : snap_err.msg;
+    if (snap == NULL && (snap = empty = empty_snapshot(b->o->pid, why, &err)) == NULL) {
         goto out;
     }
     if (b->o->json) {

@@ -49,7 +49,6 @@ struct live {
     struct proc *proc;
     struct runtime rt;
     struct sampler *sampler;
-    struct unwind *tasks_unwind; /* reads the task graph, once per frame, not per sample */
     struct sampler_thread_key focus;
     struct source_cache *sources;
     struct snapshot_source source;
@@ -118,13 +117,12 @@ static void publish(struct live *l, double now)
     if (f == NULL) {
         return;
     }
-    const struct snapshot *latest = l->sampler != NULL ? sampler_latest(l->sampler) : NULL;
     f->state = l->state;
-    f->snap = latest != NULL ? snapcopy_all(latest, NULL) : NULL;
-    /* The asyncio graph costs reads per task, so it is taken once per frame, not per sample;
-     * a failure leaves the Tasks view saying it is unavailable. */
-    if (l->tasks_unwind != NULL && l->state == LIVE_SAMPLING) {
-        f->tasks = unwind_snapshot(l->tasks_unwind, NULL);
+    /* Samples are compact; the picture on screen is one full snapshot per frame, the asyncio
+     * graph with it, read with the samples' own caches. A failure keeps the last picture. */
+    if (l->sampler != NULL && l->state == LIVE_SAMPLING) {
+        sampler_snapshot(l->sampler, true, NULL);
+        f->snap = sampler_take_latest(l->sampler);
     }
     f->stats = l->sampler != NULL ? sampler_stats(l->sampler, now) : NULL;
     if (l->sampler != NULL && l->focus.tid != 0) {
@@ -194,10 +192,6 @@ static int attach(struct live *l, struct pt_error *err)
         return -1;
     }
     l->proc = p;
-    l->tasks_unwind = unwind_new(p, &l->rt, NULL);
-    if (l->tasks_unwind != NULL) {
-        unwind_set_tasks(l->tasks_unwind, true);
-    }
     if (proc_cmdline(p, l->command, sizeof l->command, NULL) < 0) {
         l->command[0] = '\0';
     }
@@ -369,7 +363,6 @@ void live_close(struct live *l)
     }
     live_frame_free(l->ready);
     source_cache_free(l->sources);
-    unwind_free(l->tasks_unwind);
     sampler_free(l->sampler);
     proc_close(l->proc);
     pthread_cond_destroy(&l->cond);

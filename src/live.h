@@ -30,8 +30,9 @@ struct live_opts {
 /* One picture for the screen. Everything in it is owned by the frame. */
 struct live_frame {
     enum live_state state;
-    struct snapshot *snap;       /* the newest successful sample; NULL before the first */
-    struct snapshot *tasks;      /* read with the asyncio task graph for this frame; NULL: none */
+    struct snapshot *snap;       /* read in full for this frame, with the asyncio task graph;
+                                  * NULL before the first, or when it could not be read */
+    struct snapshot *tasks;      /* the task graph, when it comes apart from SNAP; else NULL */
     struct sampler_stats *stats; /* over the window; NULL before sampling starts */
     struct sampler_stats *focus; /* functions of the thread FOCUS_TID alone; NULL: not asked */
     pid_t focus_tid;             /* the thread FOCUS is about; 0 = none */

@@ -21,6 +21,9 @@ struct code_cache {
     size_t used;
     uint64_t generation;
     uint64_t hits;
+    uint64_t misses;
+    uint64_t next_serial;
+    uint64_t round;
 };
 
 struct code_cache *code_cache_new(struct pt_error *err)
@@ -36,6 +39,8 @@ struct code_cache *code_cache_new(struct pt_error *err)
         return NULL;
     }
     c->generation = UINT64_MAX;
+    c->next_serial = 1;
+    c->round = 1;
     return c;
 }
 
@@ -76,20 +81,50 @@ void code_cache_set_generation(struct code_cache *c, uint64_t generation)
     }
 }
 
-size_t code_cache_size(const struct code_cache *c)
-{
-    return c->used;
-}
-
-uint64_t code_cache_hits(const struct code_cache *c)
-{
-    return c->hits;
-}
-
 static size_t slot_of(const struct code_cache *c, uint64_t addr)
 {
     uint64_t h = (addr >> 4) * 0x9e3779b97f4a7c15ull;
     return (size_t)(h >> 20) % c->n_slots;
+}
+
+struct code_cache_counters code_cache_get_counters(const struct code_cache *c)
+{
+    return (struct code_cache_counters){c->hits, c->misses, c->used};
+}
+
+void code_cache_begin(struct code_cache *c)
+{
+    c->round++;
+}
+
+/* Open addressing needs the slots after a removed entry re-placed (no tombstones). */
+static void remove_slot(struct code_cache *c, size_t i)
+{
+    info_free(c->slots[i]);
+    c->slots[i] = NULL;
+    c->used--;
+    for (size_t j = (i + 1) % c->n_slots; c->slots[j] != NULL; j = (j + 1) % c->n_slots) {
+        struct code_info *moved = c->slots[j];
+        c->slots[j] = NULL;
+        size_t k = slot_of(c, moved->addr);
+        while (c->slots[k] != NULL) {
+            k = (k + 1) % c->n_slots;
+        }
+        c->slots[k] = moved;
+    }
+}
+
+/* Drops the entries the current round has not used; false when every entry is in use. */
+static bool make_room(struct code_cache *c)
+{
+    size_t before = c->used;
+    for (size_t i = 0; i < c->n_slots; i++) {
+        /* A removal may move a later entry into slot I: look at it again. */
+        while (c->slots[i] != NULL && c->slots[i]->used_in != c->round) {
+            remove_slot(c, i);
+        }
+    }
+    return c->used < before;
 }
 
 /* The fields an entry is built from, in enum code_key order. */
@@ -168,7 +203,11 @@ static size_t find_slot(const struct code_cache *c, uint64_t addr)
 struct code_info *code_cache_find(const struct code_cache *c, uint64_t addr)
 {
     struct code_info *ci = c->slots[find_slot(c, addr)];
-    return ci != NULL && ci->addr == addr ? ci : NULL;
+    if (ci == NULL || ci->addr != addr) {
+        return NULL;
+    }
+    ci->used_in = c->round;
+    return ci;
 }
 
 struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
@@ -189,20 +228,29 @@ struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
     struct code_info *old = c->slots[i];
     if (old != NULL && old->addr == addr && memcmp(old->key, key, sizeof key) == 0) {
         c->hits++;
+        old->used_in = c->round;
         return old;
+    }
+    if (old == NULL && c->used >= LIMIT_CODE_CACHE) {
+        if (!make_room(c)) {
+            pt_error_set(err, PT_E_LIMIT, 0, "more than %d code objects in one sample",
+                         LIMIT_CODE_CACHE);
+            return NULL;
+        }
+        i = find_slot(c, addr);
     }
     struct code_info *ci = info_read(p, L, addr, key, err);
     if (ci == NULL) {
         return NULL;
     }
-    if (old == NULL && c->used >= LIMIT_CODE_CACHE) {
-        cache_clear(c);
-        return code_cache_get(c, p, L, code_type, addr, raw, err);
-    }
-    if (old == NULL) {
+    c->misses++;
+    ci->serial = c->next_serial++;
+    ci->used_in = c->round;
+    if (old == NULL || old->addr != addr) {
         c->used++;
+    } else {
+        info_free(old);
     }
-    info_free(old);
     c->slots[i] = ci;
     return ci;
 }

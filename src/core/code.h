@@ -42,6 +42,10 @@ struct code_info {
     /* The fields the entry was built from; a code object whose fields differ is a new one
      * at a reused address. */
     uint64_t key[CODE_KEY_N];
+    /* Names this entry and no other for the cache's life (never 0): what samples carry, so
+     * statistics can count by code identity and tell a reused address apart. */
+    uint64_t serial;
+    uint64_t used_in;      /* the last round (code_cache_begin()) that looked the entry up */
 };
 
 struct code_cache;
@@ -50,6 +54,11 @@ struct code_cache;
 struct code_cache *code_cache_new(struct pt_error *err);
 void code_cache_free(struct code_cache *c);
 
+/* Starts a round of lookups (one sample or snapshot): when the cache is full, entries that no
+ * lookup of the current round has touched make room, so the entries a round's frames point at
+ * stay valid until the next round begins. */
+void code_cache_begin(struct code_cache *c);
+
 /* Drops every entry when GENERATION differs from the last one seen (3.14+ targets bump it
  * when code objects are freed). */
 void code_cache_set_generation(struct code_cache *c, uint64_t generation);
@@ -57,14 +66,15 @@ void code_cache_set_generation(struct code_cache *c, uint64_t generation);
 /* Returns the code object at ADDR, whose raw struct bytes (L->code.size of them) the caller has
  * already read into RAW: served from the cache when those bytes name the same strings and
  * tables, else read and decoded. CODE_TYPE is the target's PyCode_Type address (0 to skip the
- * type check). The result stays valid until the next call on C. Errors: PT_E_READ,
- * PT_E_FORMAT, PT_E_BADLAYOUT (not a code object), PT_E_NOMEM. */
+ * type check). The result stays valid until the next code_cache_begin(). Errors: PT_E_READ,
+ * PT_E_FORMAT, PT_E_BADLAYOUT (not a code object), PT_E_NOMEM, PT_E_LIMIT (every entry is in
+ * use by the current round). */
 struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
                                  const struct py_layout *L, uint64_t code_type, uint64_t addr,
                                  const uint8_t *raw, struct pt_error *err);
 
-/* The cached entry for ADDR, or NULL; no validation and no reads. Valid until the next
- * code_cache_get() or code_cache_set_generation(). */
+/* The cached entry for ADDR, or NULL; no validation and no reads. It counts as used in the
+ * current round. Valid until the next code_cache_begin() or code_cache_set_generation(). */
 struct code_info *code_cache_find(const struct code_cache *c, uint64_t addr);
 
 /* The source position of a frame's current instruction in code object CI: INSTR is the frame's
@@ -73,8 +83,12 @@ struct code_info *code_cache_find(const struct code_cache *c, uint64_t addr);
 int code_location(struct code_info *ci, const struct py_layout *L, uint64_t instr,
                   struct linetable_loc *out, struct pt_error *err);
 
-/* Entries currently cached, and lookups served from the cache so far, for benchmarks. */
-size_t code_cache_size(const struct code_cache *c);
-uint64_t code_cache_hits(const struct code_cache *c);
+/* What the cache has done since it was made, for the reader's counters. */
+struct code_cache_counters {
+    uint64_t hits;      /* lookups served without decoding (validated or trusted) */
+    uint64_t misses;    /* code objects read and decoded */
+    uint64_t entries;   /* entries held now */
+};
+struct code_cache_counters code_cache_get_counters(const struct code_cache *c);
 
 #endif

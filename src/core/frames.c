@@ -26,17 +26,48 @@ enum {
 void frames_release(struct frames_thread *t)
 {
     free(t->pref);
-    t->pref = NULL;
+    free(t->hdr);
     free(t->read_addrs);
-    t->read_addrs = NULL;
-    t->n_read = 0;
-    for (size_t i = 0; i < t->n_chunks; i++) {
+    for (size_t i = 0; i < LIMIT_CHUNKS + 1; i++) {
         free(t->chunks[i].data);
     }
-    t->n_chunks = 0;
     free(t->frames);
-    t->frames = NULL;
-    t->n_frames = 0;
+    memset(t, 0, sizeof *t);
+}
+
+void frames_prepare(struct frames_thread *t)
+{
+    struct frames_thread keep = *t;
+    memset(t, 0, sizeof *t);
+    t->frames = keep.frames;
+    t->cap = keep.cap;
+    t->read_addrs = keep.read_addrs;
+    t->pref = keep.pref;
+    t->pref_cap = keep.pref_cap;
+    t->hdr = keep.hdr;
+    memcpy(t->guess, keep.guess, sizeof t->guess);
+    t->n_guess = keep.n_guess;
+    t->last_newest = keep.last_newest;
+    t->last_newest_size = keep.last_newest_size;
+    for (size_t i = 0; i < LIMIT_CHUNKS + 1; i++) {
+        t->chunks[i].data = keep.chunks[i].data;
+        t->chunks[i].cap = keep.chunks[i].cap;
+    }
+}
+
+/* The buffer of T's next chunk, at least LEN bytes; NULL on out of memory. */
+static uint8_t *chunk_buffer(struct frames_thread *t, size_t len)
+{
+    struct frames_chunk *c = &t->chunks[t->n_chunks];
+    if (c->cap < len) {
+        uint8_t *fresh = realloc(c->data, len);
+        if (fresh == NULL) {
+            return NULL;
+        }
+        c->data = fresh;
+        c->cap = len;
+    }
+    return c->data;
 }
 
 static void fail(struct frames_thread *t, const char *why, uint64_t addr)
@@ -59,43 +90,6 @@ static size_t newest_span(const struct py_layout *L, const struct frames_thread 
     return (size_t)(end - t->chunk_addr);
 }
 
-/* Copies the newest chunk of every thread in one system call (a batch that fails is retried
- * one by one, so one bad thread costs only itself). */
-static void copy_newest_chunks(struct proc *p, const struct py_layout *L,
-                               struct frames_thread *ts, size_t n)
-{
-    struct proc_iov iov[PROC_IOV_MAX];
-    struct frames_thread *owner[PROC_IOV_MAX];
-    size_t k = 0;
-    for (size_t i = 0; i <= n; i++) {
-        size_t len = i < n ? newest_span(L, &ts[i]) : 0;
-        uint8_t *buf = len ? malloc(len) : NULL;
-        if (buf != NULL) {
-            iov[k] = (struct proc_iov){ts[i].chunk_addr, buf, len};
-            owner[k++] = &ts[i];
-        }
-        if (k == PROC_IOV_MAX || (i == n && k > 0)) {
-            bool batch = proc_read_many(p, iov, k, NULL) == 0;
-            for (size_t j = 0; j < k; j++) {
-                uint64_t size = 0;
-                struct frames_thread *t = owner[j];
-                bool ok = batch || proc_read_bytes(p, iov[j].addr, iov[j].dst, iov[j].len,
-                                                   NULL) == 0;
-                /* The chunk must be as large as the span taken from it. */
-                if (!ok || !layout_read_u64(iov[j].dst, iov[j].len, CHUNK_SIZE_AT, &size) ||
-                    size < iov[j].len) {
-                    free(iov[j].dst);
-                    continue;
-                }
-                t->chunks[t->n_chunks++] = (struct frames_chunk){iov[j].addr, iov[j].dst,
-                                                                 iov[j].len};
-                layout_read_u64(iov[j].dst, iov[j].len, CHUNK_PREVIOUS_AT, &t->next_older);
-            }
-            k = 0;
-        }
-    }
-}
-
 /* Copies T's next older chunk: its first CHUNK_MIN_SIZE bytes in one read, the rest of its used
  * part (header + top slots) only when it holds more. */
 static void copy_older_chunk(struct proc *p, struct frames_thread *t)
@@ -104,10 +98,9 @@ static void copy_older_chunk(struct proc *p, struct frames_thread *t)
     uint64_t size = 0;
     uint64_t top = 0;
     uint64_t used = 0;
-    uint8_t *buf = malloc(CHUNK_MIN_SIZE);
+    uint8_t *buf = chunk_buffer(t, CHUNK_MIN_SIZE);
     t->next_older = 0;
     if (buf == NULL || proc_read_bytes(p, addr, buf, CHUNK_MIN_SIZE, NULL) < 0) {
-        free(buf);
         return;
     }
     layout_read_u64(buf, CHUNK_MIN_SIZE, CHUNK_SIZE_AT, &size);
@@ -116,20 +109,30 @@ static void copy_older_chunk(struct proc *p, struct frames_thread *t)
         used = CHUNK_HEADER + top * 8;
     }
     if (used == 0 || used > size || used > LIMIT_CHUNK_READ) {
-        free(buf);
         return;
     }
     if (used > CHUNK_MIN_SIZE) {
-        uint8_t *big = realloc(buf, used);
-        if (big == NULL || proc_read_bytes(p, addr + CHUNK_MIN_SIZE, big + CHUNK_MIN_SIZE,
-                                           used - CHUNK_MIN_SIZE, NULL) < 0) {
-            free(big != NULL ? big : buf);
+        if ((buf = chunk_buffer(t, used)) == NULL ||
+            proc_read_bytes(p, addr + CHUNK_MIN_SIZE, buf + CHUNK_MIN_SIZE,
+                            used - CHUNK_MIN_SIZE, NULL) < 0) {
             return;
         }
-        buf = big;
     }
-    t->chunks[t->n_chunks++] = (struct frames_chunk){addr, buf, (size_t)used};
+    t->chunks[t->n_chunks].addr = addr;
+    t->chunks[t->n_chunks].len = (size_t)used;
+    t->n_chunks++;
     layout_read_u64(buf, used, CHUNK_PREVIOUS_AT, &t->next_older);
+}
+
+/* The copied chunk that starts at ADDR, or NULL. */
+static const struct frames_chunk *copied(const struct frames_thread *t, uint64_t addr)
+{
+    for (size_t i = 0; i < t->n_chunks; i++) {
+        if (t->chunks[i].addr == addr && t->chunks[i].len > 0) {
+            return &t->chunks[i];
+        }
+    }
+    return NULL;
 }
 
 /* The header of the frame at ADDR if it lies in a copied chunk. A frame outside them may be in
@@ -144,6 +147,17 @@ static const uint8_t *in_chunks(struct proc *p, const struct py_layout *L,
                 c->len - (addr - c->addr) >= L->frame.size) {
                 return c->data + (addr - c->addr);
             }
+        }
+        /* The next older chunk may be one the start batch already copied: go past those (a
+         * looping chain ends at the cap). */
+        for (size_t hops = 0; t->next_older != 0; hops++) {
+            const struct frames_chunk *dup = copied(t, t->next_older);
+            if (dup == NULL) {
+                break;
+            }
+            uint64_t prev = 0;
+            layout_read_u64(dup->data, dup->len, CHUNK_PREVIOUS_AT, &prev);
+            t->next_older = hops < LIMIT_CHUNKS ? prev : 0;
         }
         if (t->next_older == 0 || t->n_chunks > LIMIT_CHUNKS) {
             return NULL;
@@ -240,79 +254,288 @@ static void advance(struct proc *p, const struct py_layout *L, struct frames_thr
     }
 }
 
-static void prefetch_flush(struct proc *p, const struct proc_iov *iov,
-                           struct frames_thread *const *owner, size_t *k)
+/* One region the start of a walk reads: a chunk (into chunk slot SLOT) or a hinted frame's
+ * header (SLOT < 0). */
+struct start_item {
+    struct frames_thread *t;
+    int slot;
+};
+
+/* The chunk in slot I of T was read: keep it if it is as large as the span taken from it. */
+static void chunk_read(struct frames_thread *t, size_t i, bool ok)
 {
-    if (*k > 0 && proc_read_many(p, iov, *k, NULL) < 0) {
-        for (size_t m = 0; m < *k; m++) {
-            owner[m]->pref_failed = true;
+    struct frames_chunk *c = &t->chunks[i];
+    uint64_t size = 0;
+    if (!ok || !layout_read_u64(c->data, c->len, CHUNK_SIZE_AT, &size) || size < c->len) {
+        c->len = 0;
+        return;
+    }
+    /* The chain of older chunks goes on from the newest (copies of older ones are skipped
+     * as the walk reaches them). */
+    if (i == t->newest_slot) {
+        layout_read_u64(c->data, c->len, CHUNK_PREVIOUS_AT, &t->next_older);
+    }
+}
+
+/* The regions gathered for one system call. */
+struct start_batch {
+    struct proc_iov iov[PROC_IOV_MAX];
+    struct start_item item[PROC_IOV_MAX];
+    size_t k;
+};
+
+static void start_flush(struct proc *p, struct start_batch *sb)
+{
+    const struct proc_iov *iov = sb->iov;
+    const struct start_item *item = sb->item;
+    size_t *k = &sb->k;
+    if (*k == 0) {
+        return;
+    }
+    bool batch = proc_read_many(p, iov, *k, NULL) == 0;
+    for (size_t j = 0; j < *k; j++) {
+        struct frames_thread *t = item[j].t;
+        bool ok = batch || proc_read_bytes(p, iov[j].addr, iov[j].dst, iov[j].len, NULL) == 0;
+        if (item[j].slot >= 0) {
+            chunk_read(t, (size_t)item[j].slot, ok);
+        } else if (!ok) {
+            t->pref_failed = true;
         }
     }
     *k = 0;
 }
 
-/* Reads the headers of every thread's hinted frames, PROC_IOV_MAX to a system call. A batch
- * that fails leaves its threads without prefetch: their rounds read what they need. */
-static void prefetch(struct proc *p, const struct py_layout *L, struct frames_thread *ts,
-                     size_t n)
+/* Adds one region to the start batch, flushing it when full. */
+static void start_add(struct proc *p, struct start_batch *sb, struct proc_iov want,
+                      struct frames_thread *t, int slot)
 {
-    struct proc_iov iov[PROC_IOV_MAX];
-    struct frames_thread *owner[PROC_IOV_MAX];
+    if (sb->k == PROC_IOV_MAX) {
+        start_flush(p, sb);
+    }
+    sb->iov[sb->k] = want;
+    sb->item[sb->k++] = (struct start_item){t, slot};
+}
+
+/* Plans the regions T's walk starts with into IOV[0..ROOM) (SLOT[i]: the chunk slot region i
+ * fills, -1 for a prefetched header): the newest chunk's NEWEST_LEN bytes at NEWEST (none when
+ * 0), the older chunks its last walk copied (when WITH_OLDER), and the headers of the frames
+ * T's hint names (when WITH_HINTS). Returns how many regions, at most ROOM. */
+static size_t plan_start(const struct py_layout *L, struct frames_thread *t, uint64_t newest,
+                         size_t newest_len, bool with_older, bool with_hints,
+                         struct proc_iov *iov, int *slot, size_t room)
+{
     size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        struct frames_thread *t = &ts[i];
-        size_t want = t->n_hint <= FRAMES_HINT_MAX ? t->n_hint : 0;
-        if (want == 0 || (t->pref = malloc(want * L->frame.size)) == NULL) {
-            continue;
+    uint8_t *buf = newest_len && k < room && t->n_chunks <= LIMIT_CHUNKS
+                       ? chunk_buffer(t, newest_len)
+                       : NULL;
+    if (buf != NULL) {
+        t->newest_slot = t->n_chunks;
+        t->chunks[t->n_chunks] = (struct frames_chunk){newest, buf, newest_len,
+                                                       t->chunks[t->n_chunks].cap};
+        iov[k] = (struct proc_iov){newest, buf, newest_len};
+        slot[k++] = (int)t->n_chunks++;
+    }
+    for (size_t g = 0; with_older && g < t->n_guess && k < room && t->n_chunks <= LIMIT_CHUNKS;
+         g++) {
+        uint8_t *gb = chunk_buffer(t, t->guess[g].len);
+        if (gb == NULL) {
+            break;
         }
-        for (size_t j = 0; j < want; j++) {
-            if (k == PROC_IOV_MAX) {
-                prefetch_flush(p, iov, owner, &k);
-            }
-            iov[k] = (struct proc_iov){t->hint[j], t->pref + j * L->frame.size, L->frame.size};
-            owner[k++] = t;
+        t->chunks[t->n_chunks] = (struct frames_chunk){t->guess[g].addr, gb, t->guess[g].len,
+                                                       t->chunks[t->n_chunks].cap};
+        iov[k] = (struct proc_iov){t->guess[g].addr, gb, t->guess[g].len};
+        slot[k++] = (int)t->n_chunks++;
+    }
+    size_t want = with_hints && t->n_hint <= FRAMES_HINT_MAX ? t->n_hint : 0;
+    want = want <= room - k ? want : 0;
+    if (want > 0 && t->pref_cap < want * L->frame.size) {
+        uint8_t *fresh = realloc(t->pref, want * L->frame.size);
+        if (fresh == NULL) {
+            want = 0;
+        } else {
+            t->pref = fresh;
+            t->pref_cap = want * L->frame.size;
         }
+    }
+    for (size_t j = 0; j < want; j++) {
+        iov[k] = (struct proc_iov){t->hint[j], t->pref + j * L->frame.size, L->frame.size};
+        slot[k++] = -1;
+    }
+    if (with_hints) {
         t->n_pref = want;
     }
-    prefetch_flush(p, iov, owner, &k);
+    return k;
+}
+
+/* Read-ahead reads at most this much past where the newest frame ended last time. */
+enum { GUESS_SLACK = 1024 };
+
+size_t frames_guess(const struct py_layout *L, struct frames_thread *t, uint64_t tstate,
+                    const uint64_t *hint, size_t n_hint, struct proc_iov *iov, size_t room)
+{
+    int slot[PROC_IOV_MAX];
+    frames_prepare(t);
+    t->pre_tstate = tstate;
+    t->hint = hint;
+    t->n_hint = n_hint;
+    size_t len = 0;
+    if (t->last_newest.addr != 0) {
+        uint64_t want = (uint64_t)t->last_newest.len + GUESS_SLACK;
+        len = (size_t)(want < t->last_newest_size ? want : t->last_newest_size);
+        len = len <= LIMIT_CHUNK_READ ? len : 0;
+    }
+    if (room > PROC_IOV_MAX) {
+        room = PROC_IOV_MAX;
+    }
+    return plan_start(L, t, t->last_newest.addr, len, true, true, iov, slot, room);
+}
+
+void frames_guessed(struct frames_thread *t, bool ok)
+{
+    if (!ok) {
+        t->n_chunks = 0;
+        t->n_pref = 0;
+        t->pre_read = false;
+        return;
+    }
+    /* A copied chunk must be as large as the span taken from it. */
+    for (size_t i = 0; i < t->n_chunks; i++) {
+        uint64_t size = 0;
+        struct frames_chunk *c = &t->chunks[i];
+        if (!layout_read_u64(c->data, c->len, CHUNK_SIZE_AT, &size) || size < c->len) {
+            c->len = 0;
+        }
+    }
+    t->pre_read = true;
+}
+
+void frames_begin(struct frames_thread *t, uint64_t tstate)
+{
+    if (!t->pre_read || t->pre_tstate != tstate) {
+        frames_prepare(t);
+        return;
+    }
+    /* Keep the chunks and headers read ahead; start everything else afresh. */
+    t->current_frame = 0;
+    t->chunk_addr = 0;
+    t->base_frame = 0;
+    t->n_frames = 0;
+    t->truncated = false;
+    t->failed = false;
+    t->error[0] = '\0';
+    t->n_read = 0;
+    t->next_older = 0;
+    t->pending = 0;
+    t->pref_at = 0;
+    t->pref_failed = false;
+    t->steps = 0;
+    t->done = false;
+}
+
+/* A thread whose chunks were read ahead: its newest chunk is usable when it is the one its
+ * state names now and the copy covers the newest frame. The older copies stay either way
+ * (memory at an address is what it is; the walk only looks up frames inside them). */
+static bool use_read_ahead(const struct py_layout *L, struct frames_thread *t)
+{
+    if (!t->pre_read) {
+        return false;
+    }
+    t->pre_read = false;
+    struct frames_chunk *c = t->n_chunks > 0 ? &t->chunks[t->newest_slot] : NULL;
+    size_t span = newest_span(L, t);
+    if (c != NULL && c->len > 0 && c->addr == t->chunk_addr && span > 0 && span <= c->len) {
+        c->len = span;
+        layout_read_u64(c->data, c->len, CHUNK_PREVIOUS_AT, &t->next_older);
+        return true;
+    }
+    if (c != NULL) {
+        c->len = 0;
+    }
+    return false;
+}
+
+/* Where a thread's walk starts, read for every thread in one system call (a batch that fails
+ * is read again region by region, so one bad thread costs only itself): the used part of its
+ * newest chunk, the older chunks its last walk copied (their used part does not change while
+ * a newer chunk exists), and the headers of the frames its hint names. A thread read ahead
+ * needs nothing, or only its newest chunk. */
+static void read_starts(struct proc *p, const struct py_layout *L,
+                        struct frames_thread *const *ts, size_t n)
+{
+    struct start_batch sb;
+    struct proc_iov iov[PROC_IOV_MAX];
+    int slot[PROC_IOV_MAX];
+    sb.k = 0;
     for (size_t i = 0; i < n; i++) {
-        if (ts[i].pref_failed) {
-            ts[i].n_pref = 0;
+        struct frames_thread *t = ts[i];
+        bool ahead = t->pre_read;
+        if (use_read_ahead(L, t)) {
+            continue;
+        }
+        size_t len = newest_span(L, t);
+        size_t k = plan_start(L, t, t->chunk_addr, len, !ahead && len > 0, !ahead, iov, slot,
+                              PROC_IOV_MAX);
+        for (size_t j = 0; j < k; j++) {
+            start_add(p, &sb, iov[j], t, slot[j]);
+        }
+    }
+    start_flush(p, &sb);
+    for (size_t i = 0; i < n; i++) {
+        if (ts[i]->pref_failed) {
+            ts[i]->n_pref = 0;
         }
     }
 }
 
-void frames_walk(struct proc *p, const struct py_layout *L, struct frames_thread *ts, size_t n)
+/* Remembers the older chunks this walk copied, for the next walk's start batch. */
+static void keep_guess(struct frames_thread *t)
+{
+    t->n_guess = 0;
+    t->last_newest = (struct frames_span){0, 0};
+    t->last_newest_size = 0;
+    for (size_t i = 0; i < t->n_chunks; i++) {
+        const struct frames_chunk *c = &t->chunks[i];
+        if (c->len == 0) {
+            continue;
+        }
+        if (i == t->newest_slot && c->addr == t->chunk_addr) {
+            t->last_newest = (struct frames_span){c->addr, c->len};
+            layout_read_u64(c->data, c->len, CHUNK_SIZE_AT, &t->last_newest_size);
+        } else if (t->n_guess < LIMIT_CHUNKS) {
+            t->guess[t->n_guess++] = (struct frames_span){c->addr, c->len};
+        }
+    }
+}
+
+void frames_walk(struct proc *p, const struct py_layout *L, struct frames_thread *const *ts,
+                 size_t n)
 {
     struct proc_iov iov[PROC_IOV_MAX];
     struct frames_thread *owner[PROC_IOV_MAX];
     size_t waiting = 0;
-    copy_newest_chunks(p, L, ts, n);
-    prefetch(p, L, ts, n);
+    read_starts(p, L, ts, n);
     for (size_t i = 0; i < n; i++) {
-        ts[i].pending = ts[i].current_frame;
-        advance(p, L, &ts[i]);
-        waiting += !ts[i].done;
+        ts[i]->pending = ts[i]->current_frame;
+        advance(p, L, ts[i]);
+        waiting += !ts[i]->done;
     }
-    /* One header slot per thread still walking (at most PROC_IOV_MAX read per round); none
-     * at all when every chain ended inside the copied chunks. */
-    size_t slots = waiting < PROC_IOV_MAX ? waiting : PROC_IOV_MAX;
-    uint8_t(*hdrs)[LAYOUT_FRAME_HEADER_MAX] = slots ? malloc(slots * sizeof *hdrs) : NULL;
-    if (hdrs == NULL) {
-        for (size_t i = 0; i < n; i++) {
-            if (!ts[i].done) {
-                fail(&ts[i], "out of memory reading frame", ts[i].pending);
-            }
+    /* Each thread still walking has a header buffer of its own (kept for the next walk);
+     * none is needed when every chain ended inside the copied chunks. */
+    for (size_t i = 0; waiting > 0 && i < n; i++) {
+        if (!ts[i]->done && ts[i]->hdr == NULL &&
+            (ts[i]->hdr = malloc(LAYOUT_FRAME_HEADER_MAX)) == NULL) {
+            fail(ts[i], "out of memory reading frame", ts[i]->pending);
         }
     }
-    /* Each round reads, for every unfinished thread, the one frame it waits for. Every round
-     * moves each unfinished thread at least one frame, so LIMIT_FRAMES bounds the rounds. */
-    for (size_t round = 0; round <= LIMIT_FRAMES; round++) {
+    /* Each round reads, for every unfinished thread, the one frame it waits for (at most
+     * PROC_IOV_MAX threads a round). Every round moves each unfinished thread at least one
+     * frame, so LIMIT_FRAMES bounds the rounds. */
+    for (size_t round = 0; waiting > 0 && round <= LIMIT_FRAMES; round++) {
         size_t k = 0;
         for (size_t i = 0; i < n; i++) {
-            if (!ts[i].done && k < slots) {
-                iov[k] = (struct proc_iov){ts[i].pending, hdrs[k], L->frame.size};
-                owner[k++] = &ts[i];
+            if (!ts[i]->done && k < PROC_IOV_MAX) {
+                iov[k] = (struct proc_iov){ts[i]->pending, ts[i]->hdr, L->frame.size};
+                owner[k++] = ts[i];
             }
         }
         if (k == 0) {
@@ -321,15 +544,17 @@ void frames_walk(struct proc *p, const struct py_layout *L, struct frames_thread
         bool batch = proc_read_many(p, iov, k, NULL) == 0;
         for (size_t j = 0; j < k; j++) {
             struct frames_thread *t = owner[j];
-            if (!batch && proc_read_bytes(p, iov[j].addr, hdrs[j], iov[j].len, NULL) < 0) {
+            if (!batch && proc_read_bytes(p, iov[j].addr, t->hdr, iov[j].len, NULL) < 0) {
                 fail(t, "unreadable frame", iov[j].addr);
                 continue;
             }
             t->steps++;
             note_read(t, iov[j].addr);
-            take_frame(L, t, hdrs[j]);
+            take_frame(L, t, t->hdr);
             advance(p, L, t);
         }
     }
-    free(hdrs);
+    for (size_t i = 0; i < n; i++) {
+        keep_guess(ts[i]);
+    }
 }

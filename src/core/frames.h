@@ -9,6 +9,7 @@
 #include "core/limits.h"
 
 struct proc;
+struct proc_iov;
 struct py_layout;
 
 /* One Python frame of a chain: its code object and instruction pointer, not yet decoded. */
@@ -18,15 +19,25 @@ struct frames_raw {
     uint64_t instr_ptr;
 };
 
-/* A copy of the used part of one data-stack chunk. */
+/* A copy of the used part of one data-stack chunk. DATA holds CAP bytes and is kept from one
+ * walk to the next. */
 struct frames_chunk {
     uint64_t addr;
     uint8_t *data;
     size_t len;
+    size_t cap;
 };
 
-/* One thread's chain. The caller fills the inputs (zero the rest); frames_walk() fills the
- * outputs; frames_release() frees what it allocated. */
+/* A span of target memory. */
+struct frames_span {
+    uint64_t addr;
+    size_t len;
+};
+
+/* One thread's chain. A zeroed struct is ready; before each walk frames_prepare() clears the
+ * last walk's outputs and the caller fills the inputs; frames_walk() fills the outputs. The
+ * buffers are kept for the next walk (a steady walk allocates nothing); frames_release()
+ * frees them. */
 struct frames_thread {
     /* inputs, from the thread state */
     uint64_t current_frame;
@@ -49,6 +60,15 @@ struct frames_thread {
     uint64_t pending;
     size_t cap;
     uint8_t *pref;            /* the hinted frames' headers, read in one batch */
+    size_t pref_cap;
+    uint8_t *hdr;             /* LAYOUT_FRAME_HEADER_MAX bytes: the frame a round reads */
+    struct frames_span guess[LIMIT_CHUNKS]; /* older chunks the last walk copied */
+    size_t n_guess;
+    struct frames_span last_newest; /* the newest chunk's span the last walk read */
+    uint64_t last_newest_size;      /* and that chunk's size */
+    uint64_t pre_tstate;      /* the thread state frames_guess() read ahead for */
+    bool pre_read;            /* the chunks and prefetched headers are already read */
+    size_t newest_slot;       /* the chunk slot that holds the newest chunk */
     size_t n_pref;
     size_t pref_at;
     bool pref_failed;
@@ -58,11 +78,28 @@ struct frames_thread {
 
 enum { FRAMES_HINT_MAX = 1024 }; /* frames remembered per thread for the next walk */
 
-/* Walks the chains of threads TS[0..N) side by side: the used parts of their newest chunks are
+/* Walks the chains of threads *TS[0..N) side by side: the used parts of their newest chunks are
  * copied in one system call, the frames a thread's hint names (those read one by one last
  * time: frame objects before 3.11, C-stack shims, generator frames) in one more, and each
  * round of frames still missing (a chain that changed) in one more. */
-void frames_walk(struct proc *p, const struct py_layout *L, struct frames_thread *ts, size_t n);
+void frames_walk(struct proc *p, const struct py_layout *L, struct frames_thread *const *ts,
+                 size_t n);
+
+/* Clears T's outputs and inputs, keeping its buffers. */
+void frames_prepare(struct frames_thread *t);
+
+/* Read-ahead, so that a steady walk needs no read of its own: adds to IOV[0..ROOM) the regions
+ * the next walk of the thread whose state is at TSTATE will probably start with (what its last
+ * walk copied, the newest chunk a little longer, and the frames HINT[0..N_HINT) names), to be
+ * read in the caller's batch; frames_guessed() then says whether that batch was read. Returns
+ * how many regions it added (0: nothing to guess; the thread is then walked as usual). */
+size_t frames_guess(const struct py_layout *L, struct frames_thread *t, uint64_t tstate,
+                    const uint64_t *hint, size_t n_hint, struct proc_iov *iov, size_t room);
+void frames_guessed(struct frames_thread *t, bool ok);
+
+/* Starts T for the walk of the thread state at TSTATE: keeps what frames_guess() read ahead
+ * for that thread state, otherwise clears T as frames_prepare() does. */
+void frames_begin(struct frames_thread *t, uint64_t tstate);
 
 void frames_release(struct frames_thread *t);
 

@@ -45,7 +45,8 @@ struct proc_task_stat {
 /* How much I/O the handle has done, for benchmarks. */
 struct proc_counters {
     uint64_t syscalls;   /* memory-read system calls */
-    uint64_t bytes;      /* bytes read from target memory */
+    uint64_t bytes;      /* bytes read from target memory (with the gaps between regions
+                          * that proc_read_many() read as one) */
 };
 
 struct proc;
@@ -59,8 +60,10 @@ pid_t proc_pid(const struct proc *p);
  * PT_E_PERM. LEN is at most PROC_READ_MAX. */
 int proc_read_bytes(struct proc *p, uint64_t addr, void *dst, size_t len, struct pt_error *err);
 
-/* Reads N regions (N <= PROC_IOV_MAX) in as few system calls as the OS allows. Every region is
- * read completely or the call fails as proc_read_bytes() does. */
+/* Reads N regions (N <= PROC_IOV_MAX) in as few system calls as the OS allows; regions that lie
+ * close together (on one page, or a few hundred bytes apart) are read as one, in any order and
+ * also when they overlap. Every region is read completely or the call fails as
+ * proc_read_bytes() does. */
 int proc_read_many(struct proc *p, const struct proc_iov *iov, size_t n, struct pt_error *err);
 
 /* Reads the mappings afresh. *MAPS stays valid until the next proc_maps() or proc_close(). */

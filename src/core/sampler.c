@@ -7,9 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/error.h"
+#include "core/limits.h"
 #include "core/proc.h"
+#include "core/sample.h"
 #include "core/sampler_window.h"
 #include "core/unwind.h"
 
@@ -17,6 +20,15 @@ static const double WINDOW_DEFAULT_S = 1.0;
 static const double WINDOW_MIN_S = 0.01;
 /* With at most 1e6 samples a second, one bucket's counts then still fit 32 bits. */
 static const double WINDOW_MAX_S = 86400.0;
+/* How often each thread's CPU time is read: an eighth of the window, within these bounds. */
+static const double CPU_PERIOD_MIN_S = 0.05;
+static const double CPU_PERIOD_MAX_S = 0.25;
+
+/* Each thread's CPU time as the kernel counted it at the last look. */
+struct cpu_seen {
+    pid_t tid;
+    uint64_t ticks;
+};
 
 struct sampler {
     struct proc *proc;
@@ -24,6 +36,15 @@ struct sampler {
     struct sampler_opts opts;
     struct sampler_window window;
     struct snapshot *latest;
+    /* %CPU comes from the kernel's per-thread CPU time, read every CPU_PERIOD rather than a
+     * thread state per sample: exact, and far cheaper at a high rate. */
+    double cpu_period;
+    double next_cpu;
+    struct cpu_seen *cpu;  /* LIMIT_THREADS, sorted by tid */
+    size_t n_cpu;
+    struct cpu_seen *cpu_next;
+    double tick_ns;
+    struct unwind_counters reader_base; /* the reader's counters at the last reset */
 };
 
 double sampler_now(void)
@@ -61,6 +82,22 @@ struct sampler *sampler_new(struct proc *p, const struct runtime *rt,
         return NULL;
     }
     s->proc = p;
+    if (s->unwind != NULL) {
+        s->cpu = malloc((size_t)LIMIT_THREADS * sizeof *s->cpu);
+        s->cpu_next = malloc((size_t)LIMIT_THREADS * sizeof *s->cpu_next);
+        if (s->cpu == NULL || s->cpu_next == NULL) {
+            sampler_free(s);
+            pt_error_set(err, PT_E_NOMEM, 0, "sampler");
+            return NULL;
+        }
+    }
+    s->reader_base = sampler_reader_counters(s);
+    long hz = sysconf(_SC_CLK_TCK);
+    s->tick_ns = 1e9 / (double)(hz > 0 ? hz : 100);
+    s->cpu_period = s->opts.window_s / 8;
+    s->cpu_period = s->cpu_period < CPU_PERIOD_MIN_S   ? CPU_PERIOD_MIN_S
+                    : s->cpu_period > CPU_PERIOD_MAX_S ? CPU_PERIOD_MAX_S
+                                                       : s->cpu_period;
     return s;
 }
 
@@ -72,6 +109,8 @@ void sampler_free(struct sampler *s)
     sampler_window_free(&s->window);
     unwind_free(s->unwind);
     snapshot_free(s->latest);
+    free(s->cpu);
+    free(s->cpu_next);
     free(s);
 }
 
@@ -90,6 +129,46 @@ void sampler_add_error(struct sampler *s, double now)
     sampler_window_add_error(&s->window, now);
 }
 
+static int cmp_seen(const void *a, const void *b)
+{
+    const struct cpu_seen *x = a;
+    const struct cpu_seen *y = b;
+    return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* Adds to the window the CPU time each thread of SMP used since the last look. A thread seen
+ * for the first time only sets its baseline. */
+static void read_cpu(struct sampler *s, const struct sample *smp, double now)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < smp->n_threads && n < LIMIT_THREADS; i++) {
+        const struct sample_thread *t = &smp->threads[i];
+        struct proc_task_stat st;
+        if (t->tid <= 0 || proc_task_stat(s->proc, t->tid, &st, NULL) < 0) {
+            continue;
+        }
+        uint64_t ticks = st.utime + st.stime;
+        struct cpu_seen key = {t->tid, 0};
+        const struct cpu_seen *old =
+            s->n_cpu > 0 ? bsearch(&key, s->cpu, s->n_cpu, sizeof *s->cpu, cmp_seen) : NULL;
+        if (old != NULL && ticks > old->ticks) {
+            uint32_t ti = sampler_table_find_thread(&s->window.table, t->interp_id, t->tid,
+                                                    t->thread_id);
+            if (ti != SAMPLER_TABLE_NONE) {
+                sampler_window_add_cpu(&s->window, ti,
+                                       (uint64_t)((double)(ticks - old->ticks) * s->tick_ns),
+                                       now);
+            }
+        }
+        s->cpu_next[n++] = (struct cpu_seen){t->tid, ticks};
+    }
+    qsort(s->cpu_next, n, sizeof *s->cpu_next, cmp_seen);
+    struct cpu_seen *tmp = s->cpu;
+    s->cpu = s->cpu_next;
+    s->cpu_next = tmp;
+    s->n_cpu = n;
+}
+
 int sampler_sample(struct sampler *s, double now, struct pt_error *err)
 {
     struct pt_error local = {0};
@@ -105,16 +184,48 @@ int sampler_sample(struct sampler *s, double now, struct pt_error *err)
         sampler_add_error(s, now);
         return -1;
     }
-    struct snapshot *snap = unwind_snapshot(s->unwind, e);
+    const struct sample *smp = unwind_sample(s->unwind, e);
+    if (s->opts.blocking) {
+        proc_resume(s->proc);
+    }
+    if (smp == NULL) {
+        sampler_add_error(s, now);
+        return -1;
+    }
+    sampler_window_add_sample(&s->window, smp, now);
+    if (!(now < s->next_cpu)) {
+        read_cpu(s, smp, now);
+        s->next_cpu = now + s->cpu_period;
+    }
+    return 0;
+}
+
+const struct snapshot *sampler_snapshot(struct sampler *s, bool tasks, struct pt_error *err)
+{
+    if (s->unwind == NULL) {
+        pt_error_set(err, PT_E_IO, 0, "no target to sample");
+        return NULL;
+    }
+    unwind_set_tasks(s->unwind, tasks);
+    if (s->opts.blocking && proc_pause(s->proc, err) < 0) {
+        proc_resume(s->proc);
+        return NULL;
+    }
+    struct snapshot *snap = unwind_snapshot(s->unwind, err);
     if (s->opts.blocking) {
         proc_resume(s->proc);
     }
     if (snap == NULL) {
-        sampler_add_error(s, now);
-        return -1;
+        return NULL;
     }
-    sampler_add(s, snap, now);
-    return 0;
+    snapshot_free(s->latest);
+    s->latest = snap;
+    return snap;
+}
+
+struct unwind_counters sampler_reader_counters(const struct sampler *s)
+{
+    return s->unwind != NULL ? unwind_get_counters(s->unwind) : (struct unwind_counters){0};
 }
 
 const struct snapshot *sampler_latest(const struct sampler *s)
@@ -132,6 +243,7 @@ struct snapshot *sampler_take_latest(struct sampler *s)
 void sampler_reset(struct sampler *s)
 {
     sampler_window_clear(&s->window);
+    s->reader_base = sampler_reader_counters(s);
 }
 
 /* ---- statistics: copies out of the window ---- */
@@ -166,8 +278,9 @@ static int compare_threads(const void *a, const void *b)
 }
 
 static bool copy_threads(struct sampler_stats *st, const struct sampler_table *t,
-                         const struct sampler_window_view *v)
+                         const struct sampler_window_view *v, bool kernel_cpu)
 {
+    double span = v->span;
     size_t n = 0;
     for (uint32_t i = 0; i < t->threads.n; i++) {
         n += sampler_table_thread_at(t, i)->used && v->threads[i].samples > 0;
@@ -194,7 +307,11 @@ static bool copy_threads(struct sampler_stats *st, const struct sampler_table *t
         out->cpu_samples = c->cpu;
         out->gc_samples = c->gc;
         out->gil_pct = percent(c->gil, c->samples);
-        out->cpu_pct = percent(c->cpu, c->samples);
+        /* The kernel's CPU time over the window's span where the sampler read it; otherwise
+         * (samples fed from snapshots) the share of samples that were on a CPU. */
+        out->cpu_ns = c->cpu_ns;
+        out->cpu_pct = kernel_cpu ? (span > 0 ? 100.0 * (double)c->cpu_ns / (span * 1e9) : 0)
+                                  : percent(c->cpu, c->samples);
         out->gc_pct = percent(c->gc, c->samples);
         if (!copy_name(st, th->name, th->name_len, &out->name)) {
             return false;
@@ -286,9 +403,19 @@ static struct sampler_stats *stats_build(const struct sampler *s, double now,
     if (key != NULL) {
         st->thread_samples = v.only != SAMPLER_TABLE_NONE ? v.threads[v.only].samples : 0;
     }
+    if (s->unwind != NULL) {
+        struct unwind_counters now_c = unwind_get_counters(s->unwind);
+        const struct unwind_counters *b = &s->reader_base;
+        st->has_reader = true;
+        st->reader = (struct unwind_counters){
+            now_c.reads - b->reads,       now_c.bytes - b->bytes,
+            now_c.failed_reads - b->failed_reads, now_c.code_hits - b->code_hits,
+            now_c.code_misses - b->code_misses,   now_c.code_entries,
+        };
+    }
     st->threads_truncated = v.counts.dropped_threads > 0;
     st->functions_truncated = v.counts.dropped_threads > 0 || v.counts.dropped_frames > 0;
-    if (!copy_threads(st, t, &v) || !copy_functions(st, t, &v)) {
+    if (!copy_threads(st, t, &v, s->unwind != NULL) || !copy_functions(st, t, &v)) {
         goto fail;
     }
     sampler_window_view_free(&v);

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "core/snapshot.h"
+#include "core/unwind.h"
 
 struct proc;
 struct runtime;
@@ -40,12 +41,14 @@ struct sampler_thread {
     struct snap_str name;   /* the last name read; ptr NULL when never known */
     uint64_t samples;       /* samples in which the thread was seen */
     double gil_pct;
-    double cpu_pct;
+    double cpu_pct;         /* CPU time the kernel counted over the window's span; for
+                             * samples fed through sampler_add(), the share of them on CPU */
     double gc_pct;
     int64_t interp_id;      /* the interpreter the thread state belongs to */
     uint64_t gil_samples;   /* the counts behind the shares */
     uint64_t cpu_samples;
     uint64_t gc_samples;
+    uint64_t cpu_ns;        /* the CPU time behind cpu_pct, when the kernel counted it */
 };
 
 /* One function over the window. OWN counts thread-samples whose innermost frame it was, TOTAL
@@ -76,6 +79,8 @@ struct sampler_stats {
     struct snapshot *store;  /* owns the arrays and strings above */
     bool threads_truncated;  /* some thread seen in the window did not fit the bounds */
     bool functions_truncated; /* some frame seen in the window was not counted (bounds) */
+    bool has_reader;         /* READER holds what the target's reader did since the reset */
+    struct unwind_counters reader; /* code_entries: held now */
 };
 
 /* Which thread sampler_stats_thread() tells about: the fields of struct sampler_thread. */
@@ -95,11 +100,21 @@ struct sampler *sampler_new(struct proc *p, const struct runtime *rt,
                             const struct sampler_opts *opts, struct pt_error *err);
 void sampler_free(struct sampler *s);
 
-/* Takes one sample now and adds it to the window; a failed sample is counted as an error and
- * its error returned (-1): PT_E_GONE once the target has exited, else what unwind_snapshot()
- * and (--blocking) proc_pause() give. With opts.blocking the target is paused for the read and
- * always resumed. NOW is a monotonic time in seconds. */
+/* Takes one compact sample now (unwind_sample()) and adds it to the window; a failed sample is
+ * counted as an error and its error returned (-1): PT_E_GONE once the target has exited, else
+ * what unwind_sample() and (--blocking) proc_pause() give. With opts.blocking the target is
+ * paused for the read and always resumed. Every few samples (an eighth of the window, 50 to
+ * 250 ms) it also reads each thread's CPU time from the kernel. NOW is a monotonic time in
+ * seconds. */
 int sampler_sample(struct sampler *s, double now, struct pt_error *err);
+
+/* Takes a full snapshot now (names, lines, GC, and the task graph when TASKS), with the same
+ * caches the samples use, and keeps it as the latest; it is not counted as a sample. NULL on
+ * failure (as unwind_snapshot()). Valid as sampler_latest() is. */
+const struct snapshot *sampler_snapshot(struct sampler *s, bool tasks, struct pt_error *err);
+
+/* What the sampler's reader has done since it was made (all zero without a target). */
+struct unwind_counters sampler_reader_counters(const struct sampler *s);
 
 /* Adds an already-taken snapshot to the window (for tests and replays); the sampler takes
  * ownership of SNAP. */
@@ -108,7 +123,7 @@ void sampler_add(struct sampler *s, struct snapshot *snap, double now);
 /* Counts one failed sample at NOW. */
 void sampler_add_error(struct sampler *s, double now);
 
-/* The most recent successful snapshot, or NULL; owned by the sampler, valid until the next
+/* The most recent snapshot (sampler_snapshot() or sampler_add()), or NULL; owned by the sampler, valid until the next
  * sampler_sample()/sampler_add()/sampler_take_latest(). */
 const struct snapshot *sampler_latest(const struct sampler *s);
 
@@ -142,7 +157,8 @@ double sampler_now(void);
 /* Writes SNAP (may be NULL: no snapshot this interval) as one JSON document carrying ST
  * (DESIGN.md, batch mode): a top-level "sampling" object (rate_hz, "max" at --rate max;
  * achieved_hz, samples, errors, window_s, thread_samples, gc_samples), gil_pct, cpu_pct, gc_pct
- * in each thread object (null for a thread ST does not know), and a top-level "functions"
+ * in each thread object (null for a thread ST does not know), "reader" (reads, bytes,
+ * failed_reads, code_cache: hits, misses, entries) when ST has it, and a top-level "functions"
  * table in ST's order, whose "line" is the function's first line. "threads_truncated" and
  * "functions_truncated" appear when true. A trailing newline when NEWLINE. Errors: PT_E_IO,
  * PT_E_NOMEM. */

@@ -314,21 +314,21 @@ uint32_t sampler_table_find_thread(const struct sampler_table *t, int64_t interp
 }
 
 static void thread_rename(struct sampler_table *t, struct sampler_table_thread *th,
-                          struct snap_str name)
+                          const char *name, size_t len)
 {
     /* A name that could not be read this time is still the name last read. */
-    if (name.ptr == NULL || same_bytes(th->name, th->name_len, name.ptr, name.len)) {
+    if (name == NULL || same_bytes(th->name, th->name_len, name, len)) {
         return;
     }
     name_free(t, th->name, th->name_len);
-    th->name = name_dup(t, name.ptr, name.len);
-    th->name_len = th->name != NULL ? name.len : 0;
+    th->name = name_dup(t, name, len);
+    th->name_len = th->name != NULL ? len : 0;
 }
 
-uint32_t sampler_table_thread(struct sampler_table *t, int64_t interp_id,
-                              const struct snap_thread *src)
+uint32_t sampler_table_thread(struct sampler_table *t, int64_t interp_id, pid_t tid,
+                              uint64_t thread_id, const char *name, size_t name_len)
 {
-    struct thread_key k = {interp_id, src->tid, src->thread_id};
+    struct thread_key k = {interp_id, tid, thread_id};
     uint32_t hash = thread_hash(&k);
     uint32_t i = index_find(t, &t->threads.index, hash, thread_eq, &k);
     if (i == SAMPLER_TABLE_NONE) {
@@ -344,48 +344,63 @@ uint32_t sampler_table_thread(struct sampler_table *t, int64_t interp_id,
         th->used = true;
         th->hash = hash;
         th->interp_id = interp_id;
-        th->tid = src->tid;
-        th->thread_id = src->thread_id;
+        th->tid = tid;
+        th->thread_id = thread_id;
         th->newest.bucket = INT64_MIN;
     }
-    thread_rename(t, sampler_table_thread_at(t, i), src->name);
+    thread_rename(t, sampler_table_thread_at(t, i), name, name_len);
     return i;
 }
 
-static uint32_t func_hash(const struct snap_frame *f)
+static uint32_t func_hash(const struct sampler_func_key *f)
 {
-    uint64_t h = hash_bytes(0, f->function.ptr, f->function.len);
-    h = hash_bytes(h, f->file.ptr, f->file.len);
+    uint64_t h = hash_bytes(0, f->function, f->function_len);
+    h = hash_bytes(h, f->file, f->file_len);
     return fold(mix(h, (uint64_t)(int64_t)f->first_line));
 }
 
 static bool func_eq(const struct sampler_table *t, uint32_t i, const void *key)
 {
-    const struct snap_frame *f = key;
+    const struct sampler_func_key *f = key;
     const struct sampler_table_func *e = sampler_table_func_at(t, i);
     return e->first_line == f->first_line &&
-           same_bytes(e->function, e->function_len, f->function.ptr, f->function.len) &&
-           same_bytes(e->file, e->file_len, f->file.ptr, f->file.len);
+           same_bytes(e->function, e->function_len, f->function, f->function_len) &&
+           same_bytes(e->file, e->file_len, f->file, f->file_len);
 }
 
-bool sampler_table_func_is(const struct sampler_table *t, uint32_t i, const struct snap_frame *f)
+bool sampler_table_func_is(const struct sampler_table *t, uint32_t i,
+                           const struct sampler_func_key *k)
 {
-    return i < t->funcs.n && sampler_table_func_at(t, i)->used && func_eq(t, i, f);
+    return i < t->funcs.n && sampler_table_func_at(t, i)->used && func_eq(t, i, k);
 }
 
-uint32_t *sampler_table_thread_hints(struct sampler_table *t, uint32_t i)
+struct sampler_table_hint *sampler_table_thread_hints(struct sampler_table *t, uint32_t i,
+                                                      size_t depth, size_t *n)
 {
     struct sampler_table_thread *th = sampler_table_thread_at(t, i);
-    if (th->hints == NULL) {
-        th->hints = malloc(2 * SAMPLER_TABLE_HINTS * sizeof *th->hints);
-        if (th->hints != NULL) {
-            memset(th->hints, 0xFF, 2 * SAMPLER_TABLE_HINTS * sizeof *th->hints);
+    size_t want = depth < SAMPLER_TABLE_HINTS ? depth : SAMPLER_TABLE_HINTS;
+    if (th->hints == NULL || th->n_hints < want) {
+        size_t ncap = th->n_hints ? th->n_hints : 16;
+        while (ncap < want) {
+            ncap *= 2;
         }
+        ncap = ncap < SAMPLER_TABLE_HINTS ? ncap : SAMPLER_TABLE_HINTS;
+        struct sampler_table_hint *fresh = realloc(th->hints, ncap * sizeof *fresh);
+        if (fresh == NULL) {
+            *n = th->n_hints;
+            return th->hints;
+        }
+        for (size_t k = th->n_hints; k < ncap; k++) {
+            fresh[k] = (struct sampler_table_hint){0, 0, SAMPLER_TABLE_NONE, SAMPLER_TABLE_NONE};
+        }
+        th->hints = fresh;
+        th->n_hints = (uint32_t)ncap;
     }
+    *n = th->n_hints;
     return th->hints;
 }
 
-uint32_t sampler_table_func(struct sampler_table *t, const struct snap_frame *f)
+uint32_t sampler_table_func(struct sampler_table *t, const struct sampler_func_key *f)
 {
     uint32_t hash = func_hash(f);
     uint32_t i = index_find(t, &t->funcs.index, hash, func_eq, f);
@@ -397,21 +412,22 @@ uint32_t sampler_table_func(struct sampler_table *t, const struct snap_frame *f)
         return i;
     }
     struct sampler_table_func *e = sampler_table_func_at(t, i);
-    e->function = name_dup(t, f->function.ptr, f->function.len);
-    e->file = name_dup(t, f->file.ptr, f->file.len);
+    e->function = name_dup(t, f->function, f->function_len);
+    e->file = name_dup(t, f->file, f->file_len);
     /* A name that could not be kept would merge with the unknown one: refuse the entry. */
-    if ((e->function == NULL && f->function.ptr != NULL) ||
-        (e->file == NULL && f->file.ptr != NULL) || !index_insert(&t->funcs.index, hash, i)) {
-        name_free(t, e->function, f->function.len);
-        name_free(t, e->file, f->file.len);
+    if ((e->function == NULL && f->function != NULL) || (e->file == NULL && f->file != NULL) ||
+        !index_insert(&t->funcs.index, hash, i)) {
+        name_free(t, e->function, f->function_len);
+        name_free(t, e->file, f->file_len);
         entries_release(&t->funcs, i);
         return SAMPLER_TABLE_NONE;
     }
     e->used = true;
     e->hash = hash;
-    e->function_len = f->function.len;
-    e->file_len = f->file.len;
+    e->function_len = f->function_len;
+    e->file_len = f->file_len;
     e->first_line = f->first_line;
+    e->serial = ++t->next_func_serial;
     return i;
 }
 
@@ -461,6 +477,7 @@ void sampler_table_drop_thread(struct sampler_table *t, uint32_t i)
     th->used = false;
     th->name = NULL;
     th->hints = NULL;
+    th->n_hints = 0;
     entries_release(&t->threads, i);
 }
 

@@ -7,13 +7,29 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct snap_frame;
-struct snap_thread;
-
 enum {
     SAMPLER_TABLE_NONE = UINT32_MAX, /* no entry: the table is full, or memory ran out */
-    SAMPLER_TABLE_HINTS = 64,        /* frames of a thread's last stack remembered, outermost
+    SAMPLER_TABLE_HINTS = 1024,      /* frames of a thread's last stack remembered, outermost
                                       * first */
+};
+
+/* What identifies a function: (function, file, first line). NULL strings are unknown. */
+struct sampler_func_key {
+    const char *function;
+    size_t function_len;
+    const char *file;
+    size_t file_len;
+    int first_line;
+};
+
+/* What frame K (from the outermost) of a thread's last stack was counted as. CODE is the code
+ * entry's serial (0: the frame came from a snapshot, matched by its strings); the hint is
+ * trusted only while function FUNC is still the entry of serial FUNC_SERIAL. */
+struct sampler_table_hint {
+    uint64_t code;
+    uint64_t func_serial;
+    uint32_t func;
+    uint32_t pair;
 };
 
 /* Where an entry's counts for the newest bucket sit, so that one sample adds to them in O(1). */
@@ -36,11 +52,13 @@ struct sampler_table_thread {
     uint64_t gil;
     uint64_t cpu;
     uint64_t gc;
+    uint64_t cpu_ns;  /* CPU time the kernel counted for the thread in the window */
     struct sampler_table_slot newest;
-    /* The function and pair entries of the last stack's frames, counted from the outermost:
-     * hints[2k], hints[2k + 1] for frame k. Stacks mostly repeat, so checking the hint is
-     * cheaper than a lookup; a hint is only trusted after a check. NULL until first needed. */
-    uint32_t *hints;
+    /* The function and pair entries of the last stack's frames, counted from the outermost.
+     * Stacks mostly repeat, so checking the hint is cheaper than a lookup; a hint is only
+     * trusted after a check. NULL until first needed; N_HINTS of them. */
+    struct sampler_table_hint *hints;
+    uint32_t n_hints;
 };
 
 struct sampler_table_func {
@@ -51,6 +69,7 @@ struct sampler_table_func {
     char *file; /* NULL: unknown */
     size_t file_len;
     int first_line;
+    uint64_t serial; /* never reused: tells a hint whether the entry is still its function */
     uint64_t own; /* sums over the function's pairs */
     uint64_t total;
     uint64_t stack_mark; /* the last stack that counted it in TOTAL */
@@ -100,6 +119,7 @@ struct sampler_table {
     struct sampler_table_entries funcs;
     struct sampler_table_entries pairs;
     size_t name_bytes; /* bytes of thread, function and file names held */
+    uint64_t next_func_serial;
 };
 
 /* Sets up empty tables (no memory is taken until the first entry). */
@@ -126,24 +146,26 @@ static inline struct sampler_table_pair *sampler_table_pair_at(const struct samp
     return &((struct sampler_table_pair *)t->pairs.items)[i];
 }
 
-/* The entry of TH (in interpreter INTERP_ID), added with zero counts when new; its name is
- * updated when the thread renamed itself. SAMPLER_TABLE_NONE when the table is full or memory
- * ran out. */
-uint32_t sampler_table_thread(struct sampler_table *t, int64_t interp_id,
-                              const struct snap_thread *th);
+/* The entry of the thread (INTERP_ID, TID, THREAD_ID), added with zero counts when new; its
+ * name is updated when the thread renamed itself (NAME NULL: not known this time). NONE when
+ * the table is full or memory ran out. */
+uint32_t sampler_table_thread(struct sampler_table *t, int64_t interp_id, pid_t tid,
+                              uint64_t thread_id, const char *name, size_t name_len);
 /* The existing entry of the thread, or SAMPLER_TABLE_NONE. */
 uint32_t sampler_table_find_thread(const struct sampler_table *t, int64_t interp_id, pid_t tid,
                                    uint64_t thread_id);
-/* The entry of F's function (function, file, first line), added when new; or NONE. */
-uint32_t sampler_table_func(struct sampler_table *t, const struct snap_frame *f);
+/* The entry of function K, added when new; or NONE. */
+uint32_t sampler_table_func(struct sampler_table *t, const struct sampler_func_key *k);
 /* The entry of the pair, added when new; or NONE. */
 uint32_t sampler_table_pair(struct sampler_table *t, uint32_t thread, uint32_t func);
 
-/* Whether entry I is in use and is F's function. */
-bool sampler_table_func_is(const struct sampler_table *t, uint32_t i, const struct snap_frame *f);
-/* Thread I's hints (2 * SAMPLER_TABLE_HINTS, NONE when unset), allocated on first use; NULL on
- * out of memory. */
-uint32_t *sampler_table_thread_hints(struct sampler_table *t, uint32_t i);
+/* Whether entry I is in use and is function K. */
+bool sampler_table_func_is(const struct sampler_table *t, uint32_t i,
+                           const struct sampler_func_key *k);
+/* Thread I's hints, at least DEPTH of them (at most SAMPLER_TABLE_HINTS; new ones unset: FUNC
+ * NONE), grown on demand; NULL on out of memory. *N tells how many there are. */
+struct sampler_table_hint *sampler_table_thread_hints(struct sampler_table *t, uint32_t i,
+                                                      size_t depth, size_t *n);
 
 /* Remove an entry whose counts fell to zero. */
 void sampler_table_drop_thread(struct sampler_table *t, uint32_t i);

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/code.h"
 #include "core/error.h"
+#include "core/sample.h"
 #include "core/snapshot.h"
 
 /* The buckets are numbered by absolute time (floor(now / width)). A sample adds to the
@@ -25,6 +27,7 @@ struct thread_delta {
     uint32_t gil;
     uint32_t cpu;
     uint32_t gc;
+    uint64_t cpu_ns;
 };
 
 struct pair_delta {
@@ -87,6 +90,7 @@ static void bucket_expire(struct sampler_window *w, struct sampler_window_bucket
         th->gil -= d->gil;
         th->cpu -= d->cpu;
         th->gc -= d->gc;
+        th->cpu_ns -= d->cpu_ns;
         if (th->samples == 0) {
             sampler_table_drop_thread(t, d->thread);
         }
@@ -192,16 +196,64 @@ static struct pair_delta *pair_delta(struct sampler_window *w, struct sampler_wi
     return d;
 }
 
-/* Frame F's function entry: the hint when it still is that function, else looked up (and the
- * hint updated). */
-static uint32_t frame_func(struct sampler_table *t, uint32_t *hint, const struct snap_frame *f)
+/* The frames of one thread-sample, from a snapshot or a compact sample. */
+struct frame_source {
+    const struct snap_frame *snap;
+    const struct sample_frame *compact;
+    size_t n;
+};
+
+static struct sampler_func_key snap_key(const struct snap_frame *f)
 {
-    if (hint != NULL && sampler_table_func_is(t, *hint, f)) {
-        return *hint;
+    return (struct sampler_func_key){f->function.ptr, f->function.len, f->file.ptr,
+                                     f->file.len, f->first_line};
+}
+
+/* A compact frame's function as a snapshot would name it (snapshot_frame_label() for the
+ * synthetic ones; unknown code is the unknown function). */
+static struct sampler_func_key compact_key(const struct sample_frame *f)
+{
+    if (f->kind != SNAP_FRAME_PYTHON) {
+        const char *label = snapshot_frame_label(f->kind);
+        return (struct sampler_func_key){label, strlen(label), NULL, 0, -1};
     }
-    uint32_t fi = sampler_table_func(t, f);
+    if (f->code == NULL) {
+        return (struct sampler_func_key){NULL, 0, NULL, 0, -1};
+    }
+    return (struct sampler_func_key){f->code->qualname, f->code->qualname_len,
+                                     f->code->filename, f->code->filename_len,
+                                     f->code->firstlineno};
+}
+
+/* Frame I's function entry: the hint when it still is that function, else looked up by its
+ * name (and the hint updated). A compact frame's hint is checked by code identity alone, so a
+ * steady stack compares no strings. */
+static uint32_t frame_func(struct sampler_table *t, struct sampler_table_hint *hint,
+                           const struct frame_source *src, size_t i)
+{
+    struct sampler_func_key k;
+    uint64_t code = 0;
+    if (src->compact != NULL) {
+        const struct sample_frame *f = &src->compact[i];
+        code = f->code_serial != 0 ? f->code_serial : UINT64_MAX - (uint64_t)f->kind;
+        if (hint != NULL && hint->code == code && hint->func < t->funcs.n) {
+            const struct sampler_table_func *e = sampler_table_func_at(t, hint->func);
+            if (e->used && e->serial == hint->func_serial) {
+                return hint->func;
+            }
+        }
+        k = compact_key(f);
+    } else {
+        k = snap_key(&src->snap[i]);
+        if (hint != NULL && hint->code == 0 && sampler_table_func_is(t, hint->func, &k)) {
+            return hint->func;
+        }
+    }
+    uint32_t fi = sampler_table_func(t, &k);
     if (hint != NULL) {
-        *hint = fi;
+        hint->code = code;
+        hint->func = fi;
+        hint->func_serial = fi != SAMPLER_TABLE_NONE ? sampler_table_func_at(t, fi)->serial : 0;
     }
     return fi;
 }
@@ -221,14 +273,15 @@ static uint32_t frame_pair(struct sampler_table *t, uint32_t *hint, uint32_t ti,
     return pi;
 }
 
-/* Counts frame F of thread TI's stack: in OWN when it is the innermost, in TOTAL the first
- * time its function shows up in this stack. HINTS: the frame's function and pair entries in
- * the thread's last stack, or NULL. */
+/* Counts frame I of thread TI's stack: in OWN when it is the innermost, in TOTAL the first
+ * time its function shows up in this stack. HINT: the frame's entries in the thread's last
+ * stack, or NULL. */
 static void count_frame(struct sampler_window *w, struct sampler_window_bucket *b, uint32_t ti,
-                        const struct snap_frame *f, bool own, uint32_t *hints)
+                        const struct frame_source *src, size_t i, bool own,
+                        struct sampler_table_hint *hint)
 {
     struct sampler_table *t = &w->table;
-    uint32_t fi = frame_func(t, hints, f);
+    uint32_t fi = frame_func(t, hint, src, i);
     if (fi == SAMPLER_TABLE_NONE) {
         b->c.dropped_frames++;
         w->counts.dropped_frames++;
@@ -238,7 +291,7 @@ static void count_frame(struct sampler_window *w, struct sampler_window_bucket *
     if (fe->stack_mark == w->stack_serial) {
         return;
     }
-    uint32_t pi = frame_pair(t, hints != NULL ? hints + 1 : NULL, ti, fi);
+    uint32_t pi = frame_pair(t, hint != NULL ? &hint->pair : NULL, ti, fi);
     struct pair_delta *d = pi != SAMPLER_TABLE_NONE ? pair_delta(w, b, pi) : NULL;
     if (d == NULL) {
         /* Entries made for this frame alone must not stay with nothing counted. */
@@ -264,11 +317,30 @@ static void count_frame(struct sampler_window *w, struct sampler_window_bucket *
     }
 }
 
+/* What the window counts of one thread-sample besides its frames. */
+struct thread_source {
+    int64_t interp_id;
+    pid_t tid;
+    uint64_t thread_id;
+    const char *name;
+    size_t name_len;
+    bool gil;
+    bool cpu;
+    bool gc;
+};
+
+static bool is_shim(const struct frame_source *src, size_t i)
+{
+    return src->snap != NULL ? src->snap[i].kind == SNAP_FRAME_SHIM
+                             : src->compact[i].kind == SNAP_FRAME_SHIM;
+}
+
 /* Counts one thread of a sample. */
 static void count_thread(struct sampler_window *w, struct sampler_window_bucket *b,
-                         int64_t interp_id, const struct snap_thread *th)
+                         const struct thread_source *th, const struct frame_source *src)
 {
-    uint32_t ti = sampler_table_thread(&w->table, interp_id, th);
+    uint32_t ti = sampler_table_thread(&w->table, th->interp_id, th->tid, th->thread_id,
+                                       th->name, th->name_len);
     struct thread_delta *d = ti != SAMPLER_TABLE_NONE ? thread_delta(w, b, ti) : NULL;
     if (d == NULL) {
         if (ti != SAMPLER_TABLE_NONE && sampler_table_thread_at(&w->table, ti)->samples == 0) {
@@ -279,38 +351,48 @@ static void count_thread(struct sampler_window *w, struct sampler_window_bucket 
         return;
     }
     struct sampler_table_thread *e = sampler_table_thread_at(&w->table, ti);
-    bool gil = th->gil == SNAP_YES;
-    bool cpu = th->on_cpu == SNAP_YES;
-    bool gc = th->in_gc == SNAP_YES;
     d->samples++;
     e->samples++;
-    d->gil += gil;
-    e->gil += gil;
-    d->cpu += cpu;
-    e->cpu += cpu;
-    d->gc += gc;
-    e->gc += gc;
+    d->gil += th->gil;
+    e->gil += th->gil;
+    d->cpu += th->cpu;
+    e->cpu += th->cpu;
+    d->gc += th->gc;
+    e->gc += th->gc;
     b->c.thread_samples++;
     w->counts.thread_samples++;
     w->stack_serial++;
-    size_t n = th->frames != NULL ? th->n_frames : 0;
+    size_t n = src->n;
     /* Stacks grow and shrink at the innermost end: hints count from the outermost frame. */
-    uint32_t *hints = n > 0 ? sampler_table_thread_hints(&w->table, ti) : NULL;
+    size_t n_hints = 0;
+    struct sampler_table_hint *hints =
+        n > 0 ? sampler_table_thread_hints(&w->table, ti, n, &n_hints) : NULL;
     bool innermost = true;
     for (size_t i = 0; i < n; i++) {
         /* Shims are C-owned entry frames, not Python functions (DESIGN.md). */
-        if (th->frames[i].kind == SNAP_FRAME_SHIM) {
+        if (is_shim(src, i)) {
             continue;
         }
         size_t depth = n - 1 - i;
-        uint32_t *hint = hints != NULL && depth < SAMPLER_TABLE_HINTS ? hints + 2 * depth : NULL;
-        count_frame(w, b, ti, &th->frames[i], innermost, hint);
+        struct sampler_table_hint *hint = hints != NULL && depth < n_hints ? &hints[depth] : NULL;
+        count_frame(w, b, ti, src, i, innermost, hint);
         innermost = false;
     }
 }
 
-static void count_sample(struct sampler_window *w, struct sampler_window_bucket *b,
-                         const struct snapshot *snap)
+/* Counts the sample itself, once its threads are. */
+static void count_whole(struct sampler_window *w, struct sampler_window_bucket *b, bool any_gc)
+{
+    b->c.samples++;
+    w->counts.samples++;
+    if (any_gc) {
+        b->c.gc_samples++;
+        w->counts.gc_samples++;
+    }
+}
+
+static void count_snapshot(struct sampler_window *w, struct sampler_window_bucket *b,
+                           const struct snapshot *snap)
 {
     bool any_gc = false;
     size_t n = snap->interps != NULL ? snap->n_interps : 0;
@@ -318,16 +400,32 @@ static void count_sample(struct sampler_window *w, struct sampler_window_bucket 
         const struct snap_interp *in = &snap->interps[i];
         size_t nt = in->threads != NULL ? in->n_threads : 0;
         for (size_t k = 0; k < nt; k++) {
-            count_thread(w, b, in->id, &in->threads[k]);
-            any_gc = any_gc || in->threads[k].in_gc == SNAP_YES;
+            const struct snap_thread *t = &in->threads[k];
+            struct thread_source th = {in->id, t->tid, t->thread_id, t->name.ptr, t->name.len,
+                                       t->gil == SNAP_YES, t->on_cpu == SNAP_YES,
+                                       t->in_gc == SNAP_YES};
+            struct frame_source src = {t->frames, NULL, t->frames != NULL ? t->n_frames : 0};
+            count_thread(w, b, &th, &src);
+            any_gc = any_gc || t->in_gc == SNAP_YES;
         }
     }
-    b->c.samples++;
-    w->counts.samples++;
-    if (any_gc) {
-        b->c.gc_samples++;
-        w->counts.gc_samples++;
+    count_whole(w, b, any_gc);
+}
+
+static void count_compact(struct sampler_window *w, struct sampler_window_bucket *b,
+                          const struct sample *smp)
+{
+    bool any_gc = false;
+    for (size_t k = 0; k < smp->n_threads; k++) {
+        const struct sample_thread *t = &smp->threads[k];
+        struct thread_source th = {t->interp_id, t->tid, t->thread_id, t->name, t->name_len,
+                                   t->gil == SNAP_YES, t->on_cpu == SNAP_YES,
+                                   t->in_gc == SNAP_YES};
+        struct frame_source src = {NULL, t->frames, t->n_frames};
+        count_thread(w, b, &th, &src);
+        any_gc = any_gc || t->in_gc == SNAP_YES;
     }
+    count_whole(w, b, any_gc);
 }
 
 /* NOW as the window uses it: a time that is not a number is taken as the last one. */
@@ -346,7 +444,26 @@ static double usable_now(struct sampler_window *w, double now)
 void sampler_window_add(struct sampler_window *w, const struct snapshot *snap, double now)
 {
     struct sampler_window_bucket *b = window_advance(w, usable_now(w, now));
-    count_sample(w, b, snap);
+    count_snapshot(w, b, snap);
+}
+
+void sampler_window_add_sample(struct sampler_window *w, const struct sample *smp, double now)
+{
+    struct sampler_window_bucket *b = window_advance(w, usable_now(w, now));
+    count_compact(w, b, smp);
+}
+
+void sampler_window_add_cpu(struct sampler_window *w, uint32_t ti, uint64_t ns, double now)
+{
+    struct sampler_window_bucket *b = window_advance(w, usable_now(w, now));
+    if (ti >= w->table.threads.n || !sampler_table_thread_at(&w->table, ti)->used) {
+        return;
+    }
+    struct thread_delta *d = thread_delta(w, b, ti);
+    if (d != NULL) {
+        d->cpu_ns += ns;
+        sampler_table_thread_at(&w->table, ti)->cpu_ns += ns;
+    }
 }
 
 void sampler_window_add_error(struct sampler_window *w, double now)
@@ -417,6 +534,7 @@ static void view_drop_bucket(const struct sampler_window *w, const struct sample
         tc->gil -= d->gil;
         tc->cpu -= d->cpu;
         tc->gc -= d->gc;
+        tc->cpu_ns -= d->cpu_ns;
     }
     for (uint32_t i = 0; i < b->n_pairs; i++) {
         const struct pair_delta *d = &b->pairs[i];
@@ -435,7 +553,8 @@ static void view_fill(const struct sampler_window *w, struct sampler_window_view
         const struct sampler_table_thread *th = sampler_table_thread_at(t, i);
         if (th->used) {
             v->threads[i] =
-                (struct sampler_window_thread_counts){th->samples, th->gil, th->cpu, th->gc};
+                (struct sampler_window_thread_counts){th->samples, th->gil, th->cpu, th->gc,
+                                                     th->cpu_ns};
         }
     }
     if (!v->one) {

@@ -8,6 +8,7 @@
 #include "core/sampler.h"
 #include "core/sampler_table.h"
 
+struct sample;
 struct snapshot;
 
 /* Counters of whole samples, per bucket and summed over the window. */
@@ -43,6 +44,11 @@ void sampler_window_clear(struct sampler_window *w);
 
 /* Counts SNAP (which the caller keeps) as a sample at NOW, sliding the window up to NOW. */
 void sampler_window_add(struct sampler_window *w, const struct snapshot *snap, double now);
+/* Counts the compact sample SMP as a sample at NOW. */
+void sampler_window_add_sample(struct sampler_window *w, const struct sample *smp, double now);
+/* Adds NS nanoseconds of CPU time of thread entry TI to the bucket of NOW (an entry no
+ * longer in use is ignored). */
+void sampler_window_add_cpu(struct sampler_window *w, uint32_t ti, uint64_t ns, double now);
 /* Counts a failed sample at NOW. */
 void sampler_window_add_error(struct sampler_window *w, double now);
 
@@ -51,6 +57,7 @@ struct sampler_window_thread_counts {
     uint64_t gil;
     uint64_t cpu;
     uint64_t gc;
+    uint64_t cpu_ns;
 };
 
 struct sampler_window_func_counts {

@@ -71,6 +71,15 @@ static void json_head(void *ctx, struct snapshot_json_out *w)
         strbuf_puts(sb, ",\"threads_truncated\":true");
     }
     strbuf_puts(sb, "}");
+    if (st->has_reader) {
+        const struct unwind_counters *r = &st->reader;
+        strbuf_printf(sb,
+                      ",\"reader\":{\"reads\":%" PRIu64 ",\"bytes\":%" PRIu64
+                      ",\"failed_reads\":%" PRIu64 ",\"code_cache\":{\"hits\":%" PRIu64
+                      ",\"misses\":%" PRIu64 ",\"entries\":%" PRIu64 "}}",
+                      r->reads, r->bytes, r->failed_reads, r->code_hits, r->code_misses,
+                      r->code_entries);
+    }
 }
 
 static void json_thread(void *ctx, struct snapshot_json_out *w, const struct snap_interp *in,

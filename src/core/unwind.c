@@ -4,6 +4,8 @@
 #include "core/unwind.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
@@ -16,7 +18,9 @@
 #include "core/layout/layout.h"
 #include "core/limits.h"
 #include "core/proc.h"
+#include "core/pthreadtid.h"
 #include "core/runtime.h"
+#include "core/sample.h"
 #include "core/snapshot.h"
 #include "core/tasks.h"
 #include "core/threadnames.h"
@@ -31,7 +35,7 @@ struct thread_ctx {
     enum snap_bool gil;
     enum snap_bool gil_requested;
     enum snap_bool has_exception;
-    struct frames_thread fr;
+    struct frames_thread fr; /* its buffers are kept for the next walk */
 };
 
 /* The interpreter-state fields the walk needs, read in one batch. */
@@ -50,6 +54,7 @@ struct interp_fields {
     uint64_t gc_addr;            /* the GC state this interpreter uses; 0 unknown */
     uint8_t *gc_state;           /* its bytes, when the snapshot reads the GC (u->gc) */
     size_t gc_len;
+    bool records;                /* the GC's records were read ahead with the fields */
 };
 
 /* The runtime-wide fields, read once per snapshot. */
@@ -61,24 +66,32 @@ struct runtime_fields {
     uint64_t gc_collecting;
 };
 
-/* The frames one thread's walk had to read one by one, remembered for the next walk. */
+/* The frames one thread's walk had to read one by one, remembered for the next walk. ADDRS
+ * holds FRAMES_HINT_MAX and is kept. */
 struct chain_hint {
     uint64_t tstate;
     uint64_t *addrs;
     size_t n;
 };
 
-/* A thread's ident (its pthread_t) and the kernel id found in its struct pthread. */
-struct tid_pair {
-    uint64_t ident;
-    pid_t tid;
-};
-
-/* The thread states one interpreter had at the last snapshot, read again in one batch. */
+/* The thread states the main interpreter had at the last walk, read again in one batch. */
 struct known_threads {
     uint64_t interp;
     size_t n;
+    size_t prefetched;       /* how many of ADDRS the head batch read into ts_buf */
     uint64_t addrs[LIMIT_THREADS];
+};
+
+/* The compact sample being built, its arrays kept from one sample to the next. */
+struct sample_buf {
+    struct sample out;
+    struct sample_thread *threads;
+    size_t n_threads;
+    size_t cap_threads;
+    struct sample_frame *frames;
+    size_t n_frames;
+    size_t cap_frames;
+    char warning[256];
 };
 
 struct unwind {
@@ -87,16 +100,18 @@ struct unwind {
     const struct py_layout *L;
     struct code_cache *codes;
     struct threadnames *names;
+    struct pthreadtid *tids;
     uint8_t *code_buf;       /* raw code structs of one batch */
     uint8_t *ts_buf;         /* LIMIT_THREADS thread states */
     struct known_threads known;
-    /* Before 3.11 thread states hold no kernel thread id; glibc keeps it in its struct pthread,
-     * at an offset found once by looking for the main thread's id (= the pid). 0: not yet. */
-    uint64_t pthread_tid_at;
-    bool pthread_tid_failed;
-    struct tid_pair *tids;   /* (ident, tid) pairs the last snapshot confirmed, by ident */
-    size_t n_tids;
-    /* Hints of the last snapshot (sorted by thread state) and those of the one being taken;
+    struct thread_ctx *ts;   /* one interpreter's threads; kept, with their frame buffers */
+    size_t cap_ts;
+    uint64_t *code_addrs;    /* scratch of load_codes() */
+    size_t cap_code_addrs;
+    uint64_t *idents;        /* LIMIT_THREADS scratch */
+    struct frames_thread **fr_ptrs; /* LIMIT_THREADS scratch: the threads' chains to walk */
+    pid_t *tid_out;          /* LIMIT_THREADS scratch */
+    /* Hints of the last walk (sorted by thread state) and those of the one being taken;
      * at most LIMIT_THREADS each. */
     struct chain_hint *hints;
     size_t n_hints;
@@ -105,14 +120,31 @@ struct unwind {
     struct tasks *tasks;     /* NULL: tasks are not read */
     struct gc_reader *gc;    /* NULL: the GC's generations are not read (in_gc still is) */
     uint8_t *gc_buf;         /* GC_STATE_MAX bytes */
+    /* The walk in hand: a snapshot (SNAP set) or a compact sample (SNAP NULL). */
+    struct snapshot *snap;
+    struct sample_buf sample;
+    uint64_t trusted_hits;   /* code entries served on the generation's word */
+    unsigned guess_backoff;  /* walks left before stacks are read ahead again */
+    uint64_t failed_reads;
 };
 
-static void drop_hints(struct chain_hint *h, size_t *n)
+/* Notes a part that could not be read: in the snapshot, or counted in the sample. */
+__attribute__((format(printf, 2, 3))) static void warn(struct unwind *u, const char *fmt, ...)
 {
-    for (size_t i = 0; h != NULL && i < *n; i++) {
-        free(h[i].addrs);
+    va_list ap;
+    if (u->snap != NULL) {
+        char msg[512];
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        snapshot_warn(u->snap, "%s", msg);
+        return;
     }
-    *n = 0;
+    if (u->sample.out.n_warnings++ == 0) {
+        va_start(ap, fmt);
+        vsnprintf(u->sample.warning, sizeof u->sample.warning, fmt, ap);
+        va_end(ap);
+    }
 }
 
 static int cmp_hint(const void *a, const void *b)
@@ -122,10 +154,9 @@ static int cmp_hint(const void *a, const void *b)
     return x->tstate < y->tstate ? -1 : x->tstate > y->tstate;
 }
 
-/* The hints this snapshot gathered become the next one's. */
+/* The hints this walk gathered become the next one's (the arrays swap; buffers stay). */
 static void commit_hints(struct unwind *u)
 {
-    drop_hints(u->hints, &u->n_hints);
     struct chain_hint *t = u->hints;
     u->hints = u->next_hints;
     u->n_hints = u->n_next_hints;
@@ -134,32 +165,45 @@ static void commit_hints(struct unwind *u)
     qsort(u->hints, u->n_hints, sizeof *u->hints, cmp_hint);
 }
 
-/* Hands each thread the frames its walk read one by one last time, then keeps this walk's. */
-static void give_hints(const struct unwind *u, const struct thread_ctx *ts,
-                       struct frames_thread *fr, size_t n)
+/* Hands each thread the frames its walk read one by one last time. */
+static void give_hints(const struct unwind *u, struct thread_ctx *ts, size_t n)
 {
     for (size_t i = 0; i < n && u->n_hints > 0; i++) {
         struct chain_hint key = {.tstate = ts[i].addr};
         const struct chain_hint *h = bsearch(&key, u->hints, u->n_hints, sizeof *u->hints,
                                              cmp_hint);
         if (h != NULL) {
-            fr[i].hint = h->addrs;
-            fr[i].n_hint = h->n;
+            ts[i].fr.hint = h->addrs;
+            ts[i].fr.n_hint = h->n;
         }
     }
 }
 
-static void keep_hints(struct unwind *u, const struct thread_ctx *ts, struct frames_thread *fr,
-                       size_t n)
+/* Keeps this walk's one-by-one reads as the next walk's hints (copied into kept buffers). */
+static void keep_hints(struct unwind *u, const struct thread_ctx *ts, size_t n)
 {
     for (size_t i = 0; i < n && u->n_next_hints < LIMIT_THREADS; i++) {
-        if (fr[i].n_read > 0) {
-            u->next_hints[u->n_next_hints++] =
-                (struct chain_hint){ts[i].addr, fr[i].read_addrs, fr[i].n_read};
-            fr[i].read_addrs = NULL;
-            fr[i].n_read = 0;
+        const struct frames_thread *fr = &ts[i].fr;
+        if (fr->n_read == 0) {
+            continue;
         }
+        struct chain_hint *h = &u->next_hints[u->n_next_hints];
+        if (h->addrs == NULL && (h->addrs = malloc(FRAMES_HINT_MAX * sizeof *h->addrs)) == NULL) {
+            return;
+        }
+        h->tstate = ts[i].addr;
+        h->n = fr->n_read < FRAMES_HINT_MAX ? fr->n_read : FRAMES_HINT_MAX;
+        memcpy(h->addrs, fr->read_addrs, h->n * sizeof *h->addrs);
+        u->n_next_hints++;
     }
+}
+
+static void free_hints(struct chain_hint *h)
+{
+    for (size_t i = 0; h != NULL && i < LIMIT_THREADS; i++) {
+        free(h[i].addrs);
+    }
+    free(h);
 }
 
 struct unwind *unwind_new(struct proc *p, const struct runtime *rt, struct pt_error *err)
@@ -176,11 +220,16 @@ struct unwind *unwind_new(struct proc *p, const struct runtime *rt, struct pt_er
     u->names = threadnames_new();
     u->code_buf = malloc((size_t)PROC_IOV_MAX * u->L->code.size);
     u->ts_buf = malloc((size_t)LIMIT_THREADS * u->L->thread.size);
-    u->tids = malloc((size_t)LIMIT_THREADS * sizeof *u->tids);
+    u->idents = malloc((size_t)LIMIT_THREADS * sizeof *u->idents);
+    u->tid_out = malloc((size_t)LIMIT_THREADS * sizeof *u->tid_out);
+    u->fr_ptrs = malloc((size_t)LIMIT_THREADS * sizeof *u->fr_ptrs);
     u->hints = calloc(LIMIT_THREADS, sizeof *u->hints);
     u->next_hints = calloc(LIMIT_THREADS, sizeof *u->next_hints);
+    if (!layout_has(u->L->thread.native_thread_id)) {
+        u->tids = pthreadtid_new();
+    }
     if (u->codes == NULL || u->code_buf == NULL || u->names == NULL || u->ts_buf == NULL ||
-        u->tids == NULL || u->hints == NULL || u->next_hints == NULL) {
+        u->idents == NULL || u->tid_out == NULL || u->fr_ptrs == NULL || u->hints == NULL || u->next_hints == NULL) {
         unwind_free(u);
         pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
         return NULL;
@@ -209,21 +258,30 @@ void unwind_set_gc(struct unwind *u, bool on)
 
 void unwind_free(struct unwind *u)
 {
-    if (u != NULL) {
-        gc_reader_free(u->gc);
-        free(u->gc_buf);
-        tasks_free(u->tasks);
-        code_cache_free(u->codes);
-        threadnames_free(u->names);
-        free(u->code_buf);
-        free(u->ts_buf);
-        free(u->tids);
-        drop_hints(u->hints, &u->n_hints);
-        drop_hints(u->next_hints, &u->n_next_hints);
-        free(u->hints);
-        free(u->next_hints);
-        free(u);
+    if (u == NULL) {
+        return;
     }
+    gc_reader_free(u->gc);
+    free(u->gc_buf);
+    tasks_free(u->tasks);
+    code_cache_free(u->codes);
+    threadnames_free(u->names);
+    pthreadtid_free(u->tids);
+    free(u->code_buf);
+    free(u->ts_buf);
+    for (size_t i = 0; i < u->cap_ts; i++) {
+        frames_release(&u->ts[i].fr);
+    }
+    free(u->ts);
+    free(u->code_addrs);
+    free(u->idents);
+    free(u->tid_out);
+    free(u->fr_ptrs);
+    free_hints(u->hints);
+    free_hints(u->next_hints);
+    free(u->sample.threads);
+    free(u->sample.frames);
+    free(u);
 }
 
 void unwind_set_tasks(struct unwind *u, bool on)
@@ -237,13 +295,26 @@ void unwind_set_tasks(struct unwind *u, bool on)
     }
 }
 
-/* The asyncio tasks of one interpreter, when asked for. */
+struct unwind_counters unwind_get_counters(const struct unwind *u)
+{
+    struct proc_counters pc = proc_get_counters(u->proc);
+    struct code_cache_counters cc = code_cache_get_counters(u->codes);
+    return (struct unwind_counters){
+        .reads = pc.syscalls,
+        .bytes = pc.bytes,
+        .failed_reads = u->failed_reads,
+        .code_hits = cc.hits + u->trusted_hits,
+        .code_misses = cc.misses,
+        .code_entries = cc.entries,
+    };
+}
+
+/* The asyncio tasks of one interpreter, when asked for (snapshots only). */
 static int read_tasks(struct unwind *u, uint64_t interp, uint64_t modules,
-                      const struct thread_ctx *ts, size_t n, struct snapshot *s,
-                      struct snap_interp *out)
+                      const struct thread_ctx *ts, size_t n, struct snap_interp *out)
 {
     struct pt_error e = {0};
-    if (u->tasks == NULL) {
+    if (u->tasks == NULL || u->snap == NULL) {
         return 0;
     }
     struct tasks_thread *th = malloc((n ? n : 1) * sizeof *th);
@@ -253,23 +324,17 @@ static int read_tasks(struct unwind *u, uint64_t interp, uint64_t modules,
     for (size_t i = 0; i < n; i++) {
         th[i] = (struct tasks_thread){ts[i].addr, (pid_t)ts[i].native_id, ts[i].thread_id};
     }
-    int rc = tasks_read_interp(u->tasks, s, interp, modules, th, n, out, &e);
+    int rc = tasks_read_interp(u->tasks, u->snap, interp, modules, th, n, out, &e);
     free(th);
     return rc;
 }
 
-struct unwind_stats unwind_get_stats(const struct unwind *u)
-{
-    struct unwind_stats st = {
-        .code_cache_entries = code_cache_size(u->codes),
-        .code_cache_hits = code_cache_hits(u->codes),
-    };
-    return st;
-}
+/* Adds the iovecs of the interpreter fields at ADDR to IOV[*N..] (room for UNWIND_INTERP_IOVS
+ * is the caller's). The GC state is read only for snapshots. */
+enum { UNWIND_INTERP_IOVS = 12 };
 
-/* Reads the scattered interpreter fields in one system call. Fields the version lacks are 0. */
-static int read_interp(struct unwind *u, uint64_t addr, const struct runtime_fields *rf,
-                       struct interp_fields *f, struct pt_error *err)
+static void interp_iovs(struct unwind *u, uint64_t addr, struct interp_fields *f,
+                        struct proc_iov *iov, size_t *n)
 {
     const struct py_layout *L = u->L;
     struct {
@@ -291,17 +356,12 @@ static int read_interp(struct unwind *u, uint64_t addr, const struct runtime_fie
          &f->gc_frame, 8},
         {L->interp.imports_modules, &f->modules, 8},
     };
-    struct proc_iov iov[sizeof want / sizeof want[0] + 2];
-    size_t n = 0;
     memset(f, 0, sizeof *f);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         if (!layout_has(want[i].off) || want[i].off >= LIMIT_OBJECT_READ * 16ull) {
             continue;
         }
-        iov[n].addr = addr + want[i].off;
-        iov[n].dst = want[i].dst;
-        iov[n].len = want[i].len;
-        n++;
+        iov[(*n)++] = (struct proc_iov){addr + want[i].off, want[i].dst, want[i].len};
     }
     /* The GC state: the interpreter's, or before 3.9 the runtime's. */
     if (layout_has(L->interp.gc) && L->interp.gc < LIMIT_OBJECT_READ * 16ull) {
@@ -309,29 +369,26 @@ static int read_interp(struct unwind *u, uint64_t addr, const struct runtime_fie
     } else if (layout_has(L->runtime.gc) && L->runtime.gc < L->runtime.size) {
         f->gc_addr = u->rt->runtime_addr + L->runtime.gc;
     }
-    bool records = false;
-    if (u->gc != NULL && f->gc_addr != 0 && gc_state_len(u->gc) > 0) {
+    if (u->snap != NULL && u->gc != NULL && f->gc_addr != 0 && gc_state_len(u->gc) > 0) {
         uint64_t at;
         void *buf;
         size_t len;
         f->gc_state = u->gc_buf;
         f->gc_len = gc_state_len(u->gc);
-        iov[n++] = (struct proc_iov){f->gc_addr, f->gc_state, f->gc_len};
+        iov[(*n)++] = (struct proc_iov){f->gc_addr, f->gc_state, f->gc_len};
         if (gc_records_hint(u->gc, f->gc_addr, &at, &buf, &len)) {
-            iov[n++] = (struct proc_iov){at, buf, len};
-            records = true;
+            iov[(*n)++] = (struct proc_iov){at, buf, len};
+            f->records = true;
         }
     }
-    int rc = proc_read_many(u->proc, iov, n, err);
-    if (rc < 0 && records) {
-        /* The records read ahead (the last entry) may be gone; the rest must not go with them. */
-        records = false;
-        rc = proc_read_many(u->proc, iov, n - 1, err);
-    }
-    if (rc < 0) {
-        return pt_error_prefix(err, "interpreter state at 0x%" PRIx64, addr);
-    }
-    if (records) {
+}
+
+/* What the fields read by interp_iovs() mean once the runtime's are known too. */
+static void interp_finish(struct unwind *u, const struct runtime_fields *rf,
+                          struct interp_fields *f)
+{
+    const struct py_layout *L = u->L;
+    if (f->records) {
         gc_records_prefetched(u->gc);
     }
     /* 4-byte fields were read into the low half of a zeroed uint64_t (little-endian hosts). */
@@ -347,11 +404,30 @@ static int read_interp(struct unwind *u, uint64_t addr, const struct runtime_fie
         f->gc_collecting = rf->gc_collecting;
     }
     f->main_thread_ident = rf->main_thread;
+}
+
+/* Reads the scattered interpreter fields in one system call. Fields the version lacks are 0. */
+static int read_interp(struct unwind *u, uint64_t addr, const struct runtime_fields *rf,
+                       struct interp_fields *f, struct pt_error *err)
+{
+    struct proc_iov iov[UNWIND_INTERP_IOVS];
+    size_t n = 0;
+    interp_iovs(u, addr, f, iov, &n);
+    int rc = proc_read_many(u->proc, iov, n, err);
+    if (rc < 0 && f->records) {
+        /* The records read ahead (the last entry) may be gone; the rest must not go with them. */
+        f->records = false;
+        rc = proc_read_many(u->proc, iov, n - 1, err);
+    }
+    if (rc < 0) {
+        return pt_error_prefix(err, "interpreter state at 0x%" PRIx64, addr);
+    }
+    interp_finish(u, rf, f);
     return 0;
 }
 
-/* Reads the runtime-wide fields of a snapshot in one system call. */
-static int read_runtime(struct unwind *u, struct runtime_fields *rf, struct pt_error *err)
+static void runtime_iovs(struct unwind *u, struct runtime_fields *rf, struct proc_iov *iov,
+                         size_t *n)
 {
     const struct py_layout *L = u->L;
     uint64_t base = u->rt->runtime_addr;
@@ -366,16 +442,100 @@ static int read_runtime(struct unwind *u, struct runtime_fields *rf, struct pt_e
         {L->runtime.gil_holder, &rf->gil_holder, 8},
         {L->runtime.gc_collecting, &rf->gc_collecting, 4},
     };
-    struct proc_iov iov[sizeof want / sizeof want[0]];
-    size_t n = 0;
     memset(rf, 0, sizeof *rf);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         if (layout_has(want[i].off) && want[i].off < L->runtime.size) {
-            iov[n++] = (struct proc_iov){base + want[i].off, want[i].dst, want[i].len};
+            iov[(*n)++] = (struct proc_iov){base + want[i].off, want[i].dst, want[i].len};
         }
     }
-    if (proc_read_many(u->proc, iov, n, err) < 0) {
-        return pt_error_prefix(err, "runtime state at 0x%" PRIx64, base);
+}
+
+/* Room for N thread contexts; the new ones zeroed (their frame buffers empty). */
+static bool reserve_threads(struct unwind *u, size_t n)
+{
+    if (n <= u->cap_ts) {
+        return true;
+    }
+    size_t ncap = u->cap_ts ? u->cap_ts * 2 : 16;
+    ncap = ncap < n ? n : ncap;
+    struct thread_ctx *nt = realloc(u->ts, ncap * sizeof *nt);
+    if (nt == NULL) {
+        return false;
+    }
+    memset(nt + u->cap_ts, 0, (ncap - u->cap_ts) * sizeof *nt);
+    u->ts = nt;
+    u->cap_ts = ncap;
+    return true;
+}
+
+enum { GUESS_BACKOFF = 16 };
+
+/* The start of a walk in one system call: the runtime-wide fields and, when the last walk
+ * found the main interpreter at a known address, that interpreter's fields and the thread
+ * states it had (guesses: *IN0_OK says whether the interpreter is still where it was, and
+ * collect_threads() keeps only the thread states the links confirm). */
+static int read_head(struct unwind *u, struct runtime_fields *rf, struct interp_fields *in0,
+                     bool *in0_ok, struct pt_error *err)
+{
+    const struct py_layout *L = u->L;
+    struct proc_iov iov[PROC_IOV_MAX];
+    size_t n = 0;
+    runtime_iovs(u, rf, iov, &n);
+    size_t n_runtime = n;
+    struct known_threads *k = &u->known;
+    size_t guessed = 0;
+    *in0_ok = false;
+    k->prefetched = 0;
+    if (k->interp != 0) {
+        interp_iovs(u, k->interp, in0, iov, &n);
+        size_t room = PROC_IOV_MAX - n;
+        size_t m = k->n < room ? k->n : room;
+        for (size_t j = 0; j < m; j++) {
+            iov[n++] = (struct proc_iov){k->addrs[j], u->ts_buf + j * L->thread.size,
+                                         L->thread.size};
+        }
+        k->prefetched = m;
+        /* And where those threads' stacks were, so that a steady walk reads nothing more. */
+        if (u->guess_backoff > 0) {
+            u->guess_backoff--;
+        } else if (reserve_threads(u, m)) {
+            for (; guessed < m && n < PROC_IOV_MAX; guessed++) {
+                struct chain_hint key = {.tstate = k->addrs[guessed]};
+                const struct chain_hint *h =
+                    u->n_hints > 0 ? bsearch(&key, u->hints, u->n_hints, sizeof *u->hints,
+                                             cmp_hint)
+                                   : NULL;
+                n += frames_guess(L, &u->ts[guessed].fr, k->addrs[guessed],
+                                  h != NULL ? h->addrs : NULL, h != NULL ? h->n : 0, iov + n,
+                                  PROC_IOV_MAX - n);
+            }
+        }
+    }
+    bool ok = n > n_runtime && proc_read_many(u->proc, iov, n, NULL) == 0;
+    for (size_t j = 0; j < guessed; j++) {
+        frames_guessed(&u->ts[j].fr, ok);
+    }
+    if (ok) {
+        *in0_ok = rf->interpreters_head == k->interp;
+        if (*in0_ok) {
+            interp_finish(u, rf, in0);
+        }
+    } else {
+        /* Guessing again right away would likely fail again. */
+        u->guess_backoff = guessed > 0 ? GUESS_BACKOFF : 0;
+        /* The guesses may point at freed memory: the runtime alone must still be read. */
+        k->prefetched = 0;
+        if (n > n_runtime) {
+            u->failed_reads++;
+            n_runtime = 0;
+            runtime_iovs(u, rf, iov, &n_runtime);
+        }
+        if (proc_read_many(u->proc, iov, n_runtime, err) < 0) {
+            return pt_error_prefix(err, "runtime state at 0x%" PRIx64, u->rt->runtime_addr);
+        }
+    }
+    if (!*in0_ok) {
+        k->prefetched = 0;
     }
     return 0;
 }
@@ -430,8 +590,12 @@ static void parse_thread(const struct unwind *u, const uint8_t *ts, uint64_t add
                          const struct interp_fields *in, struct thread_ctx *t)
 {
     const struct py_layout *L = u->L;
-    memset(t, 0, sizeof *t);
+    frames_begin(&t->fr, addr);
     t->addr = addr;
+    t->next = 0;
+    t->thread_id = 0;
+    t->native_id = 0;
+    t->cframe = 0;
     layout_read_u64(ts, L->thread.size, L->thread.next, &t->next);
     /* 3.11 and 3.12 keep the newest frame in the thread's current _PyCFrame, read later. */
     if (layout_has(L->thread.cframe)) {
@@ -462,18 +626,17 @@ static double monotonic_seconds(void)
 }
 
 static void update_names(struct unwind *u, uint64_t interp, const struct interp_fields *in,
-                         const struct thread_ctx *ts, size_t n, struct snapshot *s)
+                         const struct thread_ctx *ts, size_t n)
 {
-    uint64_t idents[LIMIT_THREADS];
     struct pt_error e = {0};
     for (size_t i = 0; i < n; i++) {
-        idents[i] = ts[i].thread_id;
+        u->idents[i] = ts[i].thread_id;
     }
     if (in->modules != 0 &&
-        threadnames_update(u->names, u->proc, u->L, interp, in->modules, idents, n,
+        threadnames_update(u->names, u->proc, u->L, interp, in->modules, u->idents, n,
                            monotonic_seconds(), NAMES_MAX_AGE, &e) < 0) {
-        snapshot_warn(s, "interpreter %" PRId64 ": thread names unavailable: %s",
-                      (int64_t)in->id, e.msg);
+        warn(u, "interpreter %" PRId64 ": thread names unavailable: %s", (int64_t)in->id,
+             e.msg);
     }
 }
 
@@ -486,28 +649,40 @@ static int cmp_u64(const void *a, const void *b)
 
 /* Brings every code object the threads' frames name into the cache: their structs are read in
  * batches of one system call; strings and tables only for objects not cached yet. */
-static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool trust_cache,
-                       struct snapshot *s)
+static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool trust_cache)
 {
     const struct py_layout *L = u->L;
     size_t total = 0;
     for (size_t i = 0; i < n; i++) {
         total += ts[i].fr.n_frames;
     }
-    uint64_t *addrs = malloc((total ? total : 1) * sizeof *addrs);
-    if (addrs == NULL) {
-        snapshot_warn(s, "out of memory reading code objects");
-        return;
+    if (total > u->cap_code_addrs) {
+        uint64_t *fresh = realloc(u->code_addrs, total * sizeof *fresh);
+        if (fresh == NULL) {
+            warn(u, "out of memory reading code objects");
+            return;
+        }
+        u->code_addrs = fresh;
+        u->cap_code_addrs = total;
     }
+    uint64_t *addrs = u->code_addrs;
     /* With a code-object generation (3.14+), an unchanged generation vouches for cached
      * entries, which then cost nothing; without one, each entry is checked against its
      * object's current fields. Only the main interpreter's generation is tracked, so
      * subinterpreters always check. */
     size_t k = 0;
+    uint64_t last = 0;
     for (size_t i = 0; i < n; i++) {
         for (size_t j = 0; j < ts[i].fr.n_frames; j++) {
             uint64_t a = ts[i].fr.frames[j].code_addr;
-            if (!trust_cache || code_cache_find(u->codes, a) == NULL) {
+            /* Recursion repeats one code object: skip the run before sorting. */
+            if (a == last) {
+                continue;
+            }
+            last = a;
+            if (trust_cache && code_cache_find(u->codes, a) != NULL) {
+                u->trusted_hits++;
+            } else {
                 addrs[k++] = a;
             }
         }
@@ -533,20 +708,12 @@ static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool t
                                               &e) < 0) ||
                 code_cache_get(u->codes, u->proc, L, u->rt->code_type_addr, iov[j].addr,
                                iov[j].dst, &e) == NULL) {
-                snapshot_warn(s, "code object at 0x%" PRIx64 ": %s", iov[j].addr, e.msg);
+                warn(u, "code object at 0x%" PRIx64 ": %s", iov[j].addr, e.msg);
             }
         }
     }
-    free(addrs);
 }
 
-static struct snap_str arena_str(struct snapshot *s, const char *p, size_t len)
-{
-    return snapshot_strdup(s, p, len);
-}
-
-/* Turns a thread's raw frames into snapshot frames; a frame that cannot be decoded stays with
- * unknown fields and a warning. */
 /* Where the frame that started a running collection sits in T's chain (3.15+ marks it):
  * its index, or -1 when the collection is not this thread's or unmarked. */
 static long gc_frame_index(const struct thread_ctx *t, const struct interp_fields *in)
@@ -562,6 +729,21 @@ static long gc_frame_index(const struct thread_ctx *t, const struct interp_field
     return -1;
 }
 
+/* Whether T runs a collection. A collection runs on the thread that holds the GIL; the others
+ * cannot be in it. Where the interpreter marks the frame that started it (3.15+), that
+ * frame's thread runs it. GC_AT: that frame's index in T's chain, or -1. */
+static enum snap_bool thread_in_gc(const struct thread_ctx *t, const struct interp_fields *in,
+                                   long gc_at)
+{
+    if (in->gc_collecting == 0) {
+        return SNAP_NO;
+    }
+    if (in->gc_frame != 0) {
+        return gc_at >= 0 ? SNAP_YES : SNAP_NO;
+    }
+    return t->gil == SNAP_YES ? SNAP_YES : t->gil == SNAP_NO ? SNAP_NO : SNAP_UNKNOWN;
+}
+
 /* The synthetic frame that stands for the collector, called from the frame after it. */
 static void gc_frame(struct snapshot *s, struct snap_frame *f)
 {
@@ -573,10 +755,13 @@ static void gc_frame(struct snapshot *s, struct snap_frame *f)
     f->line = f->end_line = f->col = f->end_col = f->first_line = -1;
 }
 
-/* GC_AT: the index of the frame the <GC> frame goes above, or -1. */
+/* Turns a thread's raw frames into snapshot frames; a frame that cannot be decoded stays with
+ * unknown fields and a warning. GC_AT: the index of the frame the <GC> frame goes above, or
+ * -1. */
 static int build_frames(struct unwind *u, const struct thread_ctx *t, long gc_at,
-                        struct snapshot *s, struct snap_thread *out)
+                        struct snap_thread *out)
 {
+    struct snapshot *s = u->snap;
     const struct frames_thread *fr = &t->fr;
     size_t n = fr->n_frames + (gc_at >= 0);
     out->frames = snapshot_alloc_array(s, n ? n : 1, sizeof *out->frames);
@@ -596,13 +781,13 @@ static int build_frames(struct unwind *u, const struct thread_ctx *t, long gc_at
         if (ci == NULL) {
             continue;
         }
-        f->function = arena_str(s, ci->qualname, ci->qualname_len);
-        f->name = arena_str(s, ci->name, ci->name_len);
-        f->file = arena_str(s, ci->filename, ci->filename_len);
+        f->function = snapshot_strdup(s, ci->qualname, ci->qualname_len);
+        f->name = snapshot_strdup(s, ci->name, ci->name_len);
+        f->file = snapshot_strdup(s, ci->filename, ci->filename_len);
         f->first_line = ci->firstlineno;
         if (code_location(ci, u->L, fr->frames[i].instr_ptr, &loc, &e) < 0) {
-            snapshot_warn(s, "thread %" PRIu64 ": frame %zu (%.*s): %s", t->native_id, i,
-                          (int)ci->qualname_len, ci->qualname, e.msg);
+            warn(u, "thread %" PRIu64 ": frame %zu (%.*s): %s", t->native_id, i,
+                 (int)ci->qualname_len, ci->qualname, e.msg);
         }
         f->line = loc.line;
         f->end_line = loc.end_line;
@@ -614,29 +799,32 @@ static int build_frames(struct unwind *u, const struct thread_ctx *t, long gc_at
     return 0;
 }
 
-static void fill_thread(struct unwind *u, uint64_t interp, const struct thread_ctx *t,
-                        const struct interp_fields *in, struct snapshot *s,
-                        struct snap_thread *out)
+/* The interpreter names its main thread state from 3.13 on; before, the runtime keeps the
+ * main thread's ident, which only the main interpreter (id 0) runs Python under. */
+static bool thread_is_main(const struct unwind *u, const struct thread_ctx *t,
+                           const struct interp_fields *in)
 {
+    if (layout_has(u->L->interp.threads_main)) {
+        return in->threads_main != 0 && in->threads_main == t->addr;
+    }
+    return in->id == 0 && in->main_thread_ident != 0 && t->thread_id == in->main_thread_ident;
+}
+
+static void fill_thread(struct unwind *u, uint64_t interp, const struct thread_ctx *t,
+                        const struct interp_fields *in, struct snap_thread *out)
+{
+    struct snapshot *s = u->snap;
     struct proc_task_stat st;
     size_t name_len;
     const char *name = threadnames_get(u->names, interp, t->thread_id, &name_len);
     if (name != NULL) {
         out->name = snapshot_strdup(s, name, name_len);
     } else if (threadnames_is_unreadable(u->names, interp, t->thread_id)) {
-        snapshot_warn(s, "thread %" PRIu64 ": its threading name is not a readable str",
-                      t->native_id);
+        warn(u, "thread %" PRIu64 ": its threading name is not a readable str", t->native_id);
     }
     out->tid = (pid_t)t->native_id;
     out->thread_id = t->thread_id;
-    /* The interpreter names its main thread state from 3.13 on; before, the runtime keeps the
-     * main thread's ident, which only the main interpreter (id 0) runs Python under. */
-    if (layout_has(u->L->interp.threads_main)) {
-        out->main = in->threads_main != 0 && in->threads_main == t->addr;
-    } else {
-        out->main = in->id == 0 && in->main_thread_ident != 0 &&
-                    t->thread_id == in->main_thread_ident;
-    }
+    out->main = thread_is_main(u, t, in);
     out->gil = t->gil;
     out->gil_requested = t->gil_requested;
     out->has_exception = t->has_exception;
@@ -644,146 +832,16 @@ static void fill_thread(struct unwind *u, uint64_t interp, const struct thread_c
     if (out->tid > 0 && proc_task_stat(u->proc, out->tid, &st, NULL) == 0) {
         out->on_cpu = st.state == 'R' ? SNAP_YES : SNAP_NO;
     }
-    /* A collection runs on the thread that holds the GIL; the others cannot be in it. Where
-     * the interpreter marks the frame that started it (3.15+), that frame's thread runs it. */
     long gc_at = gc_frame_index(t, in);
-    if (in->gc_collecting == 0) {
-        out->in_gc = SNAP_NO;
-    } else if (in->gc_frame != 0) {
-        out->in_gc = gc_at >= 0 ? SNAP_YES : SNAP_NO;
-    } else {
-        out->in_gc = t->gil == SNAP_YES ? SNAP_YES : t->gil == SNAP_NO ? SNAP_NO : SNAP_UNKNOWN;
+    out->in_gc = thread_in_gc(t, in, gc_at);
+    if (build_frames(u, t, gc_at, out) < 0) {
+        warn(u, "out of memory building frames");
     }
-    if (build_frames(u, t, gc_at, s, out) < 0) {
-        snapshot_warn(s, "out of memory building frames");
-    }
-}
-
-enum {
-    PTHREAD_SCAN = 2048,   /* bytes of the main thread's struct pthread searched for its tid */
-};
-
-/* Finds where struct pthread keeps the kernel thread id: the main thread's pthread_t (its
- * thread ident) points at its struct pthread, and the main thread's tid is the pid. The offset
- * must hold the pid exactly once in the searched span, or the guess is refused. */
-static void find_pthread_tid(struct unwind *u, uint64_t main_ident)
-{
-    uint8_t buf[PTHREAD_SCAN];
-    uint32_t pid = (uint32_t)proc_pid(u->proc);
-    uint64_t found = 0;
-    int hits = 0;
-    u->pthread_tid_failed = true;
-    if (main_ident == 0 || proc_read_bytes(u->proc, main_ident, buf, sizeof buf, NULL) < 0) {
-        return;
-    }
-    for (uint64_t off = 0; off + 4 <= sizeof buf; off += 4) {
-        uint64_t v;
-        layout_read_uint(buf, sizeof buf, off, 4, &v);
-        if (v == pid) {
-            found = off;
-            hits++;
-        }
-    }
-    if (hits == 1) {
-        u->pthread_tid_at = found;
-        u->pthread_tid_failed = false;
-    }
-}
-
-static int cmp_pair(const void *a, const void *b)
-{
-    const struct tid_pair *x = a;
-    const struct tid_pair *y = b;
-    return x->ident < y->ident ? -1 : x->ident > y->ident;
-}
-
-static int cmp_pid(const void *a, const void *b)
-{
-    pid_t x = *(const pid_t *)a;
-    pid_t y = *(const pid_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Whether the pair IDENT/TID was confirmed by the last snapshot. */
-static bool tid_known(const struct unwind *u, uint64_t ident, uint32_t tid)
-{
-    struct tid_pair key = {ident, (pid_t)tid};
-    const struct tid_pair *hit =
-        u->n_tids ? bsearch(&key, u->tids, u->n_tids, sizeof *u->tids, cmp_pair) : NULL;
-    return hit != NULL && (uint32_t)hit->tid == tid;
-}
-
-/* Keeps only the tids in TIDS[0..K) that the process lists among its threads; the listing is
- * read at most once per snapshot, and only when some pair is new. */
-static void confirm_tids(struct unwind *u, struct thread_ctx *ts, const uint32_t *tids,
-                         size_t k, pid_t *real, size_t *n_real, bool *listed)
-{
-    for (size_t j = 0; j < k; j++) {
-        if (tids[j] == 0) {
-            continue;
-        }
-        if (tid_known(u, ts[j].thread_id, tids[j])) {
-            ts[j].native_id = tids[j];
-            continue;
-        }
-        if (!*listed) {
-            *listed = true;
-            if (proc_tasks(u->proc, real, LIMIT_THREADS, n_real, NULL) < 0) {
-                *n_real = 0;
-            }
-        }
-        pid_t want = (pid_t)tids[j];
-        if (*n_real > 0 && bsearch(&want, real, *n_real, sizeof *real, cmp_pid) != NULL) {
-            ts[j].native_id = tids[j];
-        }
-    }
-}
-
-/* Fills each thread's kernel id from its struct pthread, in one batch; an id is trusted when
- * the last snapshot confirmed the same (ident, tid) pair, or the process lists it among its
- * threads now (a reused struct pthread then shows a new pair and is checked again). */
-static void read_pthread_tids(struct unwind *u, struct thread_ctx *ts, size_t n,
-                              const struct interp_fields *in)
-{
-    struct proc_iov iov[PROC_IOV_MAX];
-    uint32_t tids[PROC_IOV_MAX];
-    pid_t *real = NULL;
-    size_t n_real = 0;
-    bool listed = false;
-    if (layout_has(u->L->thread.native_thread_id) || n == 0) {
-        return;
-    }
-    if (u->pthread_tid_at == 0 && !u->pthread_tid_failed) {
-        find_pthread_tid(u, in->main_thread_ident);
-    }
-    if (u->pthread_tid_failed || (real = malloc(LIMIT_THREADS * sizeof *real)) == NULL) {
-        return;
-    }
-    for (size_t base = 0; base < n; base += PROC_IOV_MAX) {
-        size_t k = 0;
-        for (size_t i = base; i < n && i < base + PROC_IOV_MAX; i++) {
-            tids[k] = 0;
-            iov[k] = (struct proc_iov){ts[i].thread_id + u->pthread_tid_at, &tids[k], 4};
-            k++;
-        }
-        if (proc_read_many(u->proc, iov, k, NULL) == 0) {
-            confirm_tids(u, ts + base, tids, k, real, &n_real, &listed);
-        }
-    }
-    free(real);
-    /* What this snapshot confirmed is what the next one trusts. */
-    u->n_tids = 0;
-    for (size_t i = 0; i < n && u->n_tids < LIMIT_THREADS; i++) {
-        if (ts[i].native_id != 0) {
-            u->tids[u->n_tids++] = (struct tid_pair){ts[i].thread_id, (pid_t)ts[i].native_id};
-        }
-    }
-    qsort(u->tids, u->n_tids, sizeof *u->tids, cmp_pair);
 }
 
 /* Where 3.11 and 3.12 threads' chains start: each thread's current _PyCFrame, all read in one
  * batch per PROC_IOV_MAX threads. */
-static void read_cframes(struct unwind *u, struct thread_ctx *ts, size_t n, struct snapshot *s)
+static void read_cframes(struct unwind *u, struct thread_ctx *ts, size_t n)
 {
     struct proc_iov iov[PROC_IOV_MAX];
     struct thread_ctx *owner[PROC_IOV_MAX];
@@ -805,105 +863,100 @@ static void read_cframes(struct unwind *u, struct thread_ctx *ts, size_t n, stru
         for (size_t j = 0; j < k; j++) {
             if (proc_read_bytes(u->proc, iov[j].addr, iov[j].dst, 8, NULL) < 0) {
                 owner[j]->fr.current_frame = 0;
-                snapshot_warn(s, "thread %" PRIu64 ": current frame unreadable",
-                              owner[j]->native_id);
+                warn(u, "thread %" PRIu64 ": current frame unreadable", owner[j]->native_id);
             }
         }
     }
 }
 
-static bool grow_threads(struct thread_ctx **ts, size_t n, size_t *cap)
+/* Before 3.11 thread states hold no kernel thread id; pthreadtid finds it. */
+static void read_pthread_tids(struct unwind *u, struct thread_ctx *ts, size_t n,
+                              const struct interp_fields *in)
 {
-    if (n < *cap) {
-        return true;
+    if (u->tids == NULL || n == 0) {
+        return;
     }
-    size_t ncap = *cap ? *cap * 2 : 16;
-    struct thread_ctx *nt = realloc(*ts, ncap * sizeof *nt);
-    if (nt == NULL) {
-        return false;
+    for (size_t i = 0; i < n; i++) {
+        u->idents[i] = ts[i].thread_id;
     }
-    *ts = nt;
-    *cap = ncap;
-    return true;
+    pthreadtid_fill(u->tids, u->proc, in->main_thread_ident, u->idents, u->tid_out, n);
+    for (size_t i = 0; i < n; i++) {
+        ts[i].native_id = (uint64_t)u->tid_out[i];
+    }
 }
 
-/* Reads the thread states the last snapshot found, in one batch per PROC_IOV_MAX. The list is
- * a linked list, so this is a guess; collect_threads() keeps only what the links confirm. */
+/* Reads the thread states the last walk found that the head batch did not, in one batch per
+ * PROC_IOV_MAX. The list is a linked list, so this is a guess; collect_threads() keeps only
+ * what the links confirm. */
 static size_t read_known_threads(struct unwind *u, uint64_t interp)
 {
     const struct py_layout *L = u->L;
     const struct known_threads *k = &u->known;
     size_t n = k->interp == interp ? k->n : 0;
+    size_t from = k->interp == interp ? k->prefetched : 0;
     struct proc_iov iov[PROC_IOV_MAX];
-    for (size_t base = 0; base < n; base += PROC_IOV_MAX) {
+    for (size_t base = from; base < n; base += PROC_IOV_MAX) {
         size_t m = n - base < PROC_IOV_MAX ? n - base : PROC_IOV_MAX;
         for (size_t j = 0; j < m; j++) {
             iov[j] = (struct proc_iov){k->addrs[base + j], u->ts_buf + (base + j) * L->thread.size,
                                        L->thread.size};
         }
         if (proc_read_many(u->proc, iov, m, NULL) < 0) {
+            u->failed_reads++;
             return base;
         }
     }
     return n;
 }
 
-/* Reads the thread-state list of one interpreter (capped, so a cycle ends at the cap). */
+/* Reads the thread-state list of one interpreter into u->ts (capped, so a cycle ends at the
+ * cap). Only the main interpreter's list is remembered for the next walk. */
 static size_t collect_threads(struct unwind *u, uint64_t interp, const struct interp_fields *in,
-                              struct thread_ctx **out, struct snapshot *s)
+                              bool main_interp)
 {
     const struct py_layout *L = u->L;
-    struct thread_ctx *ts = NULL;
     size_t n = 0;
-    size_t cap = 0;
-    size_t guessed = read_known_threads(u, interp);
+    size_t guessed = main_interp ? read_known_threads(u, interp) : 0;
     uint64_t addr = in->threads_head;
     while (addr != 0) {
         struct pt_error e = {0};
         uint8_t *buf = u->ts_buf + (n < LIMIT_THREADS ? n : 0) * L->thread.size;
         if (n == LIMIT_THREADS) {
-            snapshot_warn(s, "interpreter %" PRId64 ": more than %d threads, rest not shown",
-                          (int64_t)in->id, LIMIT_THREADS);
+            warn(u, "interpreter %" PRId64 ": more than %d threads, rest not shown",
+                 (int64_t)in->id, LIMIT_THREADS);
             break;
         }
-        if (!grow_threads(&ts, n, &cap)) {
-            snapshot_warn(s, "out of memory reading threads");
+        if (!reserve_threads(u, n + 1)) {
+            warn(u, "out of memory reading threads");
             break;
         }
-        /* The guess holds while the links lead where the last snapshot went. */
+        /* The guess holds while the links lead where the last walk went. */
         if (n >= guessed || u->known.addrs[n] != addr) {
             guessed = 0;
             if (proc_read_bytes(u->proc, addr, buf, L->thread.size, &e) < 0) {
-                snapshot_warn(s, "interpreter %" PRId64 ": thread list cut short: %s",
-                              (int64_t)in->id, e.msg);
+                warn(u, "interpreter %" PRId64 ": thread list cut short: %s", (int64_t)in->id,
+                     e.msg);
                 break;
             }
         }
-        parse_thread(u, buf, addr, in, &ts[n]);
-        addr = ts[n].next;
+        parse_thread(u, buf, addr, in, &u->ts[n]);
+        addr = u->ts[n].next;
         n++;
     }
-    u->known.interp = interp;
-    u->known.n = n;
-    for (size_t i = 0; i < n; i++) {
-        u->known.addrs[i] = ts[i].addr;
+    if (main_interp) {
+        u->known.interp = interp;
+        u->known.n = n;
+        for (size_t i = 0; i < n; i++) {
+            u->known.addrs[i] = u->ts[i].addr;
+        }
     }
-    *out = ts;
     return n;
-}
-
-static void free_threads(struct thread_ctx *ts, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        frames_release(&ts[i].fr);
-    }
-    free(ts);
 }
 
 /* The interpreter's GC state into OUT->gc, and which of its threads runs a collection. -1 only
  * on out of memory. */
 static int read_gc(struct unwind *u, const struct interp_fields *in, bool main_interp,
-                   struct snapshot *s, struct snap_interp *out)
+                   struct snap_interp *out)
 {
     struct pt_error e = {0};
     out->gc.present = false;
@@ -914,7 +967,8 @@ static int read_gc(struct unwind *u, const struct interp_fields *in, bool main_i
     if (!layout_has(u->L->interp.gc) && !main_interp) {
         return 0;
     }
-    if (gc_parse(u->gc, s, out->id, in->gc_addr, in->gc_state, in->gc_len, &out->gc, &e) < 0) {
+    if (gc_parse(u->gc, u->snap, out->id, in->gc_addr, in->gc_state, in->gc_len, &out->gc,
+                 &e) < 0) {
         return -1;
     }
     for (size_t i = 0; out->gc.collecting == SNAP_YES && i < out->n_threads; i++) {
@@ -926,51 +980,145 @@ static int read_gc(struct unwind *u, const struct interp_fields *in, bool main_i
     return 0;
 }
 
-static int unwind_interp(struct unwind *u, uint64_t interp, const struct interp_fields *in,
-                         bool main_interp, struct snapshot *s, struct snap_interp *out)
+/* The frame's bytecode offset: from its instruction pointer (3.11+) or f_lasti. */
+static uint32_t frame_offset(const struct py_layout *L, const struct code_info *ci,
+                             const struct frames_raw *f)
 {
-    struct thread_ctx *ts = NULL;
-    size_t n = collect_threads(u, interp, in, &ts, s);
-    update_names(u, interp, in, ts, n, s);
-    read_cframes(u, ts, n, s);
+    if (L->frames == FRAMES_OBJECTS) {
+        int32_t lasti = (int32_t)(uint32_t)f->instr_ptr;
+        if (lasti < 0) {
+            return SAMPLE_OFFSET_UNKNOWN;
+        }
+        return L->linetable == LINETABLE_V310 ? (uint32_t)lasti * 2 : (uint32_t)lasti;
+    }
+    uint64_t start = ci->addr + L->code.code_adaptive;
+    if (f->instr_ptr < start || f->instr_ptr - start >= SAMPLE_OFFSET_UNKNOWN) {
+        return SAMPLE_OFFSET_UNKNOWN;
+    }
+    return (uint32_t)(f->instr_ptr - start);
+}
+
+static bool sample_reserve(void **items, size_t *cap, size_t want, size_t size)
+{
+    if (want <= *cap) {
+        return true;
+    }
+    size_t ncap = *cap ? *cap * 2 : 64;
+    ncap = ncap < want ? want : ncap;
+    void *fresh = realloc(*items, ncap * size);
+    if (fresh == NULL) {
+        return false;
+    }
+    *items = fresh;
+    *cap = ncap;
+    return true;
+}
+
+/* Adds one interpreter's threads to the compact sample. Frame pointers are set once the
+ * sample is complete (the frame array may still move). */
+static void sample_threads(struct unwind *u, uint64_t interp, const struct interp_fields *in,
+                           const struct thread_ctx *ts, size_t n)
+{
+    struct sample_buf *sb = &u->sample;
+    if (!sample_reserve((void **)&sb->threads, &sb->cap_threads, sb->n_threads + n,
+                        sizeof *sb->threads)) {
+        warn(u, "out of memory for the sample");
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct thread_ctx *t = &ts[i];
+        const struct frames_thread *fr = &t->fr;
+        long gc_at = gc_frame_index(t, in);
+        size_t nf = fr->n_frames + (gc_at >= 0);
+        if (!sample_reserve((void **)&sb->frames, &sb->cap_frames, sb->n_frames + nf,
+                            sizeof *sb->frames)) {
+            warn(u, "out of memory for the sample");
+            return;
+        }
+        struct sample_thread *out = &sb->threads[sb->n_threads++];
+        out->interp_id = (int64_t)in->id;
+        out->tid = (pid_t)t->native_id;
+        out->thread_id = t->thread_id;
+        out->name = threadnames_get(u->names, interp, t->thread_id, &out->name_len);
+        out->main = thread_is_main(u, t, in);
+        out->gil = t->gil;
+        out->gil_requested = t->gil_requested;
+        out->on_cpu = SNAP_UNKNOWN;
+        out->has_exception = t->has_exception;
+        out->in_gc = thread_in_gc(t, in, gc_at);
+        out->frames_truncated = fr->truncated || fr->failed;
+        out->n_frames = nf;
+        /* An index until sample_finish() turns it into a pointer. */
+        out->frames = (const struct sample_frame *)(uintptr_t)sb->n_frames;
+        struct sample_frame *f = sb->frames + sb->n_frames;
+        const struct code_info *last = NULL;
+        for (size_t j = 0; j < fr->n_frames; j++) {
+            if (gc_at >= 0 && (long)j == gc_at) {
+                *f++ = (struct sample_frame){NULL, 0, SAMPLE_OFFSET_UNKNOWN, SNAP_FRAME_GC};
+            }
+            const struct frames_raw *raw = &fr->frames[j];
+            /* Recursion repeats one code object: reuse the last lookup. */
+            const struct code_info *ci = last != NULL && last->addr == raw->code_addr
+                                             ? last
+                                             : code_cache_find(u->codes, raw->code_addr);
+            last = ci;
+            *f++ = (struct sample_frame){ci, ci != NULL ? ci->serial : 0,
+                                         ci != NULL ? frame_offset(u->L, ci, raw)
+                                                    : SAMPLE_OFFSET_UNKNOWN,
+                                         SNAP_FRAME_PYTHON};
+        }
+        sb->n_frames += nf;
+    }
+}
+
+static void sample_finish(struct sample_buf *sb)
+{
+    for (size_t i = 0; i < sb->n_threads; i++) {
+        sb->threads[i].frames = sb->frames + (uintptr_t)sb->threads[i].frames;
+    }
+    sb->out.threads = sb->threads;
+    sb->out.n_threads = sb->n_threads;
+    sb->out.warning = sb->out.n_warnings > 0 ? sb->warning : "";
+}
+
+static int unwind_interp(struct unwind *u, uint64_t interp, const struct interp_fields *in,
+                         bool main_interp, struct snap_interp *out)
+{
+    size_t n = collect_threads(u, interp, in, main_interp);
+    struct thread_ctx *ts = u->ts;
+    update_names(u, interp, in, ts, n);
+    read_cframes(u, ts, n);
     read_pthread_tids(u, ts, n, in);
-    struct frames_thread *fr = malloc((n ? n : 1) * sizeof *fr);
-    if (fr == NULL) {
-        free_threads(ts, n);
-        return -1;
-    }
+    give_hints(u, ts, n);
     for (size_t i = 0; i < n; i++) {
-        fr[i] = ts[i].fr;
+        u->fr_ptrs[i] = &ts[i].fr;
     }
-    give_hints(u, ts, fr, n);
-    frames_walk(u->proc, u->L, fr, n);
-    keep_hints(u, ts, fr, n);
+    frames_walk(u->proc, u->L, u->fr_ptrs, n);
     for (size_t i = 0; i < n; i++) {
-        ts[i].fr = fr[i];
         if (ts[i].fr.failed) {
-            snapshot_warn(s, "thread %" PRIu64 ": stack cut short: %s", ts[i].native_id,
-                          ts[i].fr.error);
+            warn(u, "thread %" PRIu64 ": stack cut short: %s", ts[i].native_id,
+                 ts[i].fr.error);
         }
     }
-    free(fr);
-    load_codes(u, ts, n, main_interp && layout_has(u->L->interp.code_object_generation), s);
+    keep_hints(u, ts, n);
+    load_codes(u, ts, n, main_interp && layout_has(u->L->interp.code_object_generation));
+    if (u->snap == NULL) {
+        sample_threads(u, interp, in, ts, n);
+        return 0;
+    }
     out->id = (int64_t)in->id;
-    out->threads = snapshot_alloc(s, (n ? n : 1) * sizeof *out->threads);
+    out->threads = snapshot_alloc(u->snap, (n ? n : 1) * sizeof *out->threads);
     if (out->threads == NULL) {
-        free_threads(ts, n);
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
-        fill_thread(u, interp, &ts[i], in, s, &out->threads[i]);
+        fill_thread(u, interp, &ts[i], in, &out->threads[i]);
     }
     out->n_threads = n;
-    if (read_gc(u, in, main_interp, s, out) < 0) {
-        free_threads(ts, n);
+    if (read_gc(u, in, main_interp, out) < 0) {
         return -1;
     }
-    int rc = read_tasks(u, interp, in->modules, ts, n, s, out);
-    free_threads(ts, n);
-    return rc;
+    return read_tasks(u, interp, in->modules, ts, n, out);
 }
 
 static void fill_python(const struct runtime *rt, struct snapshot *s)
@@ -982,14 +1130,63 @@ static void fill_python(const struct runtime *rt, struct snapshot *s)
     s->python.binary = snapshot_strdup(s, rt->binary, strlen(rt->binary));
 }
 
+/* One walk over every interpreter, into u->snap when set, else into the compact sample.
+ * INTERPS receives the snapshot's interpreters (LIMIT_INTERPRETERS of room). */
+static int walk(struct unwind *u, struct snap_interp *interps, size_t *n_interps,
+                struct pt_error *err)
+{
+    struct runtime_fields rf;
+    struct interp_fields in0;
+    bool in0_ok;
+    size_t n = 0;
+    u->n_next_hints = 0; /* what a failed walk left */
+    code_cache_begin(u->codes);
+    if (read_head(u, &rf, &in0, &in0_ok, err) < 0) {
+        return -1;
+    }
+    uint64_t addr = rf.interpreters_head;
+    while (addr != 0 && n < LIMIT_INTERPRETERS) {
+        struct interp_fields in;
+        struct pt_error e = {0};
+        if (n == 0 && in0_ok) {
+            in = in0;
+        } else if (read_interp(u, addr, &rf, &in, &e) < 0) {
+            if (n == 0) {
+                *err = e;
+                return -1;
+            }
+            warn(u, "interpreter list cut short: %s", e.msg);
+            break;
+        }
+        if (n == 0) {
+            code_cache_set_generation(u->codes, in.code_generation);
+        }
+        if (interps != NULL) {
+            memset(&interps[n], 0, sizeof interps[n]);
+        }
+        if (unwind_interp(u, addr, &in, n == 0, interps != NULL ? &interps[n] : NULL) < 0) {
+            return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+        }
+        n++;
+        addr = in.next;
+    }
+    if (addr != 0) {
+        warn(u, "more than %d interpreters, rest not shown", LIMIT_INTERPRETERS);
+    }
+    if (n == 0) {
+        u->known.interp = 0;
+    }
+    commit_hints(u);
+    *n_interps = n;
+    return 0;
+}
+
 struct snapshot *unwind_snapshot(struct unwind *u, struct pt_error *err)
 {
     struct snapshot *s = snapshot_new(err);
     struct snap_interp interps[LIMIT_INTERPRETERS];
     size_t n = 0;
-    uint64_t addr = 0;
     struct timeval tv;
-    drop_hints(u->next_hints, &u->n_next_hints); /* what a failed snapshot left */
     if (s == NULL) {
         return NULL;
     }
@@ -997,38 +1194,12 @@ struct snapshot *unwind_snapshot(struct unwind *u, struct pt_error *err)
     s->pid = proc_pid(u->proc);
     s->time = (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
     fill_python(u->rt, s);
-    struct runtime_fields rf;
-    if (read_runtime(u, &rf, err) < 0) {
+    u->snap = s;
+    int rc = walk(u, interps, &n, err);
+    u->snap = NULL;
+    if (rc < 0) {
         snapshot_free(s);
         return NULL;
-    }
-    addr = rf.interpreters_head;
-    while (addr != 0 && n < LIMIT_INTERPRETERS) {
-        struct interp_fields in;
-        struct pt_error e = {0};
-        if (read_interp(u, addr, &rf, &in, &e) < 0) {
-            if (n == 0) {
-                *err = e;
-                snapshot_free(s);
-                return NULL;
-            }
-            snapshot_warn(s, "interpreter list cut short: %s", e.msg);
-            break;
-        }
-        if (n == 0) {
-            code_cache_set_generation(u->codes, in.code_generation);
-        }
-        memset(&interps[n], 0, sizeof interps[n]);
-        if (unwind_interp(u, addr, &in, n == 0, s, &interps[n]) < 0) {
-            snapshot_free(s);
-            pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
-            return NULL;
-        }
-        n++;
-        addr = in.next;
-    }
-    if (addr != 0) {
-        snapshot_warn(s, "more than %d interpreters, rest not shown", LIMIT_INTERPRETERS);
     }
     s->interps = snapshot_alloc(s, (n ? n : 1) * sizeof *s->interps);
     if (s->interps == NULL) {
@@ -1038,6 +1209,20 @@ struct snapshot *unwind_snapshot(struct unwind *u, struct pt_error *err)
     }
     memcpy(s->interps, interps, n * sizeof *interps);
     s->n_interps = n;
-    commit_hints(u);
     return s;
+}
+
+const struct sample *unwind_sample(struct unwind *u, struct pt_error *err)
+{
+    struct sample_buf *sb = &u->sample;
+    size_t n = 0;
+    sb->n_threads = 0;
+    sb->n_frames = 0;
+    sb->out = (struct sample){0};
+    sb->warning[0] = '\0';
+    if (walk(u, NULL, &n, err) < 0) {
+        return NULL;
+    }
+    sample_finish(sb);
+    return &sb->out;
 }

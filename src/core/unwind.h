@@ -7,13 +7,18 @@
 
 struct proc;
 struct runtime;
+struct sample;
 struct snapshot;
 struct pt_error;
 
-/* Read statistics of the unwinder, for benchmarks. */
-struct unwind_stats {
-    uint64_t code_cache_entries;
-    uint64_t code_cache_hits;
+/* What the unwinder has read since it was made (DESIGN.md: the batch documents' "reader"). */
+struct unwind_counters {
+    uint64_t reads;          /* memory-read system calls */
+    uint64_t bytes;          /* bytes read */
+    uint64_t failed_reads;   /* batches that failed (and were read again another way) */
+    uint64_t code_hits;      /* code objects served by the cache */
+    uint64_t code_misses;    /* code objects read and decoded */
+    uint64_t code_entries;   /* code objects cached now */
 };
 
 struct unwind;
@@ -29,13 +34,21 @@ void unwind_free(struct unwind *u);
  * result with snapshot_free(). */
 struct snapshot *unwind_snapshot(struct unwind *u, struct pt_error *err);
 
-struct unwind_stats unwind_get_stats(const struct unwind *u);
+/* Takes one compact sample (the hot path, DESIGN.md): every thread's status and frames as code
+ * identities, no strings, no GC generations, no tasks, and no per-thread kernel state (on_cpu
+ * is unknown). A steady sample allocates nothing and costs about two batched reads: one for
+ * the runtime, interpreter and thread states, one for the stacks (and before 3.14 one more
+ * that checks the code objects). Fails as unwind_snapshot() does. The result and everything
+ * it points at stay valid until the next call on U. */
+const struct sample *unwind_sample(struct unwind *u, struct pt_error *err);
 
-/* Whether snapshots also read the asyncio task graph (3.14+ targets with _asyncio loaded;
- * elsewhere "tasks" stays null). Off by default: the stack-only path costs nothing more. */
+struct unwind_counters unwind_get_counters(const struct unwind *u);
+
+/* Whether snapshots also read the asyncio task graph (tasks_read_interp(); where it cannot be
+ * read "tasks" stays null). Off by default. Samples never read it. */
 void unwind_set_tasks(struct unwind *u, bool on);
 /* Whether snapshots read the GC's generations and records ("gc"; on by default). Off, "gc" is
- * null, though each thread's in_gc is still known: the sampler's per-sample path. */
+ * null, though each thread's in_gc is still known. Samples never read them. */
 void unwind_set_gc(struct unwind *u, bool on);
 
 #endif

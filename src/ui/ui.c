@@ -307,7 +307,7 @@ static struct ui_model model(void)
     }
     struct ui_model m = {
         .snap = f != NULL ? f->snap : NULL,
-        .tasks = f != NULL ? f->tasks : NULL,
+        .tasks = f != NULL ? (f->tasks != NULL ? f->tasks : f->snap) : NULL,
         .frame_no = ui.frame_no,
         .stats = f != NULL ? f->stats : NULL,
         .focus = f != NULL && f->focus_tid == ui.focus_tid ? f->focus : NULL,
@@ -399,7 +399,7 @@ static void draw(void)
 static void keep_last_picture(struct live_frame *f)
 {
     const struct live_frame *before = ui.newest != NULL ? ui.newest : ui.shown;
-    if (before == NULL || before->snap == NULL || before->state == LIVE_GONE) {
+    if (before == NULL || before->snap == NULL || (before->state == LIVE_GONE && f->snap != NULL)) {
         return;
     }
     struct snapshot *copy = snapcopy_all(before->snap, NULL);
@@ -421,7 +421,8 @@ static void take_frames(void)
     if (f == NULL) {
         return;
     }
-    if (f->state == LIVE_GONE) {
+    /* A snapshot that could not be read keeps the last picture too. */
+    if (f->state == LIVE_GONE || f->snap == NULL) {
         keep_last_picture(f);
     }
     if (ui.frozen) {

@@ -21,37 +21,6 @@ enum {
 
 static const char DEBUG_COOKIE[8] = {'x', 'd', 'e', 'b', 'u', 'g', 'p', 'y'};
 
-bool layout_read_uint(const void *buf, size_t size, uint64_t off, unsigned width, uint64_t *out)
-{
-    uint64_t end;
-    if (off == LAYOUT_NONE || __builtin_add_overflow(off, width, &end) || end > size) {
-        return false;
-    }
-    const uint8_t *p = (const uint8_t *)buf + off;
-    switch (width) {
-    case 1:
-        *out = p[0];
-        return true;
-    case 2: {
-        uint16_t v;
-        memcpy(&v, p, sizeof v);
-        *out = v;
-        return true;
-    }
-    case 4: {
-        uint32_t v;
-        memcpy(&v, p, sizeof v);
-        *out = v;
-        return true;
-    }
-    case 8:
-        memcpy(out, p, sizeof *out);
-        return true;
-    default:
-        return false;
-    }
-}
-
 void layout_version_string(uint64_t hexversion, char *buf, size_t size)
 {
     unsigned major = (unsigned)(hexversion >> 24) & 0xff;

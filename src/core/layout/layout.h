@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct pt_error;
 
@@ -228,7 +229,37 @@ const char *layout_oldest_supported(void);
 
 /* Reads a little-endian integer of WIDTH bytes (1, 2, 4 or 8) at OFF in BUF[0..SIZE). Returns
  * false (and leaves *OUT alone) when it does not fit. */
-bool layout_read_uint(const void *buf, size_t size, uint64_t off, unsigned width, uint64_t *out);
+static inline bool layout_read_uint(const void *buf, size_t size, uint64_t off, unsigned width,
+                                    uint64_t *out)
+{
+    uint64_t end;
+    if (off == LAYOUT_NONE || __builtin_add_overflow(off, width, &end) || end > size) {
+        return false;
+    }
+    const uint8_t *p = (const uint8_t *)buf + off;
+    switch (width) {
+    case 1:
+        *out = p[0];
+        return true;
+    case 2: {
+        uint16_t v;
+        memcpy(&v, p, sizeof v);
+        *out = v;
+        return true;
+    }
+    case 4: {
+        uint32_t v;
+        memcpy(&v, p, sizeof v);
+        *out = v;
+        return true;
+    }
+    case 8:
+        memcpy(out, p, sizeof *out);
+        return true;
+    default:
+        return false;
+    }
+}
 
 static inline bool layout_read_u64(const void *buf, size_t size, uint64_t off, uint64_t *out)
 {

@@ -1,0 +1,24 @@
+/* pthreadtid: kernel thread ids of threads whose thread states hold none (before 3.11). */
+#ifndef PYTOP_CORE_PTHREADTID_H
+#define PYTOP_CORE_PTHREADTID_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct proc;
+struct pthreadtid;
+
+/* Out of memory gives NULL; pthreadtid_fill() then finds nothing. */
+struct pthreadtid *pthreadtid_new(void);
+void pthreadtid_free(struct pthreadtid *t);
+
+/* Fills TIDS[i] with the kernel id of the thread whose pthread_t is IDENTS[i] (0 where it
+ * cannot be known), reading each thread's struct pthread in one batch. glibc keeps the tid at
+ * an offset found once from MAIN_IDENT, the main thread's ident (its tid is the pid). An id is
+ * trusted when the last call confirmed the same (ident, tid) pair, or the process lists it
+ * among its threads now; the listing is read at most once per call, only for a new pair. */
+void pthreadtid_fill(struct pthreadtid *t, struct proc *p, uint64_t main_ident,
+                     const uint64_t *idents, pid_t *tids, size_t n);
+
+#endif
