@@ -1,0 +1,73 @@
+"""Integration target `codereuse`: code objects made, run and freed one after another.
+
+Usage: python codereuse.py OUTFILE. The thread "reuser" compiles a new function f_NNNNN from
+generated source (its `def` on line NNNNN % 200 + 1 of "<codereuse>"), runs it for about 0.15 s
+(a busy loop: it is the innermost frame all that time), drops it and makes the next. Such code
+objects (and their name and line-table objects) are freed and made again at the same size, so
+the allocator hands their addresses out again: a reader that caches code objects by address
+must see each new one for what it is. Every function run is logged to OUTFILE.log, one JSON
+line {"name", "first_line", "code_id", "start", "end"} (wall-clock seconds) after it returns.
+Once the first has run, OUTFILE gets {"pid", "tid", "log"}. Python 3.6+.
+"""
+import json
+import os
+import sys
+import threading
+import time
+
+import _parking
+from _parking import LIFETIME
+
+RUN_S = 0.15
+started = threading.Event()
+tid = []
+
+
+def reuser(log_path, until):
+    tid.append(_parking.native_id())
+    i = 0
+    with open(log_path, "w", encoding="utf-8") as log:
+        while time.monotonic() < until:
+            name = "f_%05d" % i
+            first = i % 200 + 1
+            src = "\n" * (first - 1) + (
+                "def %s(end):\n"
+                "    x = 0\n"
+                "    while time.monotonic() < end:\n"
+                "        x += 1\n"
+                "    return x\n" % name)
+            ns = {"time": time}
+            exec(compile(src, "<codereuse>", "exec"), ns)
+            fn = ns[name]
+            code_id = id(fn.__code__)
+            start = time.time()
+            fn(time.monotonic() + RUN_S)
+            end = time.time()
+            ns.clear()  # the function and its globals refer to each other: break the cycle
+            del fn, ns
+            log.write(json.dumps({"name": name, "first_line": first, "code_id": code_id,
+                                  "start": start, "end": end}) + "\n")
+            log.flush()
+            started.set()
+            i += 1
+
+
+def main():
+    outfile = sys.argv[1]
+    until = time.monotonic() + LIFETIME
+    t = threading.Thread(target=reuser, args=(outfile + ".log", until), name="reuser",
+                         daemon=True)
+    t.start()
+    started.wait(60)
+    tmp = outfile + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump({"pid": os.getpid(), "tid": tid[0] if tid else None,
+                   "log": outfile + ".log"} if started.is_set()
+                  else {"error": "the reuser did not start"}, f)
+    os.replace(tmp, outfile)
+    t.join()
+
+
+if __name__ == "__main__":
+    main()
+    os._exit(0)
