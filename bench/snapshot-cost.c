@@ -1,9 +1,12 @@
-/* snapshot-cost: what one snapshot of a live target costs pytop's core, cold and warm. */
+/* snapshot-cost: what one full snapshot of a live target costs pytop's core, cold and warm
+ * (with --tasks: the asyncio task graph too, as the live view reads it once per refresh). */
 #include "config.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "core/error.h"
@@ -36,8 +39,11 @@ int main(int argc, char **argv)
 {
     struct pt_error err = {0};
     struct runtime rt;
+    bool tasks = argc > 1 && strcmp(argv[1], "--tasks") == 0;
+    argv += tasks;
+    argc -= tasks;
     if (argc < 2) {
-        fprintf(stderr, "usage: snapshot-cost PID [WARM_SNAPSHOTS]\n");
+        fprintf(stderr, "usage: snapshot-cost [--tasks] PID [WARM_SNAPSHOTS]\n");
         return 2;
     }
     int warm = argc > 2 ? atoi(argv[2]) : 1000;
@@ -47,6 +53,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "snapshot-cost: %s\n", err.msg);
         return 1;
     }
+    unwind_set_tasks(u, tasks);
     struct proc_counters c0 = proc_get_counters(p);
     double t0 = now();
     struct snapshot *s = unwind_snapshot(u, &err);

@@ -110,4 +110,17 @@ long proc_clock_ticks(void);
 
 struct proc_counters proc_get_counters(const struct proc *p);
 
+/* Read-ahead across walks that repeat (a snapshot per refresh of a target that changes
+ * little): proc_readahead_begin() reads, in as few system calls as it can, every region read
+ * between the last begin and end, then serves reads that fall inside those regions from that
+ * copy (as of that moment, as one batch would), and records this walk's regions for the next
+ * begin; proc_readahead_end() stops both. The record is bounded (PROC_READAHEAD_*): a walk
+ * past the bounds reads the rest as usual. */
+enum {
+    PROC_READAHEAD_REGIONS = 1 << 18,
+    PROC_READAHEAD_BYTES = 32 << 20,
+};
+void proc_readahead_begin(struct proc *p);
+void proc_readahead_end(struct proc *p);
+
 #endif

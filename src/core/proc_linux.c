@@ -22,6 +22,7 @@
 
 #include "core/error.h"
 #include "core/limits.h"
+#include "core/proc_batch.h"
 
 enum {
     PAUSE_ROUNDS = 16, /* task-list passes before proc_pause() gives up on new threads */
@@ -66,18 +67,7 @@ struct proc {
     uint64_t stat_calls;
     struct iovec local[PROC_IOV_MAX];
     struct iovec remote[PROC_IOV_MAX];
-    /* Scratch of read_merged(): the regions by address, the merged ones, and where merged
-     * regions land before they are copied out. */
-    struct merge_key *keys;
-    struct proc_iov *merged;
-    uint8_t *bounce;
-    size_t bounce_cap;
-};
-
-/* One region of a batch, by its address. */
-struct merge_key {
-    uint64_t addr;
-    uint32_t index;
+    struct proc_batch *batch; /* merging and read-ahead; NULL when memory ran out */
 };
 
 /* Where a batch read has got to: region I, of which DONE bytes are copied. */
@@ -206,7 +196,24 @@ struct proc *proc_open(pid_t pid, struct pt_error *err)
         rl.rlim_cur / 2 < LIMIT_THREADS) {
         p->max_stat_fds = (size_t)rl.rlim_cur / 2;
     }
+    p->batch = proc_batch_new(); /* NULL: reads are not merged, nor read ahead */
     return p;
+}
+
+static int plain_reader(void *ctx, const struct proc_iov *iov, size_t n);
+
+void proc_readahead_begin(struct proc *p)
+{
+    if (p->batch != NULL) {
+        proc_batch_readahead_begin(p->batch, plain_reader, p);
+    }
+}
+
+void proc_readahead_end(struct proc *p)
+{
+    if (p->batch != NULL) {
+        proc_batch_readahead_end(p->batch);
+    }
 }
 
 void proc_close(struct proc *p)
@@ -224,9 +231,7 @@ void proc_close(struct proc *p)
     free(p->stat_fds);
     proc_maps_free(p->maps, p->nmaps);
     free(p->pause);
-    free(p->keys);
-    free(p->merged);
-    free(p->bounce);
+    proc_batch_free(p->batch);
     free(p);
 }
 
@@ -341,115 +346,9 @@ static int read_plain(struct proc *p, const struct proc_iov *iov, size_t n, stru
     return read_mem(p, iov, n, &pos, err);
 }
 
-/* Regions closer than this (or on one page) are read as one: the kernel pins the pages of every
- * remote region on its own, which costs far more than copying a few hundred bytes more. */
-enum {
-    MERGE_GAP = 256,
-    MERGE_PAGE = 4096,
-    MERGE_RUN_MAX = 1 << 16, /* bytes of one merged region */
-    MERGE_SMALL = 2048,      /* larger regions are read as they are: copying costs more */
-};
-
-static int cmp_key(const void *a, const void *b)
+static int plain_reader(void *ctx, const struct proc_iov *iov, size_t n)
 {
-    const struct merge_key *x = a;
-    const struct merge_key *y = b;
-    return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-static bool mergeable(uint64_t end, uint64_t start, uint64_t next, uint64_t next_end)
-{
-    uint64_t top = next_end > end ? next_end : end;
-    if (next_end - next > MERGE_SMALL || end - start > MERGE_RUN_MAX) {
-        return false;
-    }
-    return (next <= end + MERGE_GAP || next / MERGE_PAGE == (end - 1) / MERGE_PAGE) &&
-           top - start <= MERGE_RUN_MAX;
-}
-
-/* Reads the N regions as fewer, merged ones where they lie close together. Returns 0 when
- * done, 1 when merging would not help or failed (the caller then reads them as they are). The
- * bytes between merged regions lie on pages the regions themselves are on (gaps are shorter
- * than a page), so a merged read fails only where a plain one would. */
-static int read_merged(struct proc *p, const struct proc_iov *iov, size_t n)
-{
-    if (n < 2) {
-        return 1;
-    }
-    if (p->keys == NULL) {
-        p->keys = malloc(PROC_IOV_MAX * sizeof *p->keys);
-        p->merged = malloc(PROC_IOV_MAX * sizeof *p->merged);
-        if (p->keys == NULL || p->merged == NULL) {
-            free(p->keys);
-            free(p->merged);
-            p->keys = NULL;
-            p->merged = NULL;
-            return 1;
-        }
-    }
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (iov[i].len > 0) {
-            p->keys[k++] = (struct merge_key){iov[i].addr, (uint32_t)i};
-        }
-    }
-    qsort(p->keys, k, sizeof *p->keys, cmp_key);
-    /* First pass: the merged regions (DST: the region itself when it stands alone, NULL when
-     * it holds several) and the bounce space they need. */
-    size_t m = 0;
-    size_t bounce = 0;
-    for (size_t i = 0; i < k; i++) {
-        const struct proc_iov *r = &iov[p->keys[i].index];
-        uint64_t end = r->addr + r->len;
-        if (m > 0 && mergeable(p->merged[m - 1].addr + p->merged[m - 1].len,
-                               p->merged[m - 1].addr, r->addr, end)) {
-            struct proc_iov *g = &p->merged[m - 1];
-            if (end > g->addr + g->len) {
-                g->len = (size_t)(end - g->addr);
-            }
-            g->dst = NULL;
-            continue;
-        }
-        p->merged[m++] = (struct proc_iov){r->addr, r->dst, r->len};
-    }
-    if (m == k) {
-        return 1;
-    }
-    for (size_t j = 0; j < m; j++) {
-        bounce += p->merged[j].dst == NULL ? p->merged[j].len : 0;
-    }
-    if (bounce > p->bounce_cap) {
-        uint8_t *fresh = realloc(p->bounce, bounce);
-        if (fresh == NULL) {
-            return 1;
-        }
-        p->bounce = fresh;
-        p->bounce_cap = bounce;
-    }
-    size_t at = 0;
-    for (size_t j = 0; j < m; j++) {
-        if (p->merged[j].dst == NULL) {
-            p->merged[j].dst = p->bounce + at;
-            at += p->merged[j].len;
-        }
-    }
-    if (read_plain(p, p->merged, m, NULL) < 0) {
-        return 1;
-    }
-    /* Copy each region out of the merged one that holds it (both in address order); a region
-     * read on its own is in place already. */
-    size_t j = 0;
-    for (size_t i = 0; i < k; i++) {
-        const struct proc_iov *r = &iov[p->keys[i].index];
-        while (r->addr + r->len > p->merged[j].addr + p->merged[j].len) {
-            j++;
-        }
-        if (p->merged[j].dst != r->dst) {
-            memcpy(r->dst, (const uint8_t *)p->merged[j].dst + (r->addr - p->merged[j].addr),
-                   r->len);
-        }
-    }
-    return 0;
+    return read_plain(ctx, iov, n, NULL);
 }
 
 int proc_read_many(struct proc *p, const struct proc_iov *iov, size_t n, struct pt_error *err)
@@ -471,8 +370,16 @@ int proc_read_many(struct proc *p, const struct proc_iov *iov, size_t n, struct 
                                 iov[i].len, iov[i].addr);
         }
     }
-    if (read_merged(p, iov, n) == 0) {
+    /* Read-ahead and merging first; what they leave is read region by region. */
+    struct proc_iov *rest = NULL;
+    size_t n_rest = 0;
+    if (p->batch != NULL &&
+        proc_batch_read(p->batch, iov, n, plain_reader, p, &rest, &n_rest) == 0) {
         return 0;
+    }
+    if (rest != NULL) {
+        iov = rest;
+        n = n_rest;
     }
     return read_plain(p, iov, n, err);
 }

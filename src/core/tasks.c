@@ -67,7 +67,9 @@ struct tasks {
     bool warned_bad;
     /* per snapshot */
     struct snapshot *s;
-    struct memo_entry *memo;  /* open addressing, MEMO_SLOTS entries */
+    struct memo_entry *memo;  /* open addressing, memo_slots entries (a power of two) */
+    size_t memo_slots;
+    size_t memo_used;
     uint8_t *set_buf;         /* LIMIT_SET_SLOTS set entries */
     uint8_t *obj_buf;         /* a generator or task object */
     struct snap_frame *chain; /* LIMIT_CORO_DEPTH frames of one await chain */
@@ -76,7 +78,8 @@ struct tasks {
 };
 
 enum {
-    MEMO_SLOTS = LIMIT_ASYNCIO_TASKS * 2,
+    MEMO_SLOTS = LIMIT_ASYNCIO_TASKS * 2, /* at most; it starts small and doubles when half full */
+    MEMO_FIRST_SLOTS = 1024,
 };
 
 /* A field of WIDTH bytes at OFF inside SIZE bytes (false for LAYOUT_NONE). */
@@ -282,11 +285,52 @@ static size_t coro_chain(struct tasks *t, uint64_t coro, const uint8_t *first,
     return n;
 }
 
+static size_t memo_home(const struct tasks *t, uint64_t addr)
+{
+    return (size_t)((addr >> 4) * 0x9e3779b97f4a7c15ULL) & (t->memo_slots - 1);
+}
+
+/* Doubles the memo, keeping its entries; false when it is at its bound or memory ran out. */
+static bool memo_grow(struct tasks *t)
+{
+    size_t n = t->memo_slots * 2;
+    struct memo_entry *old = t->memo;
+    struct memo_entry *fresh = n <= MEMO_SLOTS ? calloc(n, sizeof *fresh) : NULL;
+    if (fresh == NULL) {
+        return false;
+    }
+    size_t old_n = t->memo_slots;
+    t->memo = fresh;
+    t->memo_slots = n;
+    for (size_t i = 0; i < old_n; i++) {
+        if (old[i].addr != 0) {
+            size_t h = memo_home(t, old[i].addr);
+            while (fresh[h].addr != 0) {
+                h = (h + 1) & (n - 1);
+            }
+            fresh[h] = old[i];
+        }
+    }
+    free(old);
+    return true;
+}
+
+/* The entry of the task at ADDR, made (empty) when new; NULL when the memo is full. The
+ * pointer stays valid until the next call. */
 static struct memo_entry *memo_slot(struct tasks *t, uint64_t addr)
 {
-    size_t h = (size_t)((addr >> 4) * 0x9e3779b97f4a7c15ULL) % MEMO_SLOTS;
-    for (size_t i = 0; i < MEMO_SLOTS; i++, h = (h + 1) % MEMO_SLOTS) {
-        if (t->memo[h].addr == addr || t->memo[h].addr == 0) {
+    if (2 * (t->memo_used + 1) > t->memo_slots && !memo_grow(t) &&
+        t->memo_used + 1 >= t->memo_slots) {
+        return NULL;
+    }
+    size_t h = memo_home(t, addr);
+    for (size_t i = 0; i < t->memo_slots; i++, h = (h + 1) & (t->memo_slots - 1)) {
+        if (t->memo[h].addr == addr) {
+            return &t->memo[h];
+        }
+        if (t->memo[h].addr == 0) {
+            t->memo[h] = (struct memo_entry){.addr = addr};
+            t->memo_used++;
             return &t->memo[h];
         }
     }
@@ -539,7 +583,8 @@ static int walk_list(struct tasks *t, uint64_t head, pid_t tid, struct taskcommo
 static bool per_snapshot_buffers(struct tasks *t)
 {
     if (t->memo == NULL) {
-        t->memo = malloc((size_t)MEMO_SLOTS * sizeof *t->memo);
+        t->memo_slots = MEMO_FIRST_SLOTS;
+        t->memo = malloc(t->memo_slots * sizeof *t->memo);
         t->set_buf = malloc((size_t)LIMIT_SET_SLOTS * SETENTRY_SIZE);
         t->obj_buf = malloc(2 * LIMIT_OBJECT_READ);
         t->chain = malloc(LIMIT_CORO_DEPTH * sizeof *t->chain);
@@ -547,7 +592,8 @@ static bool per_snapshot_buffers(struct tasks *t)
     if (t->memo == NULL || t->set_buf == NULL || t->obj_buf == NULL || t->chain == NULL) {
         return false;
     }
-    memset(t->memo, 0, (size_t)MEMO_SLOTS * sizeof *t->memo);
+    memset(t->memo, 0, t->memo_slots * sizeof *t->memo);
+    t->memo_used = 0;
     return true;
 }
 

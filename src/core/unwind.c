@@ -1195,7 +1195,11 @@ struct snapshot *unwind_snapshot(struct unwind *u, struct pt_error *err)
     s->time = (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
     fill_python(u->rt, s);
     u->snap = s;
+    /* Snapshots repeat once per refresh, and most of what they read (above all the task graph)
+     * has not moved: what the last one read is read again in a few batched calls first. */
+    proc_readahead_begin(u->proc);
     int rc = walk(u, interps, &n, err);
+    proc_readahead_end(u->proc);
     u->snap = NULL;
     if (rc < 0) {
         snapshot_free(s);

@@ -318,6 +318,43 @@ static void test_proc_read_many_reads_close_regions_in_any_order_and_overlapping
     }
 }
 
+static void test_proc_readahead_serves_what_the_last_walk_read_in_one_call(void **state)
+{
+    struct fixture *f = *state;
+    struct proc *p = open_child(f, spawn(f, fill_body));
+    enum { REGIONS = 30, STRIDE = 2000, LEN = 100 };
+    unsigned char out[LEN];
+    struct pt_error err = {0};
+    /* The first walk: nothing recorded yet, every region is read. */
+    proc_readahead_begin(p);
+    for (size_t k = 0; k < REGIONS; k++) {
+        assert_int_equal(proc_read_bytes(p, addr_of(f->buf + k * STRIDE), out, LEN, &err), 0);
+    }
+    proc_readahead_end(p);
+    uint64_t before = proc_get_counters(p).syscalls;
+    /* The second: one call reads them all ahead, then they cost nothing; others are read. */
+    proc_readahead_begin(p);
+    assert_int_equal(proc_get_counters(p).syscalls - before, 1);
+    for (size_t k = 0; k < REGIONS; k++) {
+        memset(out, 0, sizeof out);
+        assert_int_equal(proc_read_bytes(p, addr_of(f->buf + k * STRIDE + 10), out, LEN - 10,
+                                         &err), 0);
+        for (size_t i = 0; i < LEN - 10; i++) {
+            assert_int_equal(out[i], pattern(k * STRIDE + 10 + i));
+        }
+    }
+    assert_int_equal(proc_get_counters(p).syscalls - before, 1);
+    /* Past the last region read: not read ahead. */
+    assert_int_equal(proc_read_bytes(p, addr_of(f->buf + REGIONS * STRIDE + 1000), out, LEN,
+                                     &err), 0);
+    assert_int_equal(out[0], pattern(REGIONS * STRIDE + 1000));
+    assert_int_equal(proc_get_counters(p).syscalls - before, 2);
+    proc_readahead_end(p);
+    /* Outside a walk nothing is served or recorded. */
+    assert_int_equal(proc_read_bytes(p, addr_of(f->buf), out, LEN, &err), 0);
+    assert_int_equal(proc_get_counters(p).syscalls - before, 3);
+}
+
 static void test_proc_read_bytes_fails_with_read_error_at_an_unmapped_address(void **state)
 {
     struct fixture *f = *state;
@@ -812,6 +849,7 @@ int main(void)
         cmocka_unit_test(test_proc_read_bytes_reads_a_child_buffer),
         cmocka_unit_test(test_proc_read_many_reads_fifty_regions_in_one_system_call),
         cmocka_unit_test(test_proc_read_many_reads_close_regions_in_any_order_and_overlapping),
+        cmocka_unit_test(test_proc_readahead_serves_what_the_last_walk_read_in_one_call),
         cmocka_unit_test(test_proc_read_bytes_fails_with_read_error_at_an_unmapped_address),
         cmocka_unit_test(test_proc_read_many_names_the_region_that_stops_a_partial_read),
         cmocka_unit_test(test_proc_read_many_rejects_oversized_and_wrapping_requests),
