@@ -140,11 +140,20 @@ static const struct frames_chunk *copied(const struct frames_thread *t, uint64_t
 static const uint8_t *in_chunks(struct proc *p, const struct py_layout *L,
                                 struct frames_thread *t, uint64_t addr)
 {
+    /* Callers are mostly in the chunk of the frame before. */
+    if (t->last_chunk < t->n_chunks) {
+        const struct frames_chunk *c = &t->chunks[t->last_chunk];
+        if (addr >= c->addr && addr - c->addr <= c->len &&
+            c->len - (addr - c->addr) >= L->frame.size) {
+            return c->data + (addr - c->addr);
+        }
+    }
     for (int attempt = 0; attempt < 2; attempt++) {
         for (size_t i = 0; i < t->n_chunks; i++) {
             const struct frames_chunk *c = &t->chunks[i];
             if (addr >= c->addr && addr - c->addr <= c->len &&
                 c->len - (addr - c->addr) >= L->frame.size) {
+                t->last_chunk = i;
                 return c->data + (addr - c->addr);
             }
         }
@@ -368,7 +377,7 @@ static size_t plan_start(const struct py_layout *L, struct frames_thread *t, uin
 }
 
 /* Read-ahead reads at most this much past where the newest frame ended last time. */
-enum { GUESS_SLACK = 1024 };
+enum { GUESS_SLACK = 256 };
 
 size_t frames_guess(const struct py_layout *L, struct frames_thread *t, uint64_t tstate,
                     const uint64_t *hint, size_t n_hint, struct proc_iov *iov, size_t room)

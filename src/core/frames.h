@@ -69,6 +69,7 @@ struct frames_thread {
     uint64_t pre_tstate;      /* the thread state frames_guess() read ahead for */
     bool pre_read;            /* the chunks and prefetched headers are already read */
     size_t newest_slot;       /* the chunk slot that holds the newest chunk */
+    size_t last_chunk;        /* the chunk the last frame was found in */
     size_t n_pref;
     size_t pref_at;
     bool pref_failed;

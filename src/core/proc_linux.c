@@ -45,11 +45,19 @@ struct pause_state {
     size_t nseized;
 };
 
-/* An open /proc/PID/task/TID/stat, kept so that reading the thread again costs one pread(). */
+/* An open /proc/PID/task/TID/FILE, kept so that reading the thread again costs one pread(). */
 struct stat_fd {
     pid_t tid;
     int fd;
-    uint64_t used; /* the proc_task_stat() call that last read it */
+    uint64_t used; /* the read that last used it */
+};
+
+/* The open files of one kind (stat, schedstat), sorted by tid. */
+struct fd_cache {
+    const char *file;
+    struct stat_fd *fds; /* allocated by the first read */
+    size_t n;
+    uint64_t calls;
 };
 
 struct proc {
@@ -61,10 +69,9 @@ struct proc {
     size_t nmaps;
     bool paused;
     struct pause_state *pause; /* allocated by the first proc_pause() */
-    struct stat_fd *stat_fds;  /* sorted by tid; allocated by the first proc_task_stat() */
-    size_t nstat_fds;
-    size_t max_stat_fds; /* LIMIT_THREADS, or half the files pytop may open if that is less */
-    uint64_t stat_calls;
+    struct fd_cache stat_cache;  /* the threads' stat files */
+    struct fd_cache sched_cache; /* their schedstat files */
+    size_t max_stat_fds; /* per cache: LIMIT_THREADS, or a quarter of the files pytop may open */
     struct iovec local[PROC_IOV_MAX];
     struct iovec remote[PROC_IOV_MAX];
     struct proc_batch *batch; /* merging and read-ahead; NULL when memory ran out */
@@ -90,24 +97,48 @@ static ssize_t read_all(int fd, char *buf, size_t size)
     return (ssize_t)len;
 }
 
-static int open_stat_file(pid_t pid, pid_t tid)
+static void fd_cache_close(struct fd_cache *c);
+
+static int open_task_file(pid_t pid, pid_t tid, const char *file)
 {
     char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+    snprintf(path, sizeof path, "/proc/%d/task/%d/%s", (int)pid, (int)tid, file);
     return open(path, O_RDONLY | O_CLOEXEC);
 }
 
-/* Reads an open stat file from its start, in one pread(): the kernel makes the whole line at
- * once. Returns 0, or -1 with errno set: ESRCH once the thread is gone, EINVAL if malformed. */
-static int read_stat_fd(int fd, struct proc_task_stat *st)
+/* Reads an open per-thread file from its start, in one pread(): the kernel makes the whole
+ * text at once. Returns its length, or -1 with errno set (ESRCH once the thread is gone). */
+static ssize_t read_task_fd(int fd, char *buf, size_t size)
 {
-    char buf[STAT_BYTES];
     ssize_t len;
     do {
-        len = pread(fd, buf, sizeof buf, 0);
+        len = pread(fd, buf, size, 0);
     } while (len < 0 && errno == EINTR);
     if (len <= 0) {
         errno = len == 0 ? ESRCH : errno;
+        return -1;
+    }
+    return len;
+}
+
+/* Reads /proc/PID/task/TID/FILE once. Returns its length, or -1 with errno set (ENOENT or
+ * ESRCH when the thread is gone). */
+static ssize_t read_task_file(pid_t pid, pid_t tid, const char *file, char *buf, size_t size)
+{
+    int fd = open_task_file(pid, tid, file);
+    if (fd < 0) {
+        return -1;
+    }
+    ssize_t len = read_task_fd(fd, buf, size);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return len;
+}
+
+static int parse_stat(const char *buf, ssize_t len, struct proc_task_stat *st)
+{
+    if (len < 0) {
         return -1;
     }
     if (proc_stat_parse(buf, (size_t)len, st, NULL) < 0) {
@@ -117,19 +148,10 @@ static int read_stat_fd(int fd, struct proc_task_stat *st)
     return 0;
 }
 
-/* Reads /proc/PID/task/TID/stat once. Returns 0, or -1 with errno set (ENOENT or ESRCH when
- * the thread is gone, EINVAL if malformed). */
 static int read_stat_file(pid_t pid, pid_t tid, struct proc_task_stat *st)
 {
-    int fd = open_stat_file(pid, tid);
-    if (fd < 0) {
-        return -1;
-    }
-    int rc = read_stat_fd(fd, st);
-    int saved = errno;
-    close(fd);
-    errno = saved;
-    return rc;
+    char buf[STAT_BYTES];
+    return parse_stat(buf, read_task_file(pid, tid, "stat", buf, sizeof buf), st);
 }
 
 /* True when PID no longer runs: no such process, or only its zombie is left. A zombie keeps
@@ -189,12 +211,15 @@ struct proc *proc_open(pid_t pid, struct pt_error *err)
     }
     p->pid = pid;
     p->mem_fd = -1;
-    /* Cached stat fds stay open: leave half of what pytop may open for everything else. */
+    /* Cached stat and schedstat fds stay open: leave half of what pytop may open for
+     * everything else. */
     struct rlimit rl;
+    p->stat_cache.file = "stat";
+    p->sched_cache.file = "schedstat";
     p->max_stat_fds = LIMIT_THREADS;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-        rl.rlim_cur / 2 < LIMIT_THREADS) {
-        p->max_stat_fds = (size_t)rl.rlim_cur / 2;
+        rl.rlim_cur / 4 < LIMIT_THREADS) {
+        p->max_stat_fds = (size_t)rl.rlim_cur / 4;
     }
     p->batch = proc_batch_new(); /* NULL: reads are not merged, nor read ahead */
     return p;
@@ -225,10 +250,8 @@ void proc_close(struct proc *p)
     if (p->mem_fd >= 0) {
         close(p->mem_fd);
     }
-    for (size_t i = 0; i < p->nstat_fds; i++) {
-        close(p->stat_fds[i].fd);
-    }
-    free(p->stat_fds);
+    fd_cache_close(&p->stat_cache);
+    fd_cache_close(&p->sched_cache);
     proc_maps_free(p->maps, p->nmaps);
     free(p->pause);
     proc_batch_free(p->batch);
@@ -506,14 +529,14 @@ int proc_tasks(struct proc *p, pid_t *tids, size_t max, size_t *n, struct pt_err
     return 0;
 }
 
-/* Where TID is, or would go, among P's cached stat fds. */
-static size_t stat_fd_slot(const struct proc *p, pid_t tid)
+/* Where TID is, or would go, among C's fds. */
+static size_t fd_slot(const struct fd_cache *c, pid_t tid)
 {
     size_t lo = 0;
-    size_t hi = p->nstat_fds;
+    size_t hi = c->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (p->stat_fds[mid].tid < tid) {
+        if (c->fds[mid].tid < tid) {
             lo = mid + 1;
         } else {
             hi = mid;
@@ -522,58 +545,71 @@ static size_t stat_fd_slot(const struct proc *p, pid_t tid)
     return lo;
 }
 
-static void drop_stat_fd(struct proc *p, size_t i)
+static void drop_fd(struct fd_cache *c, size_t i)
 {
-    close(p->stat_fds[i].fd);
-    p->nstat_fds--;
-    memmove(&p->stat_fds[i], &p->stat_fds[i + 1], (p->nstat_fds - i) * sizeof *p->stat_fds);
+    close(c->fds[i].fd);
+    c->n--;
+    memmove(&c->fds[i], &c->fds[i + 1], (c->n - i) * sizeof *c->fds);
 }
 
-/* Makes room to cache one more stat fd. A thread that exited is never asked about again, so
- * when the cache is full the fd read longest ago goes, if no call has read it for a while.
- * Returns false when every cached fd is in use (more threads than fds to keep) or there is no
- * memory: then the caller reads without caching. */
-static bool make_stat_fd_room(struct proc *p)
+static void fd_cache_close(struct fd_cache *c)
 {
-    if (p->stat_fds == NULL && p->max_stat_fds > 0) {
-        p->stat_fds = calloc(p->max_stat_fds, sizeof *p->stat_fds);
+    for (size_t i = 0; i < c->n; i++) {
+        close(c->fds[i].fd);
     }
-    if (p->stat_fds == NULL || p->nstat_fds < p->max_stat_fds) {
-        return p->stat_fds != NULL;
+    free(c->fds);
+    c->fds = NULL;
+    c->n = 0;
+}
+
+/* Makes room to cache one more fd. A thread that exited is never asked about again, so when
+ * the cache is full the fd read longest ago goes, if no call has read it for a while. Returns
+ * false when every cached fd is in use (more threads than fds to keep) or there is no memory:
+ * then the caller reads without caching. */
+static bool make_fd_room(struct fd_cache *c, size_t max)
+{
+    if (c->fds == NULL && max > 0) {
+        c->fds = calloc(max, sizeof *c->fds);
+    }
+    if (c->fds == NULL || c->n < max) {
+        return c->fds != NULL;
     }
     size_t oldest = 0;
-    for (size_t i = 1; i < p->nstat_fds; i++) {
-        if (p->stat_fds[i].used < p->stat_fds[oldest].used) {
+    for (size_t i = 1; i < c->n; i++) {
+        if (c->fds[i].used < c->fds[oldest].used) {
             oldest = i;
         }
     }
-    if (p->stat_calls - p->stat_fds[oldest].used <= STAT_FD_STALE * p->max_stat_fds) {
+    if (c->calls - c->fds[oldest].used <= STAT_FD_STALE * max) {
         return false;
     }
-    drop_stat_fd(p, oldest);
+    drop_fd(c, oldest);
     return true;
 }
 
-/* Reads TID's stat through its cached fd, or opens the file and caches the fd. A cached fd
- * that fails is dropped and the file opened afresh: the kernel binds an fd to the thread it was
- * opened for, and once that thread exits it fails with ESRCH, even after a new thread has
- * taken the id. Returns 0, or -1 with errno set as read_stat_file() does. */
-static int read_task_stat(struct proc *p, pid_t tid, struct proc_task_stat *st)
+/* Reads TID's file of cache C through its cached fd, or opens the file and caches the fd. A
+ * cached fd that fails is dropped and the file opened afresh: the kernel binds an fd to the
+ * thread it was opened for, and once that thread exits it fails with ESRCH, even after a new
+ * thread has taken the id. Returns the length, or -1 with errno set as read_task_file(). */
+static ssize_t read_cached(struct proc *p, struct fd_cache *c, pid_t tid, char *buf,
+                           size_t size)
 {
-    uint64_t now = ++p->stat_calls;
-    size_t i = stat_fd_slot(p, tid);
-    if (i < p->nstat_fds && p->stat_fds[i].tid == tid) {
-        p->stat_fds[i].used = now;
-        if (read_stat_fd(p->stat_fds[i].fd, st) == 0) {
-            return 0;
+    uint64_t now = ++c->calls;
+    size_t i = fd_slot(c, tid);
+    if (i < c->n && c->fds[i].tid == tid) {
+        c->fds[i].used = now;
+        ssize_t len = read_task_fd(c->fds[i].fd, buf, size);
+        if (len >= 0) {
+            return len;
         }
-        drop_stat_fd(p, i);
+        drop_fd(c, i);
     }
-    if (!make_stat_fd_room(p)) {
-        return read_stat_file(p->pid, tid, st);
+    if (!make_fd_room(c, p->max_stat_fds)) {
+        return read_task_file(p->pid, tid, c->file, buf, size);
     }
-    int fd = open_stat_file(p->pid, tid);
-    if (fd < 0 || read_stat_fd(fd, st) < 0) {
+    int fd = open_task_file(p->pid, tid, c->file);
+    ssize_t len = fd >= 0 ? read_task_fd(fd, buf, size) : -1;
+    if (len < 0) {
         int saved = errno;
         if (fd >= 0) {
             close(fd);
@@ -581,10 +617,53 @@ static int read_task_stat(struct proc *p, pid_t tid, struct proc_task_stat *st)
         errno = saved;
         return -1;
     }
-    i = stat_fd_slot(p, tid);
-    memmove(&p->stat_fds[i + 1], &p->stat_fds[i], (p->nstat_fds - i) * sizeof *p->stat_fds);
-    p->stat_fds[i] = (struct stat_fd){.tid = tid, .fd = fd, .used = now};
-    p->nstat_fds++;
+    i = fd_slot(c, tid);
+    memmove(&c->fds[i + 1], &c->fds[i], (c->n - i) * sizeof *c->fds);
+    c->fds[i] = (struct stat_fd){.tid = tid, .fd = fd, .used = now};
+    c->n++;
+    return len;
+}
+
+static int read_task_stat(struct proc *p, pid_t tid, struct proc_task_stat *st)
+{
+    char buf[STAT_BYTES];
+    return parse_stat(buf, read_cached(p, &p->stat_cache, tid, buf, sizeof buf), st);
+}
+
+/* The thread's errno from a failed read as the error a caller sees. */
+static int task_failed(struct proc *p, pid_t tid, int e, const char *what, struct pt_error *err)
+{
+    if (e == ENOENT || e == ESRCH) {
+        return pt_error_set(err, PT_E_GONE, e, "thread %d of process %d exited", (int)tid,
+                            (int)p->pid);
+    }
+    if (e == EINVAL) {
+        return pt_error_set(err, PT_E_FORMAT, 0, "malformed %s of thread %d of process %d", what,
+                            (int)tid, (int)p->pid);
+    }
+    return proc_file_failed(p, e, what, err);
+}
+
+int proc_task_cputime(struct proc *p, pid_t tid, uint64_t *ns, struct pt_error *err)
+{
+    char buf[256];
+    ssize_t len = read_cached(p, &p->sched_cache, tid, buf, sizeof buf - 1);
+    if (len < 0) {
+        return task_failed(p, tid, errno, "thread schedstat", err);
+    }
+    /* "RUN_NS WAIT_NS TIMESLICES\n" (Documentation/scheduler/sched-stats.rst). */
+    buf[len] = '\0';
+    uint64_t v = 0;
+    ssize_t i = 0;
+    for (; i < len && buf[i] >= '0' && buf[i] <= '9'; i++) {
+        if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, buf[i] - '0', &v)) {
+            return task_failed(p, tid, EINVAL, "thread schedstat", err);
+        }
+    }
+    if (i == 0 || (i < len && buf[i] != ' ')) {
+        return task_failed(p, tid, EINVAL, "thread schedstat", err);
+    }
+    *ns = v;
     return 0;
 }
 
@@ -593,16 +672,7 @@ int proc_task_stat(struct proc *p, pid_t tid, struct proc_task_stat *st, struct 
     if (read_task_stat(p, tid, st) == 0) {
         return 0;
     }
-    int e = errno;
-    if (e == ENOENT || e == ESRCH) {
-        return pt_error_set(err, PT_E_GONE, e, "thread %d of process %d exited", (int)tid,
-                            (int)p->pid);
-    }
-    if (e == EINVAL) {
-        return pt_error_set(err, PT_E_FORMAT, 0, "malformed stat of thread %d of process %d",
-                            (int)tid, (int)p->pid);
-    }
-    return proc_file_failed(p, e, "thread stat", err);
+    return task_failed(p, tid, errno, "thread stat", err);
 }
 
 int proc_age(struct proc *p, double *seconds, struct pt_error *err)

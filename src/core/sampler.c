@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "core/error.h"
 #include "core/limits.h"
@@ -24,10 +23,10 @@ static const double WINDOW_MAX_S = 86400.0;
 static const double CPU_PERIOD_MIN_S = 0.05;
 static const double CPU_PERIOD_MAX_S = 0.25;
 
-/* Each thread's CPU time as the kernel counted it at the last look. */
+/* Each thread's CPU time (ns) as the kernel counted it at the last look. */
 struct cpu_seen {
     pid_t tid;
-    uint64_t ticks;
+    uint64_t ns;
 };
 
 struct sampler {
@@ -43,7 +42,6 @@ struct sampler {
     struct cpu_seen *cpu;  /* LIMIT_THREADS, sorted by tid */
     size_t n_cpu;
     struct cpu_seen *cpu_next;
-    double tick_ns;
     struct unwind_counters reader_base; /* the reader's counters at the last reset */
 };
 
@@ -92,8 +90,6 @@ struct sampler *sampler_new(struct proc *p, const struct runtime *rt,
         }
     }
     s->reader_base = sampler_reader_counters(s);
-    long hz = sysconf(_SC_CLK_TCK);
-    s->tick_ns = 1e9 / (double)(hz > 0 ? hz : 100);
     s->cpu_period = s->opts.window_s / 8;
     s->cpu_period = s->cpu_period < CPU_PERIOD_MIN_S   ? CPU_PERIOD_MIN_S
                     : s->cpu_period > CPU_PERIOD_MAX_S ? CPU_PERIOD_MAX_S
@@ -143,24 +139,21 @@ static void read_cpu(struct sampler *s, const struct sample *smp, double now)
     size_t n = 0;
     for (size_t i = 0; i < smp->n_threads && n < LIMIT_THREADS; i++) {
         const struct sample_thread *t = &smp->threads[i];
-        struct proc_task_stat st;
-        if (t->tid <= 0 || proc_task_stat(s->proc, t->tid, &st, NULL) < 0) {
+        uint64_t ns;
+        if (t->tid <= 0 || proc_task_cputime(s->proc, t->tid, &ns, NULL) < 0) {
             continue;
         }
-        uint64_t ticks = st.utime + st.stime;
         struct cpu_seen key = {t->tid, 0};
         const struct cpu_seen *old =
             s->n_cpu > 0 ? bsearch(&key, s->cpu, s->n_cpu, sizeof *s->cpu, cmp_seen) : NULL;
-        if (old != NULL && ticks > old->ticks) {
+        if (old != NULL && ns > old->ns) {
             uint32_t ti = sampler_table_find_thread(&s->window.table, t->interp_id, t->tid,
                                                     t->thread_id);
             if (ti != SAMPLER_TABLE_NONE) {
-                sampler_window_add_cpu(&s->window, ti,
-                                       (uint64_t)((double)(ticks - old->ticks) * s->tick_ns),
-                                       now);
+                sampler_window_add_cpu(&s->window, ti, ns - old->ns, now);
             }
         }
-        s->cpu_next[n++] = (struct cpu_seen){t->tid, ticks};
+        s->cpu_next[n++] = (struct cpu_seen){t->tid, ns};
     }
     qsort(s->cpu_next, n, sizeof *s->cpu_next, cmp_seen);
     struct cpu_seen *tmp = s->cpu;

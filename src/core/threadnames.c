@@ -4,6 +4,7 @@
 #include "core/threadnames.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,7 @@ struct name_entry {
     uint64_t interp;
     uint64_t ident;
     bool unreadable; /* threading has the thread, but its name is no str pytop can read */
+    bool absent;     /* threading did not know the thread at the last refresh */
     size_t len;
     char name[NAME_MAX_BYTES];
 };
@@ -34,7 +36,7 @@ struct interp_age {
 };
 
 struct threadnames {
-    struct name_entry *names;
+    struct name_entry *names; /* sorted by (interp, ident) */
     size_t n;
     struct interp_age ages[INTERPS_MAX];
     size_t n_ages;
@@ -61,12 +63,32 @@ void threadnames_free(struct threadnames *t)
     }
 }
 
+static int cmp_entry(const void *a, const void *b)
+{
+    const struct name_entry *x = a;
+    const struct name_entry *y = b;
+    if (x->interp != y->interp) {
+        return x->interp < y->interp ? -1 : 1;
+    }
+    return x->ident < y->ident ? -1 : x->ident > y->ident;
+}
+
+/* Looked up for every thread of every sample: a binary search, not a scan. */
 static const struct name_entry *find(const struct threadnames *t, uint64_t interp,
                                      uint64_t ident)
 {
-    for (size_t i = 0; i < t->n; i++) {
-        if (t->names[i].interp == interp && t->names[i].ident == ident) {
-            return &t->names[i];
+    size_t lo = 0;
+    size_t hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const struct name_entry *e = &t->names[mid];
+        if (e->interp == interp && e->ident == ident) {
+            return e;
+        }
+        if (e->interp < interp || (e->interp == interp && e->ident < ident)) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
         }
     }
     return NULL;
@@ -76,7 +98,7 @@ const char *threadnames_get(const struct threadnames *t, uint64_t interp, uint64
                             size_t *len)
 {
     const struct name_entry *e = find(t, interp, ident);
-    if (e == NULL || e->unreadable) {
+    if (e == NULL || e->unreadable || e->absent) {
         return NULL;
     }
     *len = e->len;
@@ -179,5 +201,21 @@ int threadnames_update(struct threadnames *t, struct proc *p, const struct py_la
     }
     forget(t, interp);
     struct walk w = {t, p, L, interp};
-    return pydict_items(p, L, active, add_thread, &w, err);
+    rc = pydict_items(p, L, active, add_thread, &w, err);
+    /* The threads threading does not know are remembered as such, so that they do not make
+     * every call read the names again before MAX_AGE. */
+    qsort(t->names, t->n, sizeof *t->names, cmp_entry);
+    size_t listed = t->n;
+    for (size_t i = 0; i < n && t->n < NAMES_MAX; i++) {
+        struct name_entry key = {.interp = interp, .ident = idents[i]};
+        if (bsearch(&key, t->names, listed, sizeof *t->names, cmp_entry) == NULL) {
+            struct name_entry *e = &t->names[t->n++];
+            memset(e, 0, offsetof(struct name_entry, name));
+            e->interp = interp;
+            e->ident = idents[i];
+            e->absent = true;
+        }
+    }
+    qsort(t->names, t->n, sizeof *t->names, cmp_entry);
+    return rc;
 }

@@ -103,6 +103,8 @@ struct unwind {
     struct pthreadtid *tids;
     uint8_t *code_buf;       /* raw code structs of one batch */
     uint8_t *ts_buf;         /* LIMIT_THREADS thread states */
+    uint64_t ts_lo;          /* the part of a thread state the walk reads: from TS_LO, */
+    size_t ts_len;           /* TS_LEN bytes (thread_span()) */
     struct known_threads known;
     struct thread_ctx *ts;   /* one interpreter's threads; kept, with their frame buffers */
     size_t cap_ts;
@@ -125,6 +127,7 @@ struct unwind {
     struct sample_buf sample;
     uint64_t trusted_hits;   /* code entries served on the generation's word */
     unsigned guess_backoff;  /* walks left before stacks are read ahead again */
+    bool names_read;         /* thread names have been read once */
     uint64_t failed_reads;
 };
 
@@ -206,6 +209,34 @@ static void free_hints(struct chain_hint *h)
     free(h);
 }
 
+/* The part of a thread state the walk uses: from its first field to the end of its last. The
+ * rest of the struct (hundreds of bytes on 3.13+) is never read. */
+static void thread_span(const struct py_layout *L, uint64_t *lo, size_t *len)
+{
+    const uint64_t offs[] = {
+        L->thread.next,           layout_has(L->thread.cframe) ? L->thread.cframe
+                                                               : L->thread.current_frame,
+        L->thread.datastack_chunk, L->thread.base_frame,     L->thread.thread_id,
+        L->thread.native_thread_id, L->thread.holds_gil,     L->thread.status,
+        L->thread.gil_requested,   L->thread.current_exception, L->thread.exc_state_value,
+    };
+    uint64_t a = UINT64_MAX;
+    uint64_t b = 0;
+    for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++) {
+        if (layout_has(offs[i]) && offs[i] < L->thread.size) {
+            a = offs[i] < a ? offs[i] : a;
+            b = offs[i] + 8 > b ? offs[i] + 8 : b;
+        }
+    }
+    b = b < L->thread.size ? b : L->thread.size;
+    if (a >= b) {
+        a = 0;
+        b = L->thread.size;
+    }
+    *lo = a;
+    *len = (size_t)(b - a);
+}
+
 struct unwind *unwind_new(struct proc *p, const struct runtime *rt, struct pt_error *err)
 {
     struct unwind *u = calloc(1, sizeof *u);
@@ -219,7 +250,8 @@ struct unwind *unwind_new(struct proc *p, const struct runtime *rt, struct pt_er
     u->codes = code_cache_new(err);
     u->names = threadnames_new();
     u->code_buf = malloc((size_t)PROC_IOV_MAX * u->L->code.size);
-    u->ts_buf = malloc((size_t)LIMIT_THREADS * u->L->thread.size);
+    u->ts_buf = calloc(LIMIT_THREADS, u->L->thread.size);
+    thread_span(u->L, &u->ts_lo, &u->ts_len);
     u->idents = malloc((size_t)LIMIT_THREADS * sizeof *u->idents);
     u->tid_out = malloc((size_t)LIMIT_THREADS * sizeof *u->tid_out);
     u->fr_ptrs = malloc((size_t)LIMIT_THREADS * sizeof *u->fr_ptrs);
@@ -491,8 +523,8 @@ static int read_head(struct unwind *u, struct runtime_fields *rf, struct interp_
         size_t room = PROC_IOV_MAX - n;
         size_t m = k->n < room ? k->n : room;
         for (size_t j = 0; j < m; j++) {
-            iov[n++] = (struct proc_iov){k->addrs[j], u->ts_buf + j * L->thread.size,
-                                         L->thread.size};
+            iov[n++] = (struct proc_iov){k->addrs[j] + u->ts_lo,
+                                         u->ts_buf + j * L->thread.size + u->ts_lo, u->ts_len};
         }
         k->prefetched = m;
         /* And where those threads' stacks were, so that a steady walk reads nothing more. */
@@ -898,8 +930,9 @@ static size_t read_known_threads(struct unwind *u, uint64_t interp)
     for (size_t base = from; base < n; base += PROC_IOV_MAX) {
         size_t m = n - base < PROC_IOV_MAX ? n - base : PROC_IOV_MAX;
         for (size_t j = 0; j < m; j++) {
-            iov[j] = (struct proc_iov){k->addrs[base + j], u->ts_buf + (base + j) * L->thread.size,
-                                       L->thread.size};
+            iov[j] = (struct proc_iov){k->addrs[base + j] + u->ts_lo,
+                                       u->ts_buf + (base + j) * L->thread.size + u->ts_lo,
+                                       u->ts_len};
         }
         if (proc_read_many(u->proc, iov, m, NULL) < 0) {
             u->failed_reads++;
@@ -933,7 +966,7 @@ static size_t collect_threads(struct unwind *u, uint64_t interp, const struct in
         /* The guess holds while the links lead where the last walk went. */
         if (n >= guessed || u->known.addrs[n] != addr) {
             guessed = 0;
-            if (proc_read_bytes(u->proc, addr, buf, L->thread.size, &e) < 0) {
+            if (proc_read_bytes(u->proc, addr + u->ts_lo, buf + u->ts_lo, u->ts_len, &e) < 0) {
                 warn(u, "interpreter %" PRId64 ": thread list cut short: %s", (int64_t)in->id,
                      e.msg);
                 break;
@@ -1086,7 +1119,13 @@ static int unwind_interp(struct unwind *u, uint64_t interp, const struct interp_
 {
     size_t n = collect_threads(u, interp, in, main_interp);
     struct thread_ctx *ts = u->ts;
-    update_names(u, interp, in, ts, n);
+    /* Names are read again (every NAMES_MAX_AGE, or for a new thread) by snapshots, which the
+     * live view and batch take once per refresh; samples only take them over, after the first
+     * has read them once. Reading a name costs a dozen reads a thread. */
+    if (u->snap != NULL || !u->names_read) {
+        update_names(u, interp, in, ts, n);
+        u->names_read = true;
+    }
     read_cframes(u, ts, n);
     read_pthread_tids(u, ts, n, in);
     give_hints(u, ts, n);
