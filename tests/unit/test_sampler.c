@@ -12,8 +12,11 @@
 
 #include <cmocka.h>
 
+#include "core/code.h"
 #include "core/error.h"
+#include "core/sample.h"
 #include "core/sampler.h"
+#include "core/sampler_window.h"
 #include "core/snapshot.h"
 
 static const char *const FILE_NAME = "/srv/app/worker.py";
@@ -637,6 +640,170 @@ static void check_against_brute_force(const struct rand_sample *rs, size_t n, do
     assert_int_equal(st->n_functions, live_funcs);
 }
 
+/* ---- compact samples: frames as code identities ---- */
+
+static struct code_info code(uint64_t serial, const char *qualname, int first_line)
+{
+    struct code_info c = {0};
+    c.addr = 0x1000 * serial;
+    c.serial = serial;
+    c.qualname = (char *)qualname;
+    c.qualname_len = strlen(qualname);
+    c.name = c.qualname;
+    c.name_len = c.qualname_len;
+    c.filename = (char *)FILE_NAME;
+    c.filename_len = strlen(FILE_NAME);
+    c.firstlineno = first_line;
+    return c;
+}
+
+/* Adds one sample of one thread (tid 7) whose stack is CODES[0..N), innermost first. */
+static void add_compact(struct sampler_window *w, const struct code_info *const *codes,
+                        size_t n, double now)
+{
+    struct sample_frame frames[8];
+    assert_true(n <= 8);
+    for (size_t i = 0; i < n; i++) {
+        frames[i] = (struct sample_frame){codes[i], codes[i] != NULL ? codes[i]->serial : 0, 0,
+                                          SNAP_FRAME_PYTHON};
+    }
+    struct sample_thread t = {.tid = 7, .thread_id = 70, .gil = SNAP_YES, .on_cpu = SNAP_UNKNOWN,
+                              .in_gc = SNAP_NO, .frames = frames, .n_frames = n};
+    struct sample smp = {.threads = &t, .n_threads = 1, .warning = ""};
+    sampler_window_add_sample(w, &smp, now);
+}
+
+/* The own and total counts of the function (QUALNAME, first line LINE) in W at NOW. */
+static void func_counts(const struct sampler_window *w, double now, const char *qualname,
+                        int line, uint64_t *own, uint64_t *total)
+{
+    struct sampler_window_view v = {.only = SAMPLER_TABLE_NONE};
+    assert_true(sampler_window_view(w, now, &v));
+    *own = *total = 0;
+    for (uint32_t i = 0; i < w->table.funcs.n; i++) {
+        const struct sampler_table_func *f = sampler_table_func_at(&w->table, i);
+        if (f->used && f->first_line == line && f->function_len == strlen(qualname) &&
+            memcmp(f->function, qualname, f->function_len) == 0) {
+            *own += v.funcs[i].own;
+            *total += v.funcs[i].total;
+        }
+    }
+    sampler_window_view_free(&v);
+}
+
+static void test_sampler_counts_code_objects_of_one_function_as_one(void **state)
+{
+    (void)state;
+    struct sampler_window w;
+    assert_int_equal(sampler_window_init(&w, 1.0, NULL), 0);
+    /* Two code objects (a cache refilled after a generation change) of one function, and a
+     * function of the same name that starts elsewhere. */
+    struct code_info f1 = code(1, "Worker.run", 10);
+    struct code_info f2 = code(2, "Worker.run", 10);
+    struct code_info other = code(3, "Worker.run", 50);
+    const struct code_info *a[] = {&f1};
+    const struct code_info *b[] = {&f2};
+    const struct code_info *c[] = {&other};
+    add_compact(&w, a, 1, 10.0);
+    add_compact(&w, b, 1, 10.001);
+    add_compact(&w, c, 1, 10.002);
+    uint64_t own;
+    uint64_t total;
+    func_counts(&w, 10.003, "Worker.run", 10, &own, &total);
+    assert_int_equal(own, 2);
+    assert_int_equal(total, 2);
+    func_counts(&w, 10.003, "Worker.run", 50, &own, &total);
+    assert_int_equal(own, 1);
+    sampler_window_free(&w);
+}
+
+static void test_sampler_hint_never_serves_a_replaced_code_object(void **state)
+{
+    (void)state;
+    struct sampler_window w;
+    assert_int_equal(sampler_window_init(&w, 1.0, NULL), 0);
+    /* The same depth holds first f, then g (a new code object: a new serial), then f again. */
+    struct code_info main_code = code(1, "main", 1);
+    struct code_info f = code(2, "f", 20);
+    struct code_info g = code(3, "g", 30);
+    const struct code_info *s1[] = {&f, &main_code};
+    const struct code_info *s2[] = {&g, &main_code};
+    for (int i = 0; i < 5; i++) {
+        add_compact(&w, s1, 2, 20.0 + i * 0.001);
+    }
+    for (int i = 0; i < 3; i++) {
+        add_compact(&w, s2, 2, 20.01 + i * 0.001);
+    }
+    add_compact(&w, s1, 2, 20.02);
+    uint64_t own;
+    uint64_t total;
+    func_counts(&w, 20.03, "f", 20, &own, &total);
+    assert_int_equal(own, 6);
+    func_counts(&w, 20.03, "g", 30, &own, &total);
+    assert_int_equal(own, 3);
+    func_counts(&w, 20.03, "main", 1, &own, &total);
+    assert_int_equal(own, 0);
+    assert_int_equal(total, 9);
+    sampler_window_free(&w);
+}
+
+static void test_sampler_counts_compact_and_snapshot_samples_alike(void **state)
+{
+    (void)state;
+    struct sampler_window compact;
+    struct sampler_window full;
+    assert_int_equal(sampler_window_init(&compact, 1.0, NULL), 0);
+    assert_int_equal(sampler_window_init(&full, 1.0, NULL), 0);
+    struct code_info main_code = code(1, "main", 1);
+    struct code_info rec = code(2, "descend", 5);
+    /* descend recursing three deep, then main; and an unknown frame on top. */
+    const struct code_info *stack[] = {NULL, &rec, &rec, &rec, &main_code};
+    add_compact(&compact, stack, 5, 30.0);
+    struct snapshot *s = snapshot_new(NULL);
+    assert_non_null(s);
+    s->interps = snapshot_alloc(s, sizeof *s->interps);
+    s->n_interps = 1;
+    struct snap_thread *t = snapshot_alloc(s, sizeof *t);
+    memset(t, 0, sizeof *t);
+    t->tid = 7;
+    t->thread_id = 70;
+    t->gil = SNAP_YES;
+    t->frames = snapshot_alloc_array(s, 5, sizeof *t->frames);
+    t->n_frames = 5;
+    for (size_t i = 0; i < 5; i++) {
+        struct snap_frame *f = &t->frames[i];
+        memset(f, 0, sizeof *f);
+        f->line = f->first_line = -1;
+        if (stack[i] != NULL) {
+            f->function = str(stack[i]->qualname);
+            f->file = str(FILE_NAME);
+            f->first_line = stack[i]->firstlineno;
+        }
+    }
+    memset(&s->interps[0], 0, sizeof s->interps[0]);
+    s->interps[0].threads = t;
+    s->interps[0].n_threads = 1;
+    sampler_window_add(&full, s, 30.0);
+    const char *names[] = {"main", "descend"};
+    const int lines[] = {1, 5};
+    for (size_t i = 0; i < 2; i++) {
+        uint64_t own_a;
+        uint64_t total_a;
+        uint64_t own_b;
+        uint64_t total_b;
+        func_counts(&compact, 30.001, names[i], lines[i], &own_a, &total_a);
+        func_counts(&full, 30.001, names[i], lines[i], &own_b, &total_b);
+        assert_int_equal(own_a, own_b);
+        assert_int_equal(total_a, total_b);
+        assert_int_equal(total_a, 1);
+    }
+    assert_int_equal(compact.table.funcs.live, full.table.funcs.live);
+    assert_int_equal(compact.table.funcs.live, 3); /* main, descend and the unknown one */
+    snapshot_free(s);
+    sampler_window_free(&compact);
+    sampler_window_free(&full);
+}
+
 static void test_sampler_agrees_with_a_brute_force_count(void **state)
 {
     (void)state;
@@ -681,6 +848,9 @@ int main(void)
         cmocka_unit_test(test_sampler_keeps_the_last_name_a_thread_had),
         cmocka_unit_test(test_sampler_counts_time_running_backwards_in_the_newest_bucket),
         cmocka_unit_test(test_sampler_agrees_with_a_brute_force_count),
+        cmocka_unit_test(test_sampler_counts_code_objects_of_one_function_as_one),
+        cmocka_unit_test(test_sampler_hint_never_serves_a_replaced_code_object),
+        cmocka_unit_test(test_sampler_counts_compact_and_snapshot_samples_alike),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
