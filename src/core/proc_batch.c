@@ -285,7 +285,9 @@ void proc_batch_readahead_begin(struct proc_batch *b, proc_batch_reader read, vo
 {
     b->serving = false;
     b->n_spans = 0;
-    qsort(b->record, b->n_record, sizeof *b->record, cmp_region);
+    if (b->n_record > 0) {
+        qsort(b->record, b->n_record, sizeof *b->record, cmp_region);
+    }
     size_t bytes = 0;
     for (size_t i = 0; i < b->n_record; i++) {
         const struct proc_iov *r = &b->record[i];

@@ -1,0 +1,504 @@
+/* unwind_threads: the start of a walk: the runtime, interpreter and thread states, read in as
+ * few batched calls as the last walk allows, and the hints carried from one walk to the next. */
+#include "config.h"
+
+#include "core/unwind_threads.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/gc.h"
+#include "core/layout/layout.h"
+#include "core/proc.h"
+#include "core/pthreadtid.h"
+#include "core/runtime.h"
+
+static int cmp_hint(const void *a, const void *b)
+{
+    const struct chain_hint *x = a;
+    const struct chain_hint *y = b;
+    return x->tstate < y->tstate ? -1 : x->tstate > y->tstate;
+}
+
+/* The hints this walk gathered become the next one's (the arrays swap; buffers stay). */
+void unwind_threads_commit_hints(struct unwind *u)
+{
+    struct chain_hint *t = u->hints;
+    u->hints = u->next_hints;
+    u->n_hints = u->n_next_hints;
+    u->next_hints = t;
+    u->n_next_hints = 0;
+    qsort(u->hints, u->n_hints, sizeof *u->hints, cmp_hint);
+}
+
+/* Hands each thread the frames its walk read one by one last time. */
+void unwind_threads_give_hints(const struct unwind *u, struct thread_ctx *ts, size_t n)
+{
+    for (size_t i = 0; i < n && u->n_hints > 0; i++) {
+        struct chain_hint key = {.tstate = ts[i].addr};
+        const struct chain_hint *h = bsearch(&key, u->hints, u->n_hints, sizeof *u->hints,
+                                             cmp_hint);
+        if (h != NULL) {
+            ts[i].fr.hint = h->addrs;
+            ts[i].fr.n_hint = h->n;
+        }
+    }
+}
+
+/* Keeps this walk's one-by-one reads as the next walk's hints (copied into kept buffers). */
+void unwind_threads_keep_hints(struct unwind *u, const struct thread_ctx *ts, size_t n)
+{
+    for (size_t i = 0; i < n && u->n_next_hints < LIMIT_THREADS; i++) {
+        const struct frames_thread *fr = &ts[i].fr;
+        if (fr->n_read == 0) {
+            continue;
+        }
+        struct chain_hint *h = &u->next_hints[u->n_next_hints];
+        if (h->addrs == NULL && (h->addrs = malloc(FRAMES_HINT_MAX * sizeof *h->addrs)) == NULL) {
+            return;
+        }
+        h->tstate = ts[i].addr;
+        h->n = fr->n_read < FRAMES_HINT_MAX ? fr->n_read : FRAMES_HINT_MAX;
+        memcpy(h->addrs, fr->read_addrs, h->n * sizeof *h->addrs);
+        u->n_next_hints++;
+    }
+}
+
+void unwind_threads_free_hints(struct chain_hint *h)
+{
+    for (size_t i = 0; h != NULL && i < LIMIT_THREADS; i++) {
+        free(h[i].addrs);
+    }
+    free(h);
+}
+
+/* The part of a thread state the walk uses: from its first field to the end of its last. The
+ * rest of the struct (hundreds of bytes on 3.13+) is never read. */
+void unwind_threads_span(const struct py_layout *L, uint64_t *lo, size_t *len)
+{
+    const uint64_t offs[] = {
+        L->thread.next,           layout_has(L->thread.cframe) ? L->thread.cframe
+                                                               : L->thread.current_frame,
+        L->thread.datastack_chunk, L->thread.base_frame,     L->thread.thread_id,
+        L->thread.native_thread_id, L->thread.holds_gil,     L->thread.status,
+        L->thread.gil_requested,   L->thread.current_exception, L->thread.exc_state_value,
+    };
+    uint64_t a = UINT64_MAX;
+    uint64_t b = 0;
+    for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++) {
+        if (layout_has(offs[i]) && offs[i] < L->thread.size) {
+            a = offs[i] < a ? offs[i] : a;
+            b = offs[i] + 8 > b ? offs[i] + 8 : b;
+        }
+    }
+    b = b < L->thread.size ? b : L->thread.size;
+    if (a >= b) {
+        a = 0;
+        b = L->thread.size;
+    }
+    *lo = a;
+    *len = (size_t)(b - a);
+}
+
+/* Adds the iovecs of the interpreter fields at ADDR to IOV[*N..] (room for UNWIND_INTERP_IOVS
+ * is the caller's). The GC state is read only for snapshots. */
+enum { UNWIND_INTERP_IOVS = 12 };
+
+static void interp_iovs(struct unwind *u, uint64_t addr, struct interp_fields *f,
+                        struct proc_iov *iov, size_t *n)
+{
+    const struct py_layout *L = u->L;
+    struct {
+        uint64_t off;
+        uint64_t *dst;
+        size_t len;
+    } want[] = {
+        {L->interp.id, &f->id, 8},
+        {L->interp.next, &f->next, 8},
+        {L->interp.threads_head, &f->threads_head, 8},
+        {L->interp.threads_main, &f->threads_main, 8},
+        {L->interp.gil_locked, &f->gil_locked, 4},
+        {L->interp.gil_holder, &f->gil_holder, 8},
+        {L->interp.code_object_generation, &f->code_generation, 8},
+        {layout_has(L->interp.gc) ? L->interp.gc + L->gc.collecting : LAYOUT_NONE,
+         &f->gc_collecting, 4},
+        {layout_has(L->interp.gc) && layout_has(L->gc.frame) ? L->interp.gc + L->gc.frame
+                                                              : LAYOUT_NONE,
+         &f->gc_frame, 8},
+        {L->interp.imports_modules, &f->modules, 8},
+    };
+    memset(f, 0, sizeof *f);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        if (!layout_has(want[i].off) || want[i].off >= LIMIT_OBJECT_READ * 16ull) {
+            continue;
+        }
+        iov[(*n)++] = (struct proc_iov){addr + want[i].off, want[i].dst, want[i].len};
+    }
+    /* The GC state: the interpreter's, or before 3.9 the runtime's. */
+    if (layout_has(L->interp.gc) && L->interp.gc < LIMIT_OBJECT_READ * 16ull) {
+        f->gc_addr = addr + L->interp.gc;
+    } else if (layout_has(L->runtime.gc) && L->runtime.gc < L->runtime.size) {
+        f->gc_addr = u->rt->runtime_addr + L->runtime.gc;
+    }
+    if (u->snap != NULL && u->gc != NULL && f->gc_addr != 0 && gc_state_len(u->gc) > 0) {
+        uint64_t at;
+        void *buf;
+        size_t len;
+        f->gc_state = u->gc_buf;
+        f->gc_len = gc_state_len(u->gc);
+        iov[(*n)++] = (struct proc_iov){f->gc_addr, f->gc_state, f->gc_len};
+        if (gc_records_hint(u->gc, f->gc_addr, &at, &buf, &len)) {
+            iov[(*n)++] = (struct proc_iov){at, buf, len};
+            f->records = true;
+        }
+    }
+}
+
+/* What the fields read by interp_iovs() mean once the runtime's are known too. */
+static void interp_finish(struct unwind *u, const struct runtime_fields *rf,
+                          struct interp_fields *f)
+{
+    const struct py_layout *L = u->L;
+    if (f->records) {
+        gc_records_prefetched(u->gc);
+    }
+    /* 4-byte fields were read into the low half of a zeroed uint64_t (little-endian hosts). */
+    if (!layout_has(L->interp.code_object_generation)) {
+        f->code_generation = UINT64_MAX;
+    }
+    /* Before 3.12 one GIL (and in 3.8 one GC) served the whole runtime. */
+    if (!layout_has(L->interp.gil_holder)) {
+        f->gil_locked = rf->gil_locked;
+        f->gil_holder = rf->gil_holder;
+    }
+    if (!layout_has(L->interp.gc)) {
+        f->gc_collecting = rf->gc_collecting;
+    }
+    f->main_thread_ident = rf->main_thread;
+}
+
+/* Reads the scattered interpreter fields in one system call. Fields the version lacks are 0. */
+int unwind_threads_read_interp(struct unwind *u, uint64_t addr, const struct runtime_fields *rf,
+                       struct interp_fields *f, struct pt_error *err)
+{
+    struct proc_iov iov[UNWIND_INTERP_IOVS];
+    size_t n = 0;
+    interp_iovs(u, addr, f, iov, &n);
+    int rc = proc_read_many(u->proc, iov, n, err);
+    if (rc < 0 && f->records) {
+        /* The records read ahead (the last entry) may be gone; the rest must not go with them. */
+        f->records = false;
+        rc = proc_read_many(u->proc, iov, n - 1, err);
+    }
+    if (rc < 0) {
+        return pt_error_prefix(err, "interpreter state at 0x%" PRIx64, addr);
+    }
+    interp_finish(u, rf, f);
+    return 0;
+}
+
+static void runtime_iovs(struct unwind *u, struct runtime_fields *rf, struct proc_iov *iov,
+                         size_t *n)
+{
+    const struct py_layout *L = u->L;
+    uint64_t base = u->rt->runtime_addr;
+    const struct {
+        uint64_t off;
+        uint64_t *dst;
+        size_t len;
+    } want[] = {
+        {L->runtime.interpreters_head, &rf->interpreters_head, 8},
+        {L->runtime.main_thread, &rf->main_thread, 8},
+        {L->runtime.gil_locked, &rf->gil_locked, 4},
+        {L->runtime.gil_holder, &rf->gil_holder, 8},
+        {L->runtime.gc_collecting, &rf->gc_collecting, 4},
+    };
+    memset(rf, 0, sizeof *rf);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        if (layout_has(want[i].off) && want[i].off < L->runtime.size) {
+            iov[(*n)++] = (struct proc_iov){base + want[i].off, want[i].dst, want[i].len};
+        }
+    }
+}
+
+/* Room for N thread contexts; the new ones zeroed (their frame buffers empty). */
+static bool reserve_threads(struct unwind *u, size_t n)
+{
+    if (n <= u->cap_ts) {
+        return true;
+    }
+    size_t ncap = u->cap_ts ? u->cap_ts * 2 : 16;
+    ncap = ncap < n ? n : ncap;
+    struct thread_ctx *nt = realloc(u->ts, ncap * sizeof *nt);
+    if (nt == NULL) {
+        return false;
+    }
+    memset(nt + u->cap_ts, 0, (ncap - u->cap_ts) * sizeof *nt);
+    u->ts = nt;
+    u->cap_ts = ncap;
+    return true;
+}
+
+enum { GUESS_BACKOFF = 16 };
+
+/* The start of a walk in one system call: the runtime-wide fields and, when the last walk
+ * found the main interpreter at a known address, that interpreter's fields and the thread
+ * states it had (guesses: *IN0_OK says whether the interpreter is still where it was, and
+ * unwind_threads_collect() keeps only the thread states the links confirm). */
+int unwind_threads_read_head(struct unwind *u, struct runtime_fields *rf, struct interp_fields *in0,
+                     bool *in0_ok, struct pt_error *err)
+{
+    const struct py_layout *L = u->L;
+    struct proc_iov iov[PROC_IOV_MAX];
+    size_t n = 0;
+    runtime_iovs(u, rf, iov, &n);
+    size_t n_runtime = n;
+    struct known_threads *k = &u->known;
+    size_t guessed = 0;
+    *in0_ok = false;
+    k->prefetched = 0;
+    if (k->interp != 0) {
+        interp_iovs(u, k->interp, in0, iov, &n);
+        size_t room = PROC_IOV_MAX - n;
+        size_t m = k->n < room ? k->n : room;
+        for (size_t j = 0; j < m; j++) {
+            iov[n++] = (struct proc_iov){k->addrs[j] + u->ts_lo,
+                                         u->ts_buf + j * L->thread.size + u->ts_lo, u->ts_len};
+        }
+        k->prefetched = m;
+        /* And where those threads' stacks were, so that a steady walk reads nothing more. */
+        if (u->guess_backoff > 0) {
+            u->guess_backoff--;
+        } else if (reserve_threads(u, m)) {
+            for (; guessed < m && n < PROC_IOV_MAX; guessed++) {
+                struct chain_hint key = {.tstate = k->addrs[guessed]};
+                const struct chain_hint *h =
+                    u->n_hints > 0 ? bsearch(&key, u->hints, u->n_hints, sizeof *u->hints,
+                                             cmp_hint)
+                                   : NULL;
+                n += frames_guess(L, &u->ts[guessed].fr, k->addrs[guessed],
+                                  h != NULL ? h->addrs : NULL, h != NULL ? h->n : 0, iov + n,
+                                  PROC_IOV_MAX - n);
+            }
+        }
+    }
+    bool ok = n > n_runtime && proc_read_many(u->proc, iov, n, NULL) == 0;
+    for (size_t j = 0; j < guessed; j++) {
+        frames_guessed(&u->ts[j].fr, ok);
+    }
+    if (ok) {
+        *in0_ok = rf->interpreters_head == k->interp;
+        if (*in0_ok) {
+            interp_finish(u, rf, in0);
+        }
+    } else {
+        /* Guessing again right away would likely fail again. */
+        u->guess_backoff = guessed > 0 ? GUESS_BACKOFF : 0;
+        /* The guesses may point at freed memory: the runtime alone must still be read. */
+        k->prefetched = 0;
+        if (n > n_runtime) {
+            u->failed_reads++;
+            n_runtime = 0;
+            runtime_iovs(u, rf, iov, &n_runtime);
+        }
+        if (proc_read_many(u->proc, iov, n_runtime, err) < 0) {
+            return pt_error_prefix(err, "runtime state at 0x%" PRIx64, u->rt->runtime_addr);
+        }
+    }
+    if (!*in0_ok) {
+        k->prefetched = 0;
+    }
+    return 0;
+}
+
+static enum snap_bool read_flag(const uint8_t *buf, size_t size, uint64_t off, unsigned width)
+{
+    uint64_t v;
+    if (!layout_has(off) || !layout_read_uint(buf, size, off, width, &v)) {
+        return SNAP_UNKNOWN;
+    }
+    return v != 0 ? SNAP_YES : SNAP_NO;
+}
+
+static enum snap_bool thread_gil(const struct unwind *u, const uint8_t *ts,
+                                 const struct interp_fields *in, uint64_t ts_addr)
+{
+    const struct py_layout *L = u->L;
+    uint64_t status;
+    switch (L->gil_source) {
+    case GIL_FROM_THREAD:
+        return read_flag(ts, L->thread.size, L->thread.holds_gil, 4);
+    case GIL_FROM_STATUS_BIT:
+        if (!layout_read_uint(ts, L->thread.size, L->thread.status, 4, &status)) {
+            return SNAP_UNKNOWN;
+        }
+        return (status >> L->thread.holds_gil_bit) & 1u ? SNAP_YES : SNAP_NO;
+    case GIL_FROM_HOLDER:
+        return in->gil_locked != 0 && in->gil_holder == ts_addr ? SNAP_YES : SNAP_NO;
+    }
+    return SNAP_UNKNOWN;
+}
+
+/* An exception is being raised (current_exception) or handled (exc_state holds one). */
+static enum snap_bool thread_exception(const struct unwind *u, const uint8_t *ts)
+{
+    const struct py_layout *L = u->L;
+    uint64_t cur = 0;
+    uint64_t handled = 0;
+    bool know_cur = layout_read_u64(ts, L->thread.size, L->thread.current_exception, &cur);
+    bool know_handled = layout_read_u64(ts, L->thread.size, L->thread.exc_state_value, &handled);
+    if (!know_cur && !know_handled) {
+        return SNAP_UNKNOWN;
+    }
+    if (handled == u->rt->none_addr) {
+        handled = 0;
+    }
+    return cur != 0 || handled != 0 ? SNAP_YES : SNAP_NO;
+}
+
+/* Takes what the walk needs out of the thread state TS (L->thread.size bytes) at ADDR. */
+static void parse_thread(const struct unwind *u, const uint8_t *ts, uint64_t addr,
+                         const struct interp_fields *in, struct thread_ctx *t)
+{
+    const struct py_layout *L = u->L;
+    frames_begin(&t->fr, addr);
+    t->addr = addr;
+    t->next = 0;
+    t->thread_id = 0;
+    t->native_id = 0;
+    t->cframe = 0;
+    layout_read_u64(ts, L->thread.size, L->thread.next, &t->next);
+    /* 3.11 and 3.12 keep the newest frame in the thread's current _PyCFrame, read later. */
+    if (layout_has(L->thread.cframe)) {
+        layout_read_u64(ts, L->thread.size, L->thread.cframe, &t->cframe);
+    } else {
+        layout_read_u64(ts, L->thread.size, L->thread.current_frame, &t->fr.current_frame);
+    }
+    layout_read_u64(ts, L->thread.size, L->thread.datastack_chunk, &t->fr.chunk_addr);
+    layout_read_u64(ts, L->thread.size, L->thread.base_frame, &t->fr.base_frame);
+    layout_read_u64(ts, L->thread.size, L->thread.thread_id, &t->thread_id);
+    layout_read_u64(ts, L->thread.size, L->thread.native_thread_id, &t->native_id);
+    t->gil = thread_gil(u, ts, in, addr);
+    t->gil_requested = read_flag(ts, L->thread.size, L->thread.gil_requested, 4);
+    if (t->gil == SNAP_YES && t->gil_requested == SNAP_YES) {
+        t->gil_requested = SNAP_NO;
+    }
+    t->has_exception = thread_exception(u, ts);
+}
+
+/* Where 3.11 and 3.12 threads' chains start: each thread's current _PyCFrame, all read in one
+ * batch per PROC_IOV_MAX threads. */
+void unwind_threads_read_cframes(struct unwind *u, struct thread_ctx *ts, size_t n)
+{
+    struct proc_iov iov[PROC_IOV_MAX];
+    struct thread_ctx *owner[PROC_IOV_MAX];
+    if (!layout_has(u->L->thread.cframe)) {
+        return;
+    }
+    for (size_t base = 0; base < n; base += PROC_IOV_MAX) {
+        size_t k = 0;
+        for (size_t i = base; i < n && i < base + PROC_IOV_MAX; i++) {
+            if (ts[i].cframe != 0) {
+                iov[k] = (struct proc_iov){ts[i].cframe + u->L->thread.current_frame,
+                                           &ts[i].fr.current_frame, 8};
+                owner[k++] = &ts[i];
+            }
+        }
+        if (proc_read_many(u->proc, iov, k, NULL) == 0) {
+            continue;
+        }
+        for (size_t j = 0; j < k; j++) {
+            if (proc_read_bytes(u->proc, iov[j].addr, iov[j].dst, 8, NULL) < 0) {
+                owner[j]->fr.current_frame = 0;
+                unwind_warn(u, "thread %" PRIu64 ": current frame unreadable", owner[j]->native_id);
+            }
+        }
+    }
+}
+
+/* Before 3.11 thread states hold no kernel thread id; pthreadtid finds it. */
+void unwind_threads_read_tids(struct unwind *u, struct thread_ctx *ts, size_t n,
+                              const struct interp_fields *in)
+{
+    if (u->tids == NULL || n == 0) {
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        u->idents[i] = ts[i].thread_id;
+    }
+    pthreadtid_fill(u->tids, u->proc, in->main_thread_ident, u->idents, u->tid_out, n);
+    for (size_t i = 0; i < n; i++) {
+        ts[i].native_id = (uint64_t)u->tid_out[i];
+    }
+}
+
+/* Reads the thread states the last walk found that the head batch did not, in one batch per
+ * PROC_IOV_MAX. The list is a linked list, so this is a guess; unwind_threads_collect() keeps only
+ * what the links confirm. */
+static size_t read_known_threads(struct unwind *u, uint64_t interp)
+{
+    const struct py_layout *L = u->L;
+    const struct known_threads *k = &u->known;
+    size_t n = k->interp == interp ? k->n : 0;
+    size_t from = k->interp == interp ? k->prefetched : 0;
+    struct proc_iov iov[PROC_IOV_MAX];
+    for (size_t base = from; base < n; base += PROC_IOV_MAX) {
+        size_t m = n - base < PROC_IOV_MAX ? n - base : PROC_IOV_MAX;
+        for (size_t j = 0; j < m; j++) {
+            iov[j] = (struct proc_iov){k->addrs[base + j] + u->ts_lo,
+                                       u->ts_buf + (base + j) * L->thread.size + u->ts_lo,
+                                       u->ts_len};
+        }
+        if (proc_read_many(u->proc, iov, m, NULL) < 0) {
+            u->failed_reads++;
+            return base;
+        }
+    }
+    return n;
+}
+
+/* Reads the thread-state list of one interpreter into u->ts (capped, so a cycle ends at the
+ * cap). Only the main interpreter's list is remembered for the next walk. */
+size_t unwind_threads_collect(struct unwind *u, uint64_t interp, const struct interp_fields *in,
+                              bool main_interp)
+{
+    const struct py_layout *L = u->L;
+    size_t n = 0;
+    size_t guessed = main_interp ? read_known_threads(u, interp) : 0;
+    uint64_t addr = in->threads_head;
+    while (addr != 0) {
+        struct pt_error e = {0};
+        uint8_t *buf = u->ts_buf + (n < LIMIT_THREADS ? n : 0) * L->thread.size;
+        if (n == LIMIT_THREADS) {
+            unwind_warn(u, "interpreter %" PRId64 ": more than %d threads, rest not shown",
+                 (int64_t)in->id, LIMIT_THREADS);
+            break;
+        }
+        if (!reserve_threads(u, n + 1)) {
+            unwind_warn(u, "out of memory reading threads");
+            break;
+        }
+        /* The guess holds while the links lead where the last walk went. */
+        if (n >= guessed || u->known.addrs[n] != addr) {
+            guessed = 0;
+            if (proc_read_bytes(u->proc, addr + u->ts_lo, buf + u->ts_lo, u->ts_len, &e) < 0) {
+                unwind_warn(u, "interpreter %" PRId64 ": thread list cut short: %s", (int64_t)in->id,
+                     e.msg);
+                break;
+            }
+        }
+        parse_thread(u, buf, addr, in, &u->ts[n]);
+        addr = u->ts[n].next;
+        n++;
+    }
+    if (main_interp) {
+        u->known.interp = interp;
+        u->known.n = n;
+        for (size_t i = 0; i < n; i++) {
+            u->known.addrs[i] = u->ts[i].addr;
+        }
+    }
+    return n;
+}

@@ -1,0 +1,175 @@
+/* unwind_threads: the start of a walk, for unwind.c only: the runtime, interpreter and
+ * thread states, read in as few batched calls as the last walk allows, and the hints that
+ * carry one walk's one-by-one reads over to the next. */
+#ifndef PYTOP_CORE_UNWIND_THREADS_H
+#define PYTOP_CORE_UNWIND_THREADS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/frames.h"
+#include "core/limits.h"
+#include "core/sample.h"
+#include "core/snapshot.h"
+
+struct code_cache;
+struct gc_reader;
+struct proc;
+struct pthreadtid;
+struct py_layout;
+struct pt_error;
+struct runtime;
+struct tasks;
+struct threadnames;
+
+/* What one thread state says, and where its frames are. */
+struct thread_ctx {
+    uint64_t addr;
+    uint64_t next;
+    uint64_t thread_id;
+    uint64_t native_id;
+    uint64_t cframe;         /* the current _PyCFrame (3.11, 3.12); 0 otherwise */
+    enum snap_bool gil;
+    enum snap_bool gil_requested;
+    enum snap_bool has_exception;
+    struct frames_thread fr; /* its buffers are kept for the next walk */
+};
+
+/* The interpreter-state fields the walk needs, read in one batch. */
+struct interp_fields {
+    uint64_t id;
+    uint64_t next;
+    uint64_t threads_head;
+    uint64_t threads_main;
+    uint64_t gil_locked;
+    uint64_t gil_holder;
+    uint64_t code_generation;
+    uint64_t gc_collecting;
+    uint64_t gc_frame;           /* the frame that started the collection (3.15+); 0 none */
+    uint64_t modules;
+    uint64_t main_thread_ident;  /* from the runtime; 0 unknown */
+    uint64_t gc_addr;            /* the GC state this interpreter uses; 0 unknown */
+    uint8_t *gc_state;           /* its bytes, when the snapshot reads the GC (u->gc) */
+    size_t gc_len;
+    bool records;                /* the GC's records were read ahead with the fields */
+};
+
+/* The runtime-wide fields, read once per snapshot. */
+struct runtime_fields {
+    uint64_t interpreters_head;
+    uint64_t main_thread;
+    uint64_t gil_locked;
+    uint64_t gil_holder;
+    uint64_t gc_collecting;
+};
+
+/* The frames one thread's walk had to read one by one, remembered for the next walk. ADDRS
+ * holds FRAMES_HINT_MAX and is kept. */
+struct chain_hint {
+    uint64_t tstate;
+    uint64_t *addrs;
+    size_t n;
+};
+
+/* The thread states the main interpreter had at the last walk, read again in one batch. */
+struct known_threads {
+    uint64_t interp;
+    size_t n;
+    size_t prefetched;       /* how many of ADDRS the head batch read into ts_buf */
+    uint64_t addrs[LIMIT_THREADS];
+};
+
+/* The compact sample being built, its arrays kept from one sample to the next. */
+struct sample_buf {
+    struct sample out;
+    struct sample_thread *threads;
+    size_t n_threads;
+    size_t cap_threads;
+    struct sample_frame *frames;
+    size_t n_frames;
+    size_t cap_frames;
+    char warning[256];
+};
+
+struct unwind {
+    struct proc *proc;
+    const struct runtime *rt;
+    const struct py_layout *L;
+    struct code_cache *codes;
+    struct threadnames *names;
+    struct pthreadtid *tids;
+    uint8_t *code_buf;       /* raw code structs of one batch */
+    uint8_t *ts_buf;         /* LIMIT_THREADS thread states */
+    uint64_t ts_lo;          /* the part of a thread state the walk reads: from TS_LO, */
+    size_t ts_len;           /* TS_LEN bytes (thread_span()) */
+    struct known_threads known;
+    struct thread_ctx *ts;   /* one interpreter's threads; kept, with their frame buffers */
+    size_t cap_ts;
+    uint64_t *code_addrs;    /* scratch of load_codes() */
+    size_t cap_code_addrs;
+    uint64_t *idents;        /* LIMIT_THREADS scratch */
+    struct frames_thread **fr_ptrs; /* LIMIT_THREADS scratch: the threads' chains to walk */
+    pid_t *tid_out;          /* LIMIT_THREADS scratch */
+    /* Hints of the last walk (sorted by thread state) and those of the one being taken;
+     * at most LIMIT_THREADS each. */
+    struct chain_hint *hints;
+    size_t n_hints;
+    struct chain_hint *next_hints;
+    size_t n_next_hints;
+    struct tasks *tasks;     /* NULL: tasks are not read */
+    struct gc_reader *gc;    /* NULL: the GC's generations are not read (in_gc still is) */
+    uint8_t *gc_buf;         /* GC_STATE_MAX bytes */
+    /* The walk in hand: a snapshot (SNAP set) or a compact sample (SNAP NULL). */
+    struct snapshot *snap;
+    struct sample_buf sample;
+    uint64_t trusted_hits;   /* code entries served on the generation's word */
+    unsigned guess_backoff;  /* walks left before stacks are read ahead again */
+    bool names_read;         /* thread names have been read once */
+    uint64_t failed_reads;
+};
+
+/* Notes a part that could not be read: in the snapshot in hand, or counted in the sample. */
+void unwind_warn(struct unwind *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The start of a walk in one system call: the runtime-wide fields and, when the last walk
+ * found the main interpreter at a known address, that interpreter's fields and the thread
+ * states it had (guesses: *IN0_OK says whether the interpreter is still where it was, and
+ * unwind_threads_collect() keeps only the thread states the links confirm). */
+int unwind_threads_read_head(struct unwind *u, struct runtime_fields *rf, struct interp_fields *in0,
+                     bool *in0_ok, struct pt_error *err);
+
+/* Reads the scattered interpreter fields in one system call. Fields the version lacks are 0. */
+int unwind_threads_read_interp(struct unwind *u, uint64_t addr, const struct runtime_fields *rf,
+                       struct interp_fields *f, struct pt_error *err);
+
+/* Reads the thread-state list of one interpreter into u->ts (capped, so a cycle ends at the
+ * cap). Only the main interpreter's list is remembered for the next walk. */
+size_t unwind_threads_collect(struct unwind *u, uint64_t interp, const struct interp_fields *in,
+                              bool main_interp);
+
+/* Where 3.11 and 3.12 threads' chains start: each thread's current _PyCFrame, all read in one
+ * batch per PROC_IOV_MAX threads. */
+void unwind_threads_read_cframes(struct unwind *u, struct thread_ctx *ts, size_t n);
+
+/* Before 3.11 thread states hold no kernel thread id; pthreadtid finds it. */
+void unwind_threads_read_tids(struct unwind *u, struct thread_ctx *ts, size_t n,
+                              const struct interp_fields *in);
+
+/* Hands each thread the frames its walk read one by one last time. */
+void unwind_threads_give_hints(const struct unwind *u, struct thread_ctx *ts, size_t n);
+
+/* Keeps this walk's one-by-one reads as the next walk's hints (copied into kept buffers). */
+void unwind_threads_keep_hints(struct unwind *u, const struct thread_ctx *ts, size_t n);
+
+/* The hints this walk gathered become the next one's (the arrays swap; buffers stay). */
+void unwind_threads_commit_hints(struct unwind *u);
+
+void unwind_threads_free_hints(struct chain_hint *h);
+
+/* The part of a thread state the walk uses: from its first field to the end of its last. The
+ * rest of the struct (hundreds of bytes on 3.13+) is never read. */
+void unwind_threads_span(const struct py_layout *L, uint64_t *lo, size_t *len);
+
+#endif
