@@ -123,6 +123,7 @@ static int write_interval(struct batch *b, double now, bool skip_empty)
 {
     struct pt_error err = {0};
     struct snapshot *empty = NULL;
+    sampler_update_cpu(b->sampler, now);
     struct sampler_stats *st = sampler_stats(b->sampler, now);
     if (st == NULL) {
         fprintf(stderr, "pytop: out of memory for the statistics\n");

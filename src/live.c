@@ -121,6 +121,7 @@ static void publish(struct live *l, double now)
     /* Samples are compact; the picture on screen is one full snapshot per frame, the asyncio
      * graph with it, read with the samples' own caches. A failure keeps the last picture. */
     if (l->sampler != NULL && l->state == LIVE_SAMPLING) {
+        sampler_update_cpu(l->sampler, now);
         sampler_snapshot(l->sampler, true, NULL);
         f->snap = sampler_take_latest(l->sampler);
     }

@@ -27,6 +27,8 @@ static const double CPU_PERIOD_MAX_S = 0.25;
 struct cpu_seen {
     pid_t tid;
     uint64_t ns;
+    int64_t interp_id;
+    uint64_t thread_id;
 };
 
 struct sampler {
@@ -132,34 +134,60 @@ static int cmp_seen(const void *a, const void *b)
     return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
-/* Adds to the window the CPU time each thread of SMP used since the last look. A thread seen
- * for the first time only sets its baseline. */
-static void read_cpu(struct sampler *s, const struct sample *smp, double now)
+/* Adds to the window the CPU time thread (INTERP_ID, TID, THREAD_ID) used since the last look
+ * at it, and remembers this one in cpu_next[*N]. A thread seen for the first time only sets
+ * its baseline. */
+static void account_cpu(struct sampler *s, int64_t interp_id, pid_t tid, uint64_t thread_id,
+                        double now, size_t *n)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < smp->n_threads && n < LIMIT_THREADS; i++) {
-        const struct sample_thread *t = &smp->threads[i];
-        uint64_t ns;
-        if (t->tid <= 0 || proc_task_cputime(s->proc, t->tid, &ns, NULL) < 0) {
-            continue;
-        }
-        struct cpu_seen key = {t->tid, 0};
-        const struct cpu_seen *old =
-            s->n_cpu > 0 ? bsearch(&key, s->cpu, s->n_cpu, sizeof *s->cpu, cmp_seen) : NULL;
-        if (old != NULL && ns > old->ns) {
-            uint32_t ti = sampler_table_find_thread(&s->window.table, t->interp_id, t->tid,
-                                                    t->thread_id);
-            if (ti != SAMPLER_TABLE_NONE) {
-                sampler_window_add_cpu(&s->window, ti, ns - old->ns, now);
-            }
-        }
-        s->cpu_next[n++] = (struct cpu_seen){t->tid, ns};
+    uint64_t ns;
+    if (tid <= 0 || *n == LIMIT_THREADS || proc_task_cputime(s->proc, tid, &ns, NULL) < 0) {
+        return;
     }
+    struct cpu_seen key = {.tid = tid};
+    const struct cpu_seen *old =
+        s->n_cpu > 0 ? bsearch(&key, s->cpu, s->n_cpu, sizeof *s->cpu, cmp_seen) : NULL;
+    if (old != NULL && ns > old->ns) {
+        uint32_t ti = sampler_table_find_thread(&s->window.table, interp_id, tid, thread_id);
+        if (ti != SAMPLER_TABLE_NONE) {
+            sampler_window_add_cpu(&s->window, ti, ns - old->ns, now);
+        }
+    }
+    s->cpu_next[(*n)++] = (struct cpu_seen){tid, ns, interp_id, thread_id};
+}
+
+static void cpu_commit(struct sampler *s, size_t n)
+{
     qsort(s->cpu_next, n, sizeof *s->cpu_next, cmp_seen);
     struct cpu_seen *tmp = s->cpu;
     s->cpu = s->cpu_next;
     s->cpu_next = tmp;
     s->n_cpu = n;
+}
+
+/* The CPU time of each thread of SMP since the last look. */
+static void read_cpu(struct sampler *s, const struct sample *smp, double now)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < smp->n_threads; i++) {
+        const struct sample_thread *t = &smp->threads[i];
+        account_cpu(s, t->interp_id, t->tid, t->thread_id, now, &n);
+    }
+    cpu_commit(s, n);
+}
+
+void sampler_update_cpu(struct sampler *s, double now)
+{
+    size_t n = 0;
+    if (s->cpu == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < s->n_cpu; i++) {
+        const struct cpu_seen *c = &s->cpu[i];
+        account_cpu(s, c->interp_id, c->tid, c->thread_id, now, &n);
+    }
+    cpu_commit(s, n);
+    s->next_cpu = now + s->cpu_period;
 }
 
 int sampler_sample(struct sampler *s, double now, struct pt_error *err)

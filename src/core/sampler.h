@@ -108,6 +108,10 @@ void sampler_free(struct sampler *s);
  * seconds. */
 int sampler_sample(struct sampler *s, double now, struct pt_error *err);
 
+/* Reads the CPU time of the threads the sampler knows now, so that statistics taken right
+ * after count it to the end (a document's interval, a refresh). */
+void sampler_update_cpu(struct sampler *s, double now);
+
 /* Takes a full snapshot now (names, lines, GC, and the task graph when TASKS), with the same
  * caches the samples use, and keeps it as the latest; it is not counted as a sample. NULL on
  * failure (as unwind_snapshot()). Valid as sampler_latest() is. */

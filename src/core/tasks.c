@@ -30,6 +30,7 @@
 static const double RESCAN_SECONDS = 1.0;
 
 enum {
+    TASK_PAGE = 4096,     /* a page of task objects read at once (read_object()) */
     SETENTRY_SIZE = 16,   /* setentry: key pointer, hash (Include/cpython/setobject.h) */
     SET_OBJECT_MAX = 512, /* bytes of a set object's struct read */
 };
@@ -75,6 +76,9 @@ struct tasks {
     struct snap_frame *chain; /* LIMIT_CORO_DEPTH frames of one await chain */
     struct taskcommon *common;
     struct asyncreg *reg;     /* before 3.14: the registry reader; NULL when the version has none */
+    uint8_t page[4096];       /* the page the last task read lies on (read_object()) */
+    uint64_t page_addr;
+    bool page_valid;
 };
 
 enum {
@@ -155,13 +159,37 @@ static double monotonic_now(void)
 }
 
 
+/* Reads LEN bytes at ADDR through the page the object lies on: tasks made one after another sit
+ * side by side, so walking their list reads a page, not a task, per system call. An object
+ * that crosses a page is read as it is. The page is this snapshot's (tasks_read_interp()
+ * forgets it). */
+static int read_object(struct tasks *t, uint64_t addr, uint8_t *buf, size_t len,
+                       struct pt_error *err)
+{
+    uint64_t page = addr & ~(uint64_t)(TASK_PAGE - 1);
+    uint64_t end;
+    if (__builtin_add_overflow(addr, len, &end) || end > page + TASK_PAGE) {
+        return proc_read_bytes(t->proc, addr, buf, len, err);
+    }
+    if (!t->page_valid || t->page_addr != page) {
+        t->page_valid = false;
+        if (proc_read_bytes(t->proc, page, t->page, TASK_PAGE, err) < 0) {
+            return -1;
+        }
+        t->page_addr = page;
+        t->page_valid = true;
+    }
+    memcpy(buf, t->page + (addr - page), len);
+    return 0;
+}
+
 static int read_task(struct tasks *t, uint64_t addr, struct task_raw *out, struct pt_error *err)
 {
     const struct asyncdebug_offsets *o = &t->off;
     uint8_t *buf = t->obj_buf;
     uint64_t v = 0;
     uint64_t mask = ~t->L->frame.executable_tag_mask;
-    if (proc_read_bytes(t->proc, addr, buf, o->task_size, err) < 0) {
+    if (read_object(t, addr, buf, o->task_size, err) < 0) {
         return pt_error_prefix(err, "task at 0x%" PRIx64, addr);
     }
     memset(out, 0, sizeof *out);
@@ -504,10 +532,163 @@ static int read_list(struct tasks *t, uint64_t head, size_t n_before, struct tas
 
 enum {
     PREFETCH_BYTES = 1 << 20, /* coroutine bytes read ahead for one batch of tasks */
+    NAME_PREFETCH = 96,       /* bytes of each task name read ahead: a short str whole */
 };
 
-/* Turns the tasks RAWS[0..N) of one list into snapshot tasks. The first coroutine and the name's
- * type of each batch of tasks are read in one call; what follows from them, one by one. */
+/* One task's await chain while a batch of them is followed level by level. */
+struct chain_walk {
+    uint64_t coro;    /* the coroutine at this level */
+    uint64_t type;    /* its type: what it awaits must be of the same */
+    uint64_t saved;   /* Brent's saved coroutine: meeting it again is a loop */
+    uint64_t awaited;
+    uint64_t awaited_type;
+    size_t n;         /* frames so far */
+    bool have_gen;    /* the coroutine's bytes are in the batch buffer already */
+    bool active;
+    bool trunc;
+    struct snap_frame *frames; /* the chain, innermost first, once walked */
+    size_t fill;
+};
+
+/* A frame of some task's chain, in the order the levels were walked. */
+struct chain_frame {
+    uint32_t task;
+    struct snap_frame f;
+};
+
+/* Reads IOV[0..K), as one batch or, when that fails, one by one; OK[j] says which were read. */
+static void read_each(struct tasks *t, const struct proc_iov *iov, size_t k, bool *ok)
+{
+    bool all = k > 0 && proc_read_many(t->proc, iov, k, NULL) == 0;
+    for (size_t j = 0; j < k; j++) {
+        ok[j] = all || proc_read_bytes(t->proc, iov[j].addr, iov[j].dst, iov[j].len, NULL) == 0;
+    }
+}
+
+/* Follows the await chains of the tasks W[0..M) (those with ACTIVE set) side by side, as
+ * coro_chain() follows one: each level costs three batched reads for all of them (the
+ * coroutines, what they await, its type) instead of three reads a task. GENS holds each task's
+ * coroutine bytes (CLEN each; HAVE_GEN when already read). The frames go to *POOL. Returns
+ * false when memory ran out. */
+static bool chains_walk(struct tasks *t, struct chain_walk *w, size_t m, uint8_t *gens,
+                        size_t clen, struct proc_iov *iov, uint32_t *who, bool *ok,
+                        struct chain_frame **pool, size_t *n_pool, size_t *cap_pool)
+{
+    const struct py_layout *L = t->L;
+    for (size_t level = 0; level <= LIMIT_CORO_DEPTH; level++) {
+        size_t k = 0;
+        /* The coroutines of this level, where not read yet. */
+        for (size_t j = 0; j < m; j++) {
+            struct chain_walk *c = &w[j];
+            if (!c->active) {
+                continue;
+            }
+            if (c->n == LIMIT_CORO_DEPTH || c->coro == c->saved) {
+                c->trunc = true;
+                c->active = false;
+                continue;
+            }
+            if ((c->n & (c->n + 1)) == 0) {
+                c->saved = c->coro;
+            }
+            if (!c->have_gen) {
+                iov[k] = (struct proc_iov){c->coro, gens + j * clen, clen};
+                who[k++] = (uint32_t)j;
+            }
+        }
+        read_each(t, iov, k, ok);
+        for (size_t i = 0; i < k; i++) {
+            if (!ok[i]) {
+                w[who[i]].trunc = true;
+                w[who[i]].active = false;
+            }
+        }
+        /* Their frames, and where what they await is. */
+        k = 0;
+        for (size_t j = 0; j < m; j++) {
+            struct chain_walk *c = &w[j];
+            uint64_t state = 0;
+            uint64_t sp = 0;
+            if (!c->active) {
+                continue;
+            }
+            c->have_gen = false;
+            const uint8_t *gen = gens + j * clen;
+            layout_read_uint(gen, clen, L->gen.gi_frame_state, 1, &state);
+            layout_read_u64(gen, clen, L->object.ob_type, &c->type);
+            if (*n_pool == *cap_pool) {
+                size_t ncap = *cap_pool ? *cap_pool * 2 : 1024;
+                struct chain_frame *fresh = realloc(*pool, ncap * sizeof *fresh);
+                if (fresh == NULL) {
+                    return false;
+                }
+                *pool = fresh;
+                *cap_pool = ncap;
+            }
+            const uint8_t *frame = gen + L->gen.gi_iframe;
+            if ((int)state == L->gen.state_cleared ||
+                !coro_frame(t, frame, L->frame.size, &(*pool)[*n_pool].f)) {
+                c->active = false;
+                continue;
+            }
+            (*pool)[(*n_pool)++].task = (uint32_t)j;
+            c->n++;
+            /* What a suspended `await` waits on sits a version-given number of slots below
+             * the stack pointer. */
+            uint64_t below = 8 * (uint64_t)L->gen.await_slot;
+            if (((int)state != L->gen.state_yield_from &&
+                 (int)state != L->gen.state_yield_from_locked) ||
+                !layout_read_u64(frame, L->frame.size, L->frame_stackpointer, &sp) ||
+                (sp &= ~L->frame.executable_tag_mask) < below) {
+                c->active = false;
+                continue;
+            }
+            iov[k] = (struct proc_iov){sp - below, &c->awaited, sizeof c->awaited};
+            who[k++] = (uint32_t)j;
+        }
+        read_each(t, iov, k, ok);
+        for (size_t i = 0; i < k; i++) {
+            w[who[i]].active = ok[i];
+        }
+        /* The types of what they await. */
+        k = 0;
+        for (size_t j = 0; j < m; j++) {
+            struct chain_walk *c = &w[j];
+            if (!c->active) {
+                continue;
+            }
+            c->awaited &= ~L->frame.executable_tag_mask;
+            if (c->awaited == c->coro) {
+                c->trunc = true;
+                c->active = false;
+                continue;
+            }
+            if (c->awaited == 0) {
+                c->active = false;
+                continue;
+            }
+            iov[k] = (struct proc_iov){c->awaited + L->object.ob_type, &c->awaited_type,
+                                       sizeof c->awaited_type};
+            who[k++] = (uint32_t)j;
+        }
+        read_each(t, iov, k, ok);
+        bool any = false;
+        for (size_t i = 0; i < k; i++) {
+            struct chain_walk *c = &w[who[i]];
+            c->active = ok[i] && c->awaited_type == c->type;
+            c->coro = c->awaited;
+            any = any || c->active;
+        }
+        if (!any) {
+            return true;
+        }
+    }
+    return true;
+}
+
+/* Turns the tasks RAWS[0..N) of one list into snapshot tasks. For each batch of tasks their
+ * first coroutines and names are read in one call, and their await chains level by level
+ * (chains_walk()); awaiters, one by one. */
 static int build_tasks(struct tasks *t, const struct task_raw *raws, size_t n, pid_t tid,
                        struct taskcommon_vec *tv, struct pt_error *err)
 {
@@ -516,27 +697,78 @@ static int build_tasks(struct tasks *t, const struct task_raw *raws, size_t n, p
     size_t batch =
         PREFETCH_BYTES / clen < PROC_IOV_MAX / 2 ? PREFETCH_BYTES / clen : PROC_IOV_MAX / 2;
     uint8_t *gens = malloc(batch * clen);
-    uint64_t *types = malloc(batch * sizeof *types);
+    uint8_t *names = malloc(batch * NAME_PREFETCH);
     struct proc_iov *iov = malloc(2 * batch * sizeof *iov);
+    struct chain_walk *w = malloc(batch * sizeof *w);
+    uint32_t *who = malloc(2 * batch * sizeof *who);
+    bool *ok = malloc(2 * batch * sizeof *ok);
+    bool *name_ok = malloc(batch * sizeof *name_ok);
+    struct chain_frame *pool = NULL;
+    size_t cap_pool = 0;
     int rc = 0;
-    if (gens == NULL || types == NULL || iov == NULL || batch == 0) {
+    if (gens == NULL || names == NULL || iov == NULL || w == NULL || who == NULL || ok == NULL ||
+        name_ok == NULL || batch == 0) {
         rc = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
     }
     for (size_t base = 0; rc == 0 && base < n; base += batch) {
         size_t m = n - base < batch ? n - base : batch;
         size_t k = 0;
+        size_t n_pool = 0;
         for (size_t j = 0; j < m; j++) {
-            types[j] = 0;
-            if (raws[base + j].coro != 0) {
-                iov[k++] = (struct proc_iov){raws[base + j].coro, gens + j * clen, clen};
+            const struct task_raw *r = &raws[base + j];
+            const struct memo_entry *me = memo_slot(t, r->addr);
+            w[j] = (struct chain_walk){.coro = r->coro,
+                                       .active = r->coro != 0 && !(me != NULL && me->built)};
+            name_ok[j] = false;
+            if (w[j].active) {
+                iov[k] = (struct proc_iov){r->coro, gens + j * clen, clen};
+                who[k++] = (uint32_t)j;
             }
-            if (raws[base + j].name != 0) {
-                iov[k++] = (struct proc_iov){raws[base + j].name + t->L->object.ob_type, &types[j],
-                                             sizeof types[j]};
+            if (r->name != 0) {
+                iov[k] = (struct proc_iov){r->name, names + j * NAME_PREFETCH, NAME_PREFETCH};
+                who[k++] = (uint32_t)(batch + j);
             }
         }
-        /* One bad pointer fails the batch: then each task reads its own. */
-        bool fetched = k > 0 && proc_read_many(t->proc, iov, k, NULL) == 0;
+        /* One bad pointer fails the batch: then each is read on its own. */
+        read_each(t, iov, k, ok);
+        for (size_t i = 0; i < k; i++) {
+            if (who[i] >= batch) {
+                name_ok[who[i] - batch] = ok[i];
+            } else {
+                w[who[i]].have_gen = ok[i];
+            }
+        }
+        if (!chains_walk(t, w, m, gens, clen, iov, who, ok, &pool, &n_pool, &cap_pool)) {
+            rc = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+            break;
+        }
+        /* Each new chain into the memo (or the task alone), innermost frame first. */
+        for (size_t j = 0; rc == 0 && j < m; j++) {
+            const struct memo_entry *me = memo_slot(t, raws[base + j].addr);
+            w[j].frames = NULL;
+            w[j].fill = 0;
+            if (me == NULL || !me->built) {
+                w[j].frames = snapshot_alloc_array(t->s, w[j].n ? w[j].n : 1, sizeof *w[j].frames);
+                if (w[j].frames == NULL) {
+                    rc = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+                }
+            }
+        }
+        for (size_t q = 0; rc == 0 && q < n_pool; q++) {
+            struct chain_walk *c = &w[pool[q].task];
+            if (c->frames != NULL && c->fill < c->n) {
+                c->frames[c->n - 1 - c->fill++] = pool[q].f;
+            }
+        }
+        for (size_t j = 0; rc == 0 && j < m; j++) {
+            struct memo_entry *me = memo_slot(t, raws[base + j].addr);
+            if (me != NULL && !me->built && w[j].frames != NULL) {
+                me->frames = w[j].frames;
+                me->n = w[j].n;
+                me->truncated = w[j].trunc;
+                me->built = true;
+            }
+        }
         for (size_t j = 0; rc == 0 && j < m; j++) {
             const struct task_raw *r = &raws[base + j];
             struct snap_task *st;
@@ -547,22 +779,30 @@ static int build_tasks(struct tasks *t, const struct task_raw *raws, size_t n, p
             st->id = r->addr;
             st->thread = tid;
             st->state = r->state;
-            st->name = taskcommon_name(t->common, r->name, fetched ? types[j] : 0, true);
-            struct memo_entry unkept;
-            struct memo_entry *me = task_stack(t, r, fetched ? gens + j * clen : NULL, &unkept);
-            if (me == NULL) {
-                rc = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
-                break;
+            st->name = taskcommon_name_prefetched(t->common, r->name,
+                                                  name_ok[j] ? names + j * NAME_PREFETCH : NULL,
+                                                  NAME_PREFETCH, true);
+            const struct memo_entry *me = memo_slot(t, r->addr);
+            if (me != NULL && me->built) {
+                st->frames = me->frames;
+                st->n_frames = me->n;
+                st->frames_truncated = me->truncated;
+            } else {
+                st->frames = w[j].frames;
+                st->n_frames = w[j].n;
+                st->frames_truncated = w[j].trunc;
             }
-            st->frames = me->frames;
-            st->n_frames = me->n;
-            st->frames_truncated = me->truncated;
             read_awaited_by(t, r, st);
         }
     }
     free(gens);
-    free(types);
+    free(names);
     free(iov);
+    free(w);
+    free(who);
+    free(ok);
+    free(name_ok);
+    free(pool);
     return rc;
 }
 
@@ -649,6 +889,7 @@ int tasks_read_interp(struct tasks *t, struct snapshot *s, uint64_t interp_addr,
         return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
     }
     t->s = s;
+    t->page_valid = false;
     struct taskcommon_vec tv = {NULL, 0, 0};
     bool truncated = false;
     int rc = 0;
