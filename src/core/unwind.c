@@ -63,13 +63,17 @@ struct unwind *unwind_new(struct proc *p, const struct runtime *rt, struct pt_er
     u->idents = malloc((size_t)LIMIT_THREADS * sizeof *u->idents);
     u->tid_out = malloc((size_t)LIMIT_THREADS * sizeof *u->tid_out);
     u->fr_ptrs = malloc((size_t)LIMIT_THREADS * sizeof *u->fr_ptrs);
+    u->code_guess = malloc(UNWIND_CODE_GUESS * sizeof *u->code_guess);
+    u->code_guess_next = malloc(UNWIND_CODE_GUESS * sizeof *u->code_guess_next);
+    u->code_pre = malloc((size_t)UNWIND_CODE_GUESS * u->L->code.size);
     u->hints = calloc(LIMIT_THREADS, sizeof *u->hints);
     u->next_hints = calloc(LIMIT_THREADS, sizeof *u->next_hints);
     if (!layout_has(u->L->thread.native_thread_id)) {
         u->tids = pthreadtid_new();
     }
     if (u->codes == NULL || u->code_buf == NULL || u->names == NULL || u->ts_buf == NULL ||
-        u->idents == NULL || u->tid_out == NULL || u->fr_ptrs == NULL || u->hints == NULL || u->next_hints == NULL) {
+        u->idents == NULL || u->tid_out == NULL || u->fr_ptrs == NULL || u->code_guess == NULL ||
+        u->code_guess_next == NULL || u->code_pre == NULL || u->hints == NULL || u->next_hints == NULL) {
         unwind_free(u);
         pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
         return NULL;
@@ -117,6 +121,9 @@ void unwind_free(struct unwind *u)
     free(u->idents);
     free(u->tid_out);
     free(u->fr_ptrs);
+    free(u->code_guess);
+    free(u->code_guess_next);
+    free(u->code_pre);
     unwind_threads_free_hints(u->hints);
     unwind_threads_free_hints(u->next_hints);
     free(u->sample.threads);
@@ -203,7 +210,8 @@ static int cmp_u64(const void *a, const void *b)
 
 /* Brings every code object the threads' frames name into the cache: their structs are read in
  * batches of one system call; strings and tables only for objects not cached yet. */
-static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool trust_cache)
+static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool main_interp,
+                       bool trust_cache)
 {
     const struct py_layout *L = u->L;
     size_t total = 0;
@@ -250,6 +258,36 @@ static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool t
             addrs[uniq++] = addrs[i];
         }
     }
+    /* The next walk's head batch reads these ahead (already sorted). */
+    size_t n_next = 0;
+    if (main_interp && !trust_cache) {
+        n_next = uniq < UNWIND_CODE_GUESS ? uniq : UNWIND_CODE_GUESS;
+        memcpy(u->code_guess_next, addrs, n_next * sizeof *addrs);
+    }
+    /* Those the head batch read ahead are checked from its copy; the rest are read now. */
+    size_t left = 0;
+    for (size_t i = 0; i < uniq; i++) {
+        const uint64_t *hit =
+            u->code_pre_ok ? bsearch(&addrs[i], u->code_guess, u->n_code_guess,
+                                     sizeof *u->code_guess, cmp_u64)
+                           : NULL;
+        struct pt_error e = {0};
+        if (hit == NULL) {
+            addrs[left++] = addrs[i];
+        } else if (code_cache_get(u->codes, u->proc, L, u->rt->code_type_addr, addrs[i],
+                                  u->code_pre + (size_t)(hit - u->code_guess) * L->code.size,
+                                  &e) == NULL) {
+            unwind_warn(u, "code object at 0x%" PRIx64 ": %s", addrs[i], e.msg);
+        }
+    }
+    if (main_interp && !trust_cache) {
+        uint64_t *tmp = u->code_guess;
+        u->code_guess = u->code_guess_next;
+        u->code_guess_next = tmp;
+        u->n_code_guess = n_next;
+    }
+    u->code_pre_ok = false;
+    uniq = left;
     struct proc_iov iov[PROC_IOV_MAX];
     for (size_t base = 0; base < uniq; base += PROC_IOV_MAX) {
         size_t m = uniq - base < PROC_IOV_MAX ? uniq - base : PROC_IOV_MAX;
@@ -549,7 +587,8 @@ static int unwind_interp(struct unwind *u, uint64_t interp, const struct interp_
         }
     }
     unwind_threads_keep_hints(u, ts, n);
-    load_codes(u, ts, n, main_interp && layout_has(u->L->interp.code_object_generation));
+    load_codes(u, ts, n, main_interp,
+               main_interp && layout_has(u->L->interp.code_object_generation));
     if (u->snap == NULL) {
         sample_threads(u, interp, in, ts, n);
         return 0;

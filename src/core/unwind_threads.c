@@ -284,10 +284,38 @@ int unwind_threads_read_head(struct unwind *u, struct runtime_fields *rf, struct
             }
         }
     }
+    /* 3.11 and 3.12: where those threads' chains start, if their _PyCFrame did not move. */
+    size_t cframes = 0;
+    if (k->interp != 0 && layout_has(L->thread.cframe) && u->cap_ts >= k->prefetched) {
+        for (; cframes < k->prefetched && n < PROC_IOV_MAX; cframes++) {
+            struct thread_ctx *t = &u->ts[cframes];
+            t->cframe_pre = false;
+            if (t->last_cframe != 0) {
+                iov[n++] = (struct proc_iov){t->last_cframe + L->thread.current_frame,
+                                             &t->cframe_guess, 8};
+            }
+        }
+    }
+    /* Before 3.14: the code objects the last walk checked, to be checked again. */
+    size_t codes = 0;
+    u->code_pre_ok = false;
+    if (k->interp != 0 && !layout_has(L->interp.code_object_generation)) {
+        for (; codes < u->n_code_guess && n < PROC_IOV_MAX; codes++) {
+            iov[n++] = (struct proc_iov){u->code_guess[codes], u->code_pre + codes * L->code.size,
+                                         L->code.size};
+        }
+    }
     bool ok = n > n_runtime && proc_read_many(u->proc, iov, n, NULL) == 0;
     for (size_t j = 0; j < guessed; j++) {
         frames_guessed(&u->ts[j].fr, ok);
     }
+    for (size_t j = 0; j < cframes; j++) {
+        u->ts[j].cframe_pre = ok && u->ts[j].last_cframe != 0;
+    }
+    if (codes < u->n_code_guess) {
+        u->n_code_guess = codes; /* the rest did not fit: not read ahead */
+    }
+    u->code_pre_ok = ok && codes > 0;
     if (ok) {
         *in0_ok = rf->interpreters_head == k->interp;
         if (*in0_ok) {
@@ -400,7 +428,13 @@ void unwind_threads_read_cframes(struct unwind *u, struct thread_ctx *ts, size_t
     for (size_t base = 0; base < n; base += PROC_IOV_MAX) {
         size_t k = 0;
         for (size_t i = base; i < n && i < base + PROC_IOV_MAX; i++) {
-            if (ts[i].cframe != 0) {
+            /* Read ahead by the head batch when the thread still uses that _PyCFrame. */
+            bool pre = ts[i].cframe_pre && ts[i].cframe == ts[i].last_cframe;
+            ts[i].cframe_pre = false;
+            ts[i].last_cframe = ts[i].cframe;
+            if (pre) {
+                ts[i].fr.current_frame = ts[i].cframe_guess;
+            } else if (ts[i].cframe != 0) {
                 iov[k] = (struct proc_iov){ts[i].cframe + u->L->thread.current_frame,
                                            &ts[i].fr.current_frame, 8};
                 owner[k++] = &ts[i];

@@ -31,6 +31,11 @@ struct thread_ctx {
     uint64_t thread_id;
     uint64_t native_id;
     uint64_t cframe;         /* the current _PyCFrame (3.11, 3.12); 0 otherwise */
+    /* Kept from walk to walk, like FR: the _PyCFrame the last walk read, and its newest frame
+     * as the head batch read it again (when CFRAME_PRE). */
+    uint64_t last_cframe;
+    uint64_t cframe_guess;
+    bool cframe_pre;
     enum snap_bool gil;
     enum snap_bool gil_requested;
     enum snap_bool has_exception;
@@ -108,6 +113,13 @@ struct unwind {
     struct thread_ctx *ts;   /* one interpreter's threads; kept, with their frame buffers */
     size_t cap_ts;
     uint64_t *code_addrs;    /* scratch of load_codes() */
+    /* Without a code-object generation (before 3.14) every code object of a walk is checked
+     * again: the head batch reads the main interpreter's last ones (sorted) ahead. */
+    uint64_t *code_guess;
+    uint64_t *code_guess_next; /* this walk's, to become the next one's */
+    size_t n_code_guess;
+    uint8_t *code_pre;       /* their structs, UNWIND_CODE_GUESS of them */
+    bool code_pre_ok;
     size_t cap_code_addrs;
     uint64_t *idents;        /* LIMIT_THREADS scratch */
     struct frames_thread **fr_ptrs; /* LIMIT_THREADS scratch: the threads' chains to walk */
@@ -129,6 +141,8 @@ struct unwind {
     bool names_read;         /* thread names have been read once */
     uint64_t failed_reads;
 };
+
+enum { UNWIND_CODE_GUESS = 256 }; /* code objects read ahead by the head batch, at most */
 
 /* Notes a part that could not be read: in the snapshot in hand, or counted in the sample. */
 void unwind_warn(struct unwind *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
