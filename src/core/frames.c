@@ -42,6 +42,7 @@ void frames_prepare(struct frames_thread *t)
     t->frames = keep.frames;
     t->cap = keep.cap;
     t->read_addrs = keep.read_addrs;
+    t->cap_read = keep.cap_read;
     t->pref = keep.pref;
     t->pref_cap = keep.pref_cap;
     t->hdr = keep.hdr;
@@ -216,10 +217,18 @@ static void take_frame(const struct py_layout *L, struct frames_thread *t, const
 /* Remembers that the frame at ADDR had to be read outside the chunks. */
 static void note_read(struct frames_thread *t, uint64_t addr)
 {
-    if (t->read_addrs == NULL) {
-        t->read_addrs = malloc(FRAMES_HINT_MAX * sizeof *t->read_addrs);
+    /* Most threads have one or two such frames: the list grows as needed. */
+    if (t->n_read == t->cap_read && t->cap_read < FRAMES_HINT_MAX) {
+        size_t ncap = t->cap_read ? t->cap_read * 4 : 4;
+        ncap = ncap < FRAMES_HINT_MAX ? ncap : FRAMES_HINT_MAX;
+        uint64_t *fresh = realloc(t->read_addrs, ncap * sizeof *fresh);
+        if (fresh == NULL) {
+            return;
+        }
+        t->read_addrs = fresh;
+        t->cap_read = ncap;
     }
-    if (t->read_addrs != NULL && t->n_read < FRAMES_HINT_MAX) {
+    if (t->n_read < t->cap_read) {
         t->read_addrs[t->n_read++] = addr;
     }
 }

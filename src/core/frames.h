@@ -53,6 +53,7 @@ struct frames_thread {
     char error[160];
     uint64_t *read_addrs;     /* frames read outside the chunks this time: next time's hint */
     size_t n_read;
+    size_t cap_read;
     /* private */
     struct frames_chunk chunks[LIMIT_CHUNKS + 1];
     size_t n_chunks;

@@ -66,14 +66,12 @@ struct unwind *unwind_new(struct proc *p, const struct runtime *rt, struct pt_er
     u->code_guess = malloc(UNWIND_CODE_GUESS * sizeof *u->code_guess);
     u->code_guess_next = malloc(UNWIND_CODE_GUESS * sizeof *u->code_guess_next);
     u->code_pre = malloc((size_t)UNWIND_CODE_GUESS * u->L->code.size);
-    u->hints = calloc(LIMIT_THREADS, sizeof *u->hints);
-    u->next_hints = calloc(LIMIT_THREADS, sizeof *u->next_hints);
     if (!layout_has(u->L->thread.native_thread_id)) {
         u->tids = pthreadtid_new();
     }
     if (u->codes == NULL || u->code_buf == NULL || u->names == NULL || u->ts_buf == NULL ||
         u->idents == NULL || u->tid_out == NULL || u->fr_ptrs == NULL || u->code_guess == NULL ||
-        u->code_guess_next == NULL || u->code_pre == NULL || u->hints == NULL || u->next_hints == NULL) {
+        u->code_guess_next == NULL || u->code_pre == NULL) {
         unwind_free(u);
         pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
         return NULL;
@@ -124,8 +122,8 @@ void unwind_free(struct unwind *u)
     free(u->code_guess);
     free(u->code_guess_next);
     free(u->code_pre);
-    unwind_threads_free_hints(u->hints);
-    unwind_threads_free_hints(u->next_hints);
+    unwind_threads_free_hints(u->hints, u->cap_hints);
+    unwind_threads_free_hints(u->next_hints, u->cap_next_hints);
     free(u->sample.threads);
     free(u->sample.frames);
     free(u);

@@ -26,11 +26,16 @@ static int cmp_hint(const void *a, const void *b)
 void unwind_threads_commit_hints(struct unwind *u)
 {
     struct chain_hint *t = u->hints;
+    size_t cap = u->cap_hints;
     u->hints = u->next_hints;
+    u->cap_hints = u->cap_next_hints;
     u->n_hints = u->n_next_hints;
     u->next_hints = t;
+    u->cap_next_hints = cap;
     u->n_next_hints = 0;
-    qsort(u->hints, u->n_hints, sizeof *u->hints, cmp_hint);
+    if (u->n_hints > 0) {
+        qsort(u->hints, u->n_hints, sizeof *u->hints, cmp_hint);
+    }
 }
 
 /* Hands each thread the frames its walk read one by one last time. */
@@ -55,20 +60,38 @@ void unwind_threads_keep_hints(struct unwind *u, const struct thread_ctx *ts, si
         if (fr->n_read == 0) {
             continue;
         }
+        /* The arrays grow with the threads that need hints (zeroed: no buffers yet). */
+        if (u->n_next_hints == u->cap_next_hints) {
+            size_t ncap = u->cap_next_hints ? u->cap_next_hints * 2 : 16;
+            ncap = ncap < LIMIT_THREADS ? ncap : LIMIT_THREADS;
+            struct chain_hint *fresh = realloc(u->next_hints, ncap * sizeof *fresh);
+            if (fresh == NULL) {
+                return;
+            }
+            memset(fresh + u->cap_next_hints, 0, (ncap - u->cap_next_hints) * sizeof *fresh);
+            u->next_hints = fresh;
+            u->cap_next_hints = ncap;
+        }
         struct chain_hint *h = &u->next_hints[u->n_next_hints];
-        if (h->addrs == NULL && (h->addrs = malloc(FRAMES_HINT_MAX * sizeof *h->addrs)) == NULL) {
-            return;
+        size_t want = fr->n_read < FRAMES_HINT_MAX ? fr->n_read : FRAMES_HINT_MAX;
+        if (h->cap < want) {
+            uint64_t *fresh = realloc(h->addrs, want * sizeof *fresh);
+            if (fresh == NULL) {
+                return;
+            }
+            h->addrs = fresh;
+            h->cap = want;
         }
         h->tstate = ts[i].addr;
-        h->n = fr->n_read < FRAMES_HINT_MAX ? fr->n_read : FRAMES_HINT_MAX;
+        h->n = want;
         memcpy(h->addrs, fr->read_addrs, h->n * sizeof *h->addrs);
         u->n_next_hints++;
     }
 }
 
-void unwind_threads_free_hints(struct chain_hint *h)
+void unwind_threads_free_hints(struct chain_hint *h, size_t cap)
 {
-    for (size_t i = 0; h != NULL && i < LIMIT_THREADS; i++) {
+    for (size_t i = 0; h != NULL && i < cap; i++) {
         free(h[i].addrs);
     }
     free(h);

@@ -71,11 +71,12 @@ struct runtime_fields {
 };
 
 /* The frames one thread's walk had to read one by one, remembered for the next walk. ADDRS
- * holds FRAMES_HINT_MAX and is kept. */
+ * holds CAP (at most FRAMES_HINT_MAX) and is kept. */
 struct chain_hint {
     uint64_t tstate;
     uint64_t *addrs;
     size_t n;
+    size_t cap;
 };
 
 /* The thread states the main interpreter had at the last walk, read again in one batch. */
@@ -128,8 +129,10 @@ struct unwind {
      * at most LIMIT_THREADS each. */
     struct chain_hint *hints;
     size_t n_hints;
+    size_t cap_hints;
     struct chain_hint *next_hints;
     size_t n_next_hints;
+    size_t cap_next_hints;
     struct tasks *tasks;     /* NULL: tasks are not read */
     struct gc_reader *gc;    /* NULL: the GC's generations are not read (in_gc still is) */
     uint8_t *gc_buf;         /* GC_STATE_MAX bytes */
@@ -180,7 +183,7 @@ void unwind_threads_keep_hints(struct unwind *u, const struct thread_ctx *ts, si
 /* The hints this walk gathered become the next one's (the arrays swap; buffers stay). */
 void unwind_threads_commit_hints(struct unwind *u);
 
-void unwind_threads_free_hints(struct chain_hint *h);
+void unwind_threads_free_hints(struct chain_hint *h, size_t cap);
 
 /* The part of a thread state the walk uses: from its first field to the end of its last. The
  * rest of the struct (hundreds of bytes on 3.13+) is never read. */
