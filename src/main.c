@@ -14,8 +14,8 @@ static void raise_file_limit(void)
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
         rl.rlim_cur < FILES_WANTED) {
-        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > FILES_WANTED ? FILES_WANTED
-                                                                                : rl.rlim_max;
+        rl.rlim_cur =
+            rl.rlim_max == RLIM_INFINITY || rl.rlim_max > FILES_WANTED ? FILES_WANTED : rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
     }
 }

@@ -45,7 +45,7 @@ struct code_info {
     /* Names this entry and no other for the cache's life (never 0): what samples carry, so
      * statistics can count by code identity and tell a reused address apart. */
     uint64_t serial;
-    uint64_t used_in;      /* the last round (code_cache_begin()) that looked the entry up */
+    uint64_t used_in; /* the last round (code_cache_begin()) that looked the entry up */
 };
 
 struct code_cache;
@@ -85,9 +85,9 @@ int code_location(struct code_info *ci, const struct py_layout *L, uint64_t inst
 
 /* What the cache has done since it was made, for the reader's counters. */
 struct code_cache_counters {
-    uint64_t hits;      /* lookups served without decoding (validated or trusted) */
-    uint64_t misses;    /* code objects read and decoded */
-    uint64_t entries;   /* entries held now */
+    uint64_t hits;    /* lookups served without decoding (validated or trusted) */
+    uint64_t misses;  /* code objects read and decoded */
+    uint64_t entries; /* entries held now */
 };
 struct code_cache_counters code_cache_get_counters(const struct code_cache *c);
 

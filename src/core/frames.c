@@ -1,4 +1,4 @@
-/* frames: the interpreter-frame chains of a set of threads, copied with as few reads as possible. */
+/* frames: the interpreter-frame chains of a set of threads, copied in as few reads as can be. */
 #include "config.h"
 
 #include "core/frames.h"
@@ -114,8 +114,8 @@ static void copy_older_chunk(struct proc *p, struct frames_thread *t)
     }
     if (used > CHUNK_MIN_SIZE) {
         if ((buf = chunk_buffer(t, used)) == NULL ||
-            proc_read_bytes(p, addr + CHUNK_MIN_SIZE, buf + CHUNK_MIN_SIZE,
-                            used - CHUNK_MIN_SIZE, NULL) < 0) {
+            proc_read_bytes(p, addr + CHUNK_MIN_SIZE, buf + CHUNK_MIN_SIZE, used - CHUNK_MIN_SIZE,
+                            NULL) < 0) {
             return;
         }
     }
@@ -339,17 +339,16 @@ static void start_add(struct proc *p, struct start_batch *sb, struct proc_iov wa
  * 0), the older chunks its last walk copied (when WITH_OLDER), and the headers of the frames
  * T's hint names (when WITH_HINTS). Returns how many regions, at most ROOM. */
 static size_t plan_start(const struct py_layout *L, struct frames_thread *t, uint64_t newest,
-                         size_t newest_len, bool with_older, bool with_hints,
-                         struct proc_iov *iov, int *slot, size_t room)
+                         size_t newest_len, bool with_older, bool with_hints, struct proc_iov *iov,
+                         int *slot, size_t room)
 {
     size_t k = 0;
-    uint8_t *buf = newest_len && k < room && t->n_chunks <= LIMIT_CHUNKS
-                       ? chunk_buffer(t, newest_len)
-                       : NULL;
+    uint8_t *buf =
+        newest_len && k < room && t->n_chunks <= LIMIT_CHUNKS ? chunk_buffer(t, newest_len) : NULL;
     if (buf != NULL) {
         t->newest_slot = t->n_chunks;
-        t->chunks[t->n_chunks] = (struct frames_chunk){newest, buf, newest_len,
-                                                       t->chunks[t->n_chunks].cap};
+        t->chunks[t->n_chunks] =
+            (struct frames_chunk){newest, buf, newest_len, t->chunks[t->n_chunks].cap};
         iov[k] = (struct proc_iov){newest, buf, newest_len};
         slot[k++] = (int)t->n_chunks++;
     }
@@ -477,8 +476,8 @@ static bool use_read_ahead(const struct py_layout *L, struct frames_thread *t)
  * newest chunk, the older chunks its last walk copied (their used part does not change while
  * a newer chunk exists), and the headers of the frames its hint names. A thread read ahead
  * needs nothing, or only its newest chunk. */
-static void read_starts(struct proc *p, const struct py_layout *L,
-                        struct frames_thread *const *ts, size_t n)
+static void read_starts(struct proc *p, const struct py_layout *L, struct frames_thread *const *ts,
+                        size_t n)
 {
     struct start_batch sb;
     struct proc_iov iov[PROC_IOV_MAX];

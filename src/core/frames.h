@@ -1,4 +1,4 @@
-/* frames: the interpreter-frame chains of a set of threads, copied with as few reads as possible. */
+/* frames: the interpreter-frame chains of a set of threads, copied in as few reads as can be. */
 #ifndef PYTOP_CORE_FRAMES_H
 #define PYTOP_CORE_FRAMES_H
 
@@ -62,15 +62,15 @@ struct frames_thread {
     size_t cap;
     uint8_t *pref;            /* the hinted frames' headers, read in one batch */
     size_t pref_cap;
-    uint8_t *hdr;             /* LAYOUT_FRAME_HEADER_MAX bytes: the frame a round reads */
+    uint8_t *hdr; /* LAYOUT_FRAME_HEADER_MAX bytes: the frame a round reads */
     struct frames_span guess[LIMIT_CHUNKS]; /* older chunks the last walk copied */
     size_t n_guess;
     struct frames_span last_newest; /* the newest chunk's span the last walk read */
     uint64_t last_newest_size;      /* and that chunk's size */
-    uint64_t pre_tstate;      /* the thread state frames_guess() read ahead for */
-    bool pre_read;            /* the chunks and prefetched headers are already read */
-    size_t newest_slot;       /* the chunk slot that holds the newest chunk */
-    size_t last_chunk;        /* the chunk the last frame was found in */
+    uint64_t pre_tstate;            /* the thread state frames_guess() read ahead for */
+    bool pre_read;                  /* the chunks and prefetched headers are already read */
+    size_t newest_slot;             /* the chunk slot that holds the newest chunk */
+    size_t last_chunk;              /* the chunk the last frame was found in */
     size_t n_pref;
     size_t pref_at;
     bool pref_failed;

@@ -35,9 +35,9 @@ struct span {
 };
 
 struct proc_batch {
-    struct merge_key *keys;   /* PROC_IOV_MAX */
-    struct proc_iov *merged;  /* PROC_IOV_MAX */
-    struct proc_iov *rest;    /* PROC_IOV_MAX */
+    struct merge_key *keys;  /* PROC_IOV_MAX */
+    struct proc_iov *merged; /* PROC_IOV_MAX */
+    struct proc_iov *rest;   /* PROC_IOV_MAX */
     uint8_t *bounce;
     size_t bounce_cap;
     /* read-ahead: what this walk reads, and what the last one's read-ahead holds */
@@ -47,7 +47,7 @@ struct proc_batch {
     size_t n_record;
     size_t cap_record;
     size_t record_bytes;
-    struct span *spans;       /* by address, not overlapping */
+    struct span *spans; /* by address, not overlapping */
     size_t n_spans;
     size_t cap_spans;
     uint8_t *data;
@@ -126,8 +126,8 @@ static int read_merged(struct proc_batch *b, const struct proc_iov *iov, size_t 
     for (size_t i = 0; i < k; i++) {
         const struct proc_iov *r = &iov[b->keys[i].index];
         uint64_t end = r->addr + r->len;
-        if (m > 0 && mergeable(b->merged[m - 1].addr + b->merged[m - 1].len,
-                               b->merged[m - 1].addr, r->addr, end)) {
+        if (m > 0 && mergeable(b->merged[m - 1].addr + b->merged[m - 1].len, b->merged[m - 1].addr,
+                               r->addr, end)) {
             struct proc_iov *g = &b->merged[m - 1];
             if (end > g->addr + g->len) {
                 g->len = (size_t)(end - g->addr);
@@ -295,8 +295,7 @@ void proc_batch_readahead_begin(struct proc_batch *b, proc_batch_reader read, vo
         if (b->n_spans > 0) {
             struct span *s = &b->spans[b->n_spans - 1];
             uint64_t s_end = s->addr + s->len;
-            if (close_enough(s_end, r->addr) &&
-                (end <= s_end || end - s->addr <= MERGE_RUN_MAX)) {
+            if (close_enough(s_end, r->addr) && (end <= s_end || end - s->addr <= MERGE_RUN_MAX)) {
                 if (end > s_end) {
                     bytes += (size_t)(end - s_end);
                     s->len = (size_t)(end - s->addr);

@@ -591,8 +591,7 @@ static bool make_fd_room(struct fd_cache *c, size_t max)
  * cached fd that fails is dropped and the file opened afresh: the kernel binds an fd to the
  * thread it was opened for, and once that thread exits it fails with ESRCH, even after a new
  * thread has taken the id. Returns the length, or -1 with errno set as read_task_file(). */
-static ssize_t read_cached(struct proc *p, struct fd_cache *c, pid_t tid, char *buf,
-                           size_t size)
+static ssize_t read_cached(struct proc *p, struct fd_cache *c, pid_t tid, char *buf, size_t size)
 {
     uint64_t now = ++c->calls;
     size_t i = fd_slot(c, tid);

@@ -21,11 +21,11 @@ struct tid_pair {
 };
 
 struct pthreadtid {
-    uint64_t tid_at;     /* where struct pthread keeps the tid; 0: not found yet */
-    bool failed;         /* the search found no single candidate: give up */
+    uint64_t tid_at;        /* where struct pthread keeps the tid; 0: not found yet */
+    bool failed;            /* the search found no single candidate: give up */
     struct tid_pair *pairs; /* LIMIT_THREADS; what the last call confirmed, by ident */
     size_t n_pairs;
-    pid_t *listed;       /* LIMIT_THREADS; the process's threads, when listed */
+    pid_t *listed; /* LIMIT_THREADS; the process's threads, when listed */
     uint32_t raw[PROC_IOV_MAX];
 };
 

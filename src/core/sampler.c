@@ -41,7 +41,7 @@ struct sampler {
      * thread state per sample: exact, and far cheaper at a high rate. */
     double cpu_period;
     double next_cpu;
-    struct cpu_seen *cpu;  /* LIMIT_THREADS, sorted by tid */
+    struct cpu_seen *cpu; /* LIMIT_THREADS, sorted by tid */
     size_t n_cpu;
     struct cpu_seen *cpu_next;
     struct unwind_counters reader_base; /* the reader's counters at the last reset */
@@ -429,9 +429,12 @@ static struct sampler_stats *stats_build(const struct sampler *s, double now,
         const struct unwind_counters *b = &s->reader_base;
         st->has_reader = true;
         st->reader = (struct unwind_counters){
-            now_c.reads - b->reads,       now_c.bytes - b->bytes,
-            now_c.failed_reads - b->failed_reads, now_c.code_hits - b->code_hits,
-            now_c.code_misses - b->code_misses,   now_c.code_entries,
+            now_c.reads - b->reads,
+            now_c.bytes - b->bytes,
+            now_c.failed_reads - b->failed_reads,
+            now_c.code_hits - b->code_hits,
+            now_c.code_misses - b->code_misses,
+            now_c.code_entries,
         };
     }
     st->threads_truncated = v.counts.dropped_threads > 0;

@@ -41,14 +41,14 @@ struct sampler_thread {
     struct snap_str name;   /* the last name read; ptr NULL when never known */
     uint64_t samples;       /* samples in which the thread was seen */
     double gil_pct;
-    double cpu_pct;         /* CPU time the kernel counted over the window's span; for
-                             * samples fed through sampler_add(), the share of them on CPU */
+    double cpu_pct; /* CPU time the kernel counted over the window's span; for
+                     * samples fed through sampler_add(), the share of them on CPU */
     double gc_pct;
     int64_t interp_id;      /* the interpreter the thread state belongs to */
     uint64_t gil_samples;   /* the counts behind the shares */
     uint64_t cpu_samples;
     uint64_t gc_samples;
-    uint64_t cpu_ns;        /* the CPU time behind cpu_pct, when the kernel counted it */
+    uint64_t cpu_ns; /* the CPU time behind cpu_pct, when the kernel counted it */
 };
 
 /* One function over the window. OWN counts thread-samples whose innermost frame it was, TOTAL
@@ -79,7 +79,7 @@ struct sampler_stats {
     struct snapshot *store;  /* owns the arrays and strings above */
     bool threads_truncated;  /* some thread seen in the window did not fit the bounds */
     bool functions_truncated; /* some frame seen in the window was not counted (bounds) */
-    bool has_reader;         /* READER holds what the target's reader did since the reset */
+    bool has_reader;          /* READER holds what the target's reader did since the reset */
     struct unwind_counters reader; /* code_entries: held now */
 };
 
@@ -127,8 +127,8 @@ void sampler_add(struct sampler *s, struct snapshot *snap, double now);
 /* Counts one failed sample at NOW. */
 void sampler_add_error(struct sampler *s, double now);
 
-/* The most recent snapshot (sampler_snapshot() or sampler_add()), or NULL; owned by the sampler, valid until the next
- * sampler_sample()/sampler_add()/sampler_take_latest(). */
+/* The most recent snapshot (sampler_snapshot() or sampler_add()), or NULL; owned by the
+ * sampler, valid until the next sampler_snapshot()/sampler_add()/sampler_take_latest(). */
 const struct snapshot *sampler_latest(const struct sampler *s);
 
 /* Hands the most recent successful snapshot to the caller (who frees it), or NULL; afterwards

@@ -52,7 +52,7 @@ struct sampler_table_thread {
     uint64_t gil;
     uint64_t cpu;
     uint64_t gc;
-    uint64_t cpu_ns;  /* CPU time the kernel counted for the thread in the window */
+    uint64_t cpu_ns; /* CPU time the kernel counted for the thread in the window */
     struct sampler_table_slot newest;
     /* The function and pair entries of the last stack's frames, counted from the outermost.
      * Stacks mostly repeat, so checking the hint is cheaper than a lookup; a hint is only

@@ -205,8 +205,8 @@ struct frame_source {
 
 static struct sampler_func_key snap_key(const struct snap_frame *f)
 {
-    return (struct sampler_func_key){f->function.ptr, f->function.len, f->file.ptr,
-                                     f->file.len, f->first_line};
+    return (struct sampler_func_key){f->function.ptr, f->function.len, f->file.ptr, f->file.len,
+                                     f->first_line};
 }
 
 /* A compact frame's function as a snapshot would name it (snapshot_frame_label() for the
@@ -220,9 +220,8 @@ static struct sampler_func_key compact_key(const struct sample_frame *f)
     if (f->code == NULL) {
         return (struct sampler_func_key){NULL, 0, NULL, 0, -1};
     }
-    return (struct sampler_func_key){f->code->qualname, f->code->qualname_len,
-                                     f->code->filename, f->code->filename_len,
-                                     f->code->firstlineno};
+    return (struct sampler_func_key){f->code->qualname, f->code->qualname_len, f->code->filename,
+                                     f->code->filename_len, f->code->firstlineno};
 }
 
 /* Frame I's function entry: the hint when it still is that function, else looked up by its
@@ -339,8 +338,8 @@ static bool is_shim(const struct frame_source *src, size_t i)
 static void count_thread(struct sampler_window *w, struct sampler_window_bucket *b,
                          const struct thread_source *th, const struct frame_source *src)
 {
-    uint32_t ti = sampler_table_thread(&w->table, th->interp_id, th->tid, th->thread_id,
-                                       th->name, th->name_len);
+    uint32_t ti = sampler_table_thread(&w->table, th->interp_id, th->tid, th->thread_id, th->name,
+                                       th->name_len);
     struct thread_delta *d = ti != SAMPLER_TABLE_NONE ? thread_delta(w, b, ti) : NULL;
     if (d == NULL) {
         if (ti != SAMPLER_TABLE_NONE && sampler_table_thread_at(&w->table, ti)->samples == 0) {
@@ -401,8 +400,13 @@ static void count_snapshot(struct sampler_window *w, struct sampler_window_bucke
         size_t nt = in->threads != NULL ? in->n_threads : 0;
         for (size_t k = 0; k < nt; k++) {
             const struct snap_thread *t = &in->threads[k];
-            struct thread_source th = {in->id, t->tid, t->thread_id, t->name.ptr, t->name.len,
-                                       t->gil == SNAP_YES, t->on_cpu == SNAP_YES,
+            struct thread_source th = {in->id,
+                                       t->tid,
+                                       t->thread_id,
+                                       t->name.ptr,
+                                       t->name.len,
+                                       t->gil == SNAP_YES,
+                                       t->on_cpu == SNAP_YES,
                                        t->in_gc == SNAP_YES};
             struct frame_source src = {t->frames, NULL, t->frames != NULL ? t->n_frames : 0};
             count_thread(w, b, &th, &src);
@@ -418,9 +422,10 @@ static void count_compact(struct sampler_window *w, struct sampler_window_bucket
     bool any_gc = false;
     for (size_t k = 0; k < smp->n_threads; k++) {
         const struct sample_thread *t = &smp->threads[k];
-        struct thread_source th = {t->interp_id, t->tid, t->thread_id, t->name, t->name_len,
-                                   t->gil == SNAP_YES, t->on_cpu == SNAP_YES,
-                                   t->in_gc == SNAP_YES};
+        struct thread_source th = {t->interp_id,          t->tid,
+                                   t->thread_id,          t->name,
+                                   t->name_len,           t->gil == SNAP_YES,
+                                   t->on_cpu == SNAP_YES, t->in_gc == SNAP_YES};
         struct frame_source src = {NULL, t->frames, t->n_frames};
         count_thread(w, b, &th, &src);
         any_gc = any_gc || t->in_gc == SNAP_YES;
@@ -552,9 +557,8 @@ static void view_fill(const struct sampler_window *w, struct sampler_window_view
     for (uint32_t i = 0; i < t->threads.n; i++) {
         const struct sampler_table_thread *th = sampler_table_thread_at(t, i);
         if (th->used) {
-            v->threads[i] =
-                (struct sampler_window_thread_counts){th->samples, th->gil, th->cpu, th->gc,
-                                                     th->cpu_ns};
+            v->threads[i] = (struct sampler_window_thread_counts){th->samples, th->gil, th->cpu,
+                                                                  th->gc, th->cpu_ns};
         }
     }
     if (!v->one) {

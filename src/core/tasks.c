@@ -68,7 +68,7 @@ struct tasks {
     bool warned_bad;
     /* per snapshot */
     struct snapshot *s;
-    struct memo_entry *memo;  /* open addressing, memo_slots entries (a power of two) */
+    struct memo_entry *memo; /* open addressing, memo_slots entries (a power of two) */
     size_t memo_slots;
     size_t memo_used;
     uint8_t *set_buf;         /* LIMIT_SET_SLOTS set entries */
@@ -157,7 +157,6 @@ static double monotonic_now(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
-
 
 /* Reads LEN bytes at ADDR through the page the object lies on: tasks made one after another sit
  * side by side, so walking their list reads a page, not a task, per system call. An object
@@ -537,13 +536,13 @@ enum {
 
 /* One task's await chain while a batch of them is followed level by level. */
 struct chain_walk {
-    uint64_t coro;    /* the coroutine at this level */
-    uint64_t type;    /* its type: what it awaits must be of the same */
-    uint64_t saved;   /* Brent's saved coroutine: meeting it again is a loop */
+    uint64_t coro;  /* the coroutine at this level */
+    uint64_t type;  /* its type: what it awaits must be of the same */
+    uint64_t saved; /* Brent's saved coroutine: meeting it again is a loop */
     uint64_t awaited;
     uint64_t awaited_type;
-    size_t n;         /* frames so far */
-    bool have_gen;    /* the coroutine's bytes are in the batch buffer already */
+    size_t n;      /* frames so far */
+    bool have_gen; /* the coroutine's bytes are in the batch buffer already */
     bool active;
     bool trunc;
     struct snap_frame *frames; /* the chain, innermost first, once walked */
@@ -570,9 +569,9 @@ static void read_each(struct tasks *t, const struct proc_iov *iov, size_t k, boo
  * coroutines, what they await, its type) instead of three reads a task. GENS holds each task's
  * coroutine bytes (CLEN each; HAVE_GEN when already read). The frames go to *POOL. Returns
  * false when memory ran out. */
-static bool chains_walk(struct tasks *t, struct chain_walk *w, size_t m, uint8_t *gens,
-                        size_t clen, struct proc_iov *iov, uint32_t *who, bool *ok,
-                        struct chain_frame **pool, size_t *n_pool, size_t *cap_pool)
+static bool chains_walk(struct tasks *t, struct chain_walk *w, size_t m, uint8_t *gens, size_t clen,
+                        struct proc_iov *iov, uint32_t *who, bool *ok, struct chain_frame **pool,
+                        size_t *n_pool, size_t *cap_pool)
 {
     const struct py_layout *L = t->L;
     for (size_t level = 0; level <= LIMIT_CORO_DEPTH; level++) {

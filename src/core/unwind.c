@@ -195,7 +195,7 @@ static void update_names(struct unwind *u, uint64_t interp, const struct interp_
         threadnames_update(u->names, u->proc, u->L, interp, in->modules, u->idents, n,
                            monotonic_seconds(), NAMES_MAX_AGE, &e) < 0) {
         unwind_warn(u, "interpreter %" PRId64 ": thread names unavailable: %s", (int64_t)in->id,
-             e.msg);
+                    e.msg);
     }
 }
 
@@ -265,10 +265,9 @@ static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool m
     /* Those the head batch read ahead are checked from its copy; the rest are read now. */
     size_t left = 0;
     for (size_t i = 0; i < uniq; i++) {
-        const uint64_t *hit =
-            u->code_pre_ok ? bsearch(&addrs[i], u->code_guess, u->n_code_guess,
-                                     sizeof *u->code_guess, cmp_u64)
-                           : NULL;
+        const uint64_t *hit = u->code_pre_ok ? bsearch(&addrs[i], u->code_guess, u->n_code_guess,
+                                                       sizeof *u->code_guess, cmp_u64)
+                                             : NULL;
         struct pt_error e = {0};
         if (hit == NULL) {
             addrs[left++] = addrs[i];
@@ -379,7 +378,7 @@ static int build_frames(struct unwind *u, const struct thread_ctx *t, long gc_at
         f->first_line = ci->firstlineno;
         if (code_location(ci, u->L, fr->frames[i].instr_ptr, &loc, &e) < 0) {
             unwind_warn(u, "thread %" PRIu64 ": frame %zu (%.*s): %s", t->native_id, i,
-                 (int)ci->qualname_len, ci->qualname, e.msg);
+                        (int)ci->qualname_len, ci->qualname, e.msg);
         }
         f->line = loc.line;
         f->end_line = loc.end_line;
@@ -412,7 +411,8 @@ static void fill_thread(struct unwind *u, uint64_t interp, const struct thread_c
     if (name != NULL) {
         out->name = snapshot_strdup(s, name, name_len);
     } else if (threadnames_is_unreadable(u->names, interp, t->thread_id)) {
-        unwind_warn(u, "thread %" PRIu64 ": its threading name is not a readable str", t->native_id);
+        unwind_warn(u, "thread %" PRIu64 ": its threading name is not a readable str",
+                    t->native_id);
     }
     out->tid = (pid_t)t->native_id;
     out->thread_id = t->thread_id;
@@ -445,8 +445,8 @@ static int read_gc(struct unwind *u, const struct interp_fields *in, bool main_i
     if (!layout_has(u->L->interp.gc) && !main_interp) {
         return 0;
     }
-    if (gc_parse(u->gc, u->snap, out->id, in->gc_addr, in->gc_state, in->gc_len, &out->gc,
-                 &e) < 0) {
+    if (gc_parse(u->gc, u->snap, out->id, in->gc_addr, in->gc_state, in->gc_len, &out->gc, &e) <
+        0) {
         return -1;
     }
     for (size_t i = 0; out->gc.collecting == SNAP_YES && i < out->n_threads; i++) {
@@ -581,7 +581,7 @@ static int unwind_interp(struct unwind *u, uint64_t interp, const struct interp_
     for (size_t i = 0; i < n; i++) {
         if (ts[i].fr.failed) {
             unwind_warn(u, "thread %" PRIu64 ": stack cut short: %s", ts[i].native_id,
-                 ts[i].fr.error);
+                        ts[i].fr.error);
         }
     }
     unwind_threads_keep_hints(u, ts, n);

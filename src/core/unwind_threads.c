@@ -43,8 +43,8 @@ void unwind_threads_give_hints(const struct unwind *u, struct thread_ctx *ts, si
 {
     for (size_t i = 0; i < n && u->n_hints > 0; i++) {
         struct chain_hint key = {.tstate = ts[i].addr};
-        const struct chain_hint *h = bsearch(&key, u->hints, u->n_hints, sizeof *u->hints,
-                                             cmp_hint);
+        const struct chain_hint *h =
+            bsearch(&key, u->hints, u->n_hints, sizeof *u->hints, cmp_hint);
         if (h != NULL) {
             ts[i].fr.hint = h->addrs;
             ts[i].fr.n_hint = h->n;
@@ -102,11 +102,17 @@ void unwind_threads_free_hints(struct chain_hint *h, size_t cap)
 void unwind_threads_span(const struct py_layout *L, uint64_t *lo, size_t *len)
 {
     const uint64_t offs[] = {
-        L->thread.next,           layout_has(L->thread.cframe) ? L->thread.cframe
-                                                               : L->thread.current_frame,
-        L->thread.datastack_chunk, L->thread.base_frame,     L->thread.thread_id,
-        L->thread.native_thread_id, L->thread.holds_gil,     L->thread.status,
-        L->thread.gil_requested,   L->thread.current_exception, L->thread.exc_state_value,
+        L->thread.next,
+        layout_has(L->thread.cframe) ? L->thread.cframe : L->thread.current_frame,
+        L->thread.datastack_chunk,
+        L->thread.base_frame,
+        L->thread.thread_id,
+        L->thread.native_thread_id,
+        L->thread.holds_gil,
+        L->thread.status,
+        L->thread.gil_requested,
+        L->thread.current_exception,
+        L->thread.exc_state_value,
     };
     uint64_t a = UINT64_MAX;
     uint64_t b = 0;
@@ -148,7 +154,7 @@ static void interp_iovs(struct unwind *u, uint64_t addr, struct interp_fields *f
         {layout_has(L->interp.gc) ? L->interp.gc + L->gc.collecting : LAYOUT_NONE,
          &f->gc_collecting, 4},
         {layout_has(L->interp.gc) && layout_has(L->gc.frame) ? L->interp.gc + L->gc.frame
-                                                              : LAYOUT_NONE,
+                                                             : LAYOUT_NONE,
          &f->gc_frame, 8},
         {L->interp.imports_modules, &f->modules, 8},
     };
@@ -204,7 +210,7 @@ static void interp_finish(struct unwind *u, const struct runtime_fields *rf,
 
 /* Reads the scattered interpreter fields in one system call. Fields the version lacks are 0. */
 int unwind_threads_read_interp(struct unwind *u, uint64_t addr, const struct runtime_fields *rf,
-                       struct interp_fields *f, struct pt_error *err)
+                               struct interp_fields *f, struct pt_error *err)
 {
     struct proc_iov iov[UNWIND_INTERP_IOVS];
     size_t n = 0;
@@ -271,7 +277,7 @@ enum { GUESS_BACKOFF = 16 };
  * states it had (guesses: *IN0_OK says whether the interpreter is still where it was, and
  * unwind_threads_collect() keeps only the thread states the links confirm). */
 int unwind_threads_read_head(struct unwind *u, struct runtime_fields *rf, struct interp_fields *in0,
-                     bool *in0_ok, struct pt_error *err)
+                             bool *in0_ok, struct pt_error *err)
 {
     const struct py_layout *L = u->L;
     struct proc_iov iov[PROC_IOV_MAX];
@@ -298,8 +304,7 @@ int unwind_threads_read_head(struct unwind *u, struct runtime_fields *rf, struct
             for (; guessed < m && n < PROC_IOV_MAX; guessed++) {
                 struct chain_hint key = {.tstate = k->addrs[guessed]};
                 const struct chain_hint *h =
-                    u->n_hints > 0 ? bsearch(&key, u->hints, u->n_hints, sizeof *u->hints,
-                                             cmp_hint)
+                    u->n_hints > 0 ? bsearch(&key, u->hints, u->n_hints, sizeof *u->hints, cmp_hint)
                                    : NULL;
                 n += frames_guess(L, &u->ts[guessed].fr, k->addrs[guessed],
                                   h != NULL ? h->addrs : NULL, h != NULL ? h->n : 0, iov + n,
@@ -504,9 +509,9 @@ static size_t read_known_threads(struct unwind *u, uint64_t interp)
     for (size_t base = from; base < n; base += PROC_IOV_MAX) {
         size_t m = n - base < PROC_IOV_MAX ? n - base : PROC_IOV_MAX;
         for (size_t j = 0; j < m; j++) {
-            iov[j] = (struct proc_iov){k->addrs[base + j] + u->ts_lo,
-                                       u->ts_buf + (base + j) * L->thread.size + u->ts_lo,
-                                       u->ts_len};
+            iov[j] =
+                (struct proc_iov){k->addrs[base + j] + u->ts_lo,
+                                  u->ts_buf + (base + j) * L->thread.size + u->ts_lo, u->ts_len};
         }
         if (proc_read_many(u->proc, iov, m, NULL) < 0) {
             u->failed_reads++;
@@ -530,7 +535,7 @@ size_t unwind_threads_collect(struct unwind *u, uint64_t interp, const struct in
         uint8_t *buf = u->ts_buf + (n < LIMIT_THREADS ? n : 0) * L->thread.size;
         if (n == LIMIT_THREADS) {
             unwind_warn(u, "interpreter %" PRId64 ": more than %d threads, rest not shown",
-                 (int64_t)in->id, LIMIT_THREADS);
+                        (int64_t)in->id, LIMIT_THREADS);
             break;
         }
         if (!reserve_threads(u, n + 1)) {
@@ -541,8 +546,8 @@ size_t unwind_threads_collect(struct unwind *u, uint64_t interp, const struct in
         if (n >= guessed || u->known.addrs[n] != addr) {
             guessed = 0;
             if (proc_read_bytes(u->proc, addr + u->ts_lo, buf + u->ts_lo, u->ts_len, &e) < 0) {
-                unwind_warn(u, "interpreter %" PRId64 ": thread list cut short: %s", (int64_t)in->id,
-                     e.msg);
+                unwind_warn(u, "interpreter %" PRId64 ": thread list cut short: %s",
+                            (int64_t)in->id, e.msg);
                 break;
             }
         }

@@ -30,7 +30,7 @@ struct thread_ctx {
     uint64_t next;
     uint64_t thread_id;
     uint64_t native_id;
-    uint64_t cframe;         /* the current _PyCFrame (3.11, 3.12); 0 otherwise */
+    uint64_t cframe; /* the current _PyCFrame (3.11, 3.12); 0 otherwise */
     /* Kept from walk to walk, like FR: the _PyCFrame the last walk read, and its newest frame
      * as the head batch read it again (when CFRAME_PRE). */
     uint64_t last_cframe;
@@ -52,13 +52,13 @@ struct interp_fields {
     uint64_t gil_holder;
     uint64_t code_generation;
     uint64_t gc_collecting;
-    uint64_t gc_frame;           /* the frame that started the collection (3.15+); 0 none */
+    uint64_t gc_frame; /* the frame that started the collection (3.15+); 0 none */
     uint64_t modules;
-    uint64_t main_thread_ident;  /* from the runtime; 0 unknown */
-    uint64_t gc_addr;            /* the GC state this interpreter uses; 0 unknown */
-    uint8_t *gc_state;           /* its bytes, when the snapshot reads the GC (u->gc) */
+    uint64_t main_thread_ident; /* from the runtime; 0 unknown */
+    uint64_t gc_addr;           /* the GC state this interpreter uses; 0 unknown */
+    uint8_t *gc_state;          /* its bytes, when the snapshot reads the GC (u->gc) */
     size_t gc_len;
-    bool records;                /* the GC's records were read ahead with the fields */
+    bool records; /* the GC's records were read ahead with the fields */
 };
 
 /* The runtime-wide fields, read once per snapshot. */
@@ -83,7 +83,7 @@ struct chain_hint {
 struct known_threads {
     uint64_t interp;
     size_t n;
-    size_t prefetched;       /* how many of ADDRS the head batch read into ts_buf */
+    size_t prefetched; /* how many of ADDRS the head batch read into ts_buf */
     uint64_t addrs[LIMIT_THREADS];
 };
 
@@ -106,25 +106,25 @@ struct unwind {
     struct code_cache *codes;
     struct threadnames *names;
     struct pthreadtid *tids;
-    uint8_t *code_buf;       /* raw code structs of one batch */
-    uint8_t *ts_buf;         /* LIMIT_THREADS thread states */
-    uint64_t ts_lo;          /* the part of a thread state the walk reads: from TS_LO, */
-    size_t ts_len;           /* TS_LEN bytes (thread_span()) */
+    uint8_t *code_buf; /* raw code structs of one batch */
+    uint8_t *ts_buf;   /* LIMIT_THREADS thread states */
+    uint64_t ts_lo;    /* the part of a thread state the walk reads: from TS_LO, */
+    size_t ts_len;     /* TS_LEN bytes (thread_span()) */
     struct known_threads known;
-    struct thread_ctx *ts;   /* one interpreter's threads; kept, with their frame buffers */
+    struct thread_ctx *ts; /* one interpreter's threads; kept, with their frame buffers */
     size_t cap_ts;
-    uint64_t *code_addrs;    /* scratch of load_codes() */
+    uint64_t *code_addrs; /* scratch of load_codes() */
     /* Without a code-object generation (before 3.14) every code object of a walk is checked
      * again: the head batch reads the main interpreter's last ones (sorted) ahead. */
     uint64_t *code_guess;
     uint64_t *code_guess_next; /* this walk's, to become the next one's */
     size_t n_code_guess;
-    uint8_t *code_pre;       /* their structs, UNWIND_CODE_GUESS of them */
+    uint8_t *code_pre; /* their structs, UNWIND_CODE_GUESS of them */
     bool code_pre_ok;
     size_t cap_code_addrs;
-    uint64_t *idents;        /* LIMIT_THREADS scratch */
+    uint64_t *idents;               /* LIMIT_THREADS scratch */
     struct frames_thread **fr_ptrs; /* LIMIT_THREADS scratch: the threads' chains to walk */
-    pid_t *tid_out;          /* LIMIT_THREADS scratch */
+    pid_t *tid_out;                 /* LIMIT_THREADS scratch */
     /* Hints of the last walk (sorted by thread state) and those of the one being taken;
      * at most LIMIT_THREADS each. */
     struct chain_hint *hints;
@@ -133,15 +133,15 @@ struct unwind {
     struct chain_hint *next_hints;
     size_t n_next_hints;
     size_t cap_next_hints;
-    struct tasks *tasks;     /* NULL: tasks are not read */
-    struct gc_reader *gc;    /* NULL: the GC's generations are not read (in_gc still is) */
-    uint8_t *gc_buf;         /* GC_STATE_MAX bytes */
+    struct tasks *tasks;  /* NULL: tasks are not read */
+    struct gc_reader *gc; /* NULL: the GC's generations are not read (in_gc still is) */
+    uint8_t *gc_buf;      /* GC_STATE_MAX bytes */
     /* The walk in hand: a snapshot (SNAP set) or a compact sample (SNAP NULL). */
     struct snapshot *snap;
     struct sample_buf sample;
-    uint64_t trusted_hits;   /* code entries served on the generation's word */
-    unsigned guess_backoff;  /* walks left before stacks are read ahead again */
-    bool names_read;         /* thread names have been read once */
+    uint64_t trusted_hits;  /* code entries served on the generation's word */
+    unsigned guess_backoff; /* walks left before stacks are read ahead again */
+    bool names_read;        /* thread names have been read once */
     uint64_t failed_reads;
 };
 
@@ -155,11 +155,11 @@ void unwind_warn(struct unwind *u, const char *fmt, ...) __attribute__((format(p
  * states it had (guesses: *IN0_OK says whether the interpreter is still where it was, and
  * unwind_threads_collect() keeps only the thread states the links confirm). */
 int unwind_threads_read_head(struct unwind *u, struct runtime_fields *rf, struct interp_fields *in0,
-                     bool *in0_ok, struct pt_error *err);
+                             bool *in0_ok, struct pt_error *err);
 
 /* Reads the scattered interpreter fields in one system call. Fields the version lacks are 0. */
 int unwind_threads_read_interp(struct unwind *u, uint64_t addr, const struct runtime_fields *rf,
-                       struct interp_fields *f, struct pt_error *err);
+                               struct interp_fields *f, struct pt_error *err);
 
 /* Reads the thread-state list of one interpreter into u->ts (capped, so a cycle ends at the
  * cap). Only the main interpreter's list is remembered for the next walk. */

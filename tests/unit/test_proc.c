@@ -337,16 +337,16 @@ static void test_proc_readahead_serves_what_the_last_walk_read_in_one_call(void 
     assert_int_equal(proc_get_counters(p).syscalls - before, 1);
     for (size_t k = 0; k < REGIONS; k++) {
         memset(out, 0, sizeof out);
-        assert_int_equal(proc_read_bytes(p, addr_of(f->buf + k * STRIDE + 10), out, LEN - 10,
-                                         &err), 0);
+        assert_int_equal(proc_read_bytes(p, addr_of(f->buf + k * STRIDE + 10), out, LEN - 10, &err),
+                         0);
         for (size_t i = 0; i < LEN - 10; i++) {
             assert_int_equal(out[i], pattern(k * STRIDE + 10 + i));
         }
     }
     assert_int_equal(proc_get_counters(p).syscalls - before, 1);
     /* Past the last region read: not read ahead. */
-    assert_int_equal(proc_read_bytes(p, addr_of(f->buf + REGIONS * STRIDE + 1000), out, LEN,
-                                     &err), 0);
+    assert_int_equal(proc_read_bytes(p, addr_of(f->buf + REGIONS * STRIDE + 1000), out, LEN, &err),
+                     0);
     assert_int_equal(out[0], pattern(REGIONS * STRIDE + 1000));
     assert_int_equal(proc_get_counters(p).syscalls - before, 2);
     proc_readahead_end(p);

@@ -658,8 +658,8 @@ static struct code_info code(uint64_t serial, const char *qualname, int first_li
 }
 
 /* Adds one sample of one thread (tid 7) whose stack is CODES[0..N), innermost first. */
-static void add_compact(struct sampler_window *w, const struct code_info *const *codes,
-                        size_t n, double now)
+static void add_compact(struct sampler_window *w, const struct code_info *const *codes, size_t n,
+                        double now)
 {
     struct sample_frame frames[8];
     assert_true(n <= 8);
@@ -667,15 +667,20 @@ static void add_compact(struct sampler_window *w, const struct code_info *const 
         frames[i] = (struct sample_frame){codes[i], codes[i] != NULL ? codes[i]->serial : 0, 0,
                                           SNAP_FRAME_PYTHON};
     }
-    struct sample_thread t = {.tid = 7, .thread_id = 70, .gil = SNAP_YES, .on_cpu = SNAP_UNKNOWN,
-                              .in_gc = SNAP_NO, .frames = frames, .n_frames = n};
+    struct sample_thread t = {.tid = 7,
+                              .thread_id = 70,
+                              .gil = SNAP_YES,
+                              .on_cpu = SNAP_UNKNOWN,
+                              .in_gc = SNAP_NO,
+                              .frames = frames,
+                              .n_frames = n};
     struct sample smp = {.threads = &t, .n_threads = 1, .warning = ""};
     sampler_window_add_sample(w, &smp, now);
 }
 
 /* The own and total counts of the function (QUALNAME, first line LINE) in W at NOW. */
-static void func_counts(const struct sampler_window *w, double now, const char *qualname,
-                        int line, uint64_t *own, uint64_t *total)
+static void func_counts(const struct sampler_window *w, double now, const char *qualname, int line,
+                        uint64_t *own, uint64_t *total)
 {
     struct sampler_window_view v = {.only = SAMPLER_TABLE_NONE};
     assert_true(sampler_window_view(w, now, &v));
