@@ -100,8 +100,13 @@ static bool confirmed(const struct pthreadtid *t, uint64_t ident, uint32_t tid)
     return hit != NULL && (uint32_t)hit->tid == tid;
 }
 
+uint64_t pthreadtid_offset(const struct pthreadtid *t)
+{
+    return t != NULL && !t->failed ? t->tid_at : 0;
+}
+
 void pthreadtid_fill(struct pthreadtid *t, struct proc *p, uint64_t main_ident,
-                     const uint64_t *idents, pid_t *tids, size_t n)
+                     const uint64_t *idents, const uint32_t *pre, pid_t *tids, size_t n)
 {
     struct proc_iov iov[PROC_IOV_MAX];
     size_t n_listed = 0;
@@ -120,11 +125,14 @@ void pthreadtid_fill(struct pthreadtid *t, struct proc *p, uint64_t main_ident,
     }
     for (size_t base = 0; base < n; base += PROC_IOV_MAX) {
         size_t k = n - base < PROC_IOV_MAX ? n - base : PROC_IOV_MAX;
+        size_t m = 0;
         for (size_t j = 0; j < k; j++) {
-            t->raw[j] = 0;
-            iov[j] = (struct proc_iov){idents[base + j] + t->tid_at, &t->raw[j], 4};
+            t->raw[j] = pre != NULL ? pre[base + j] : 0;
+            if (t->raw[j] == 0) {
+                iov[m++] = (struct proc_iov){idents[base + j] + t->tid_at, &t->raw[j], 4};
+            }
         }
-        if (proc_read_many(p, iov, k, NULL) < 0) {
+        if (m > 0 && proc_read_many(p, iov, m, NULL) < 0) {
             continue;
         }
         for (size_t j = 0; j < k; j++) {

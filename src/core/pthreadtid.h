@@ -17,8 +17,14 @@ void pthreadtid_free(struct pthreadtid *t);
  * cannot be known), reading each thread's struct pthread in one batch. glibc keeps the tid at
  * an offset found once from MAIN_IDENT, the main thread's ident (its tid is the pid). An id is
  * trusted when the last call confirmed the same (ident, tid) pair, or the process lists it
- * among its threads now; the listing is read at most once per call, only for a new pair. */
+ * among its threads now; the listing is read at most once per call, only for a new pair. PRE
+ * (NULL: none) holds what was read ahead at IDENTS[i] + pthreadtid_offset(), 0 where not. */
 void pthreadtid_fill(struct pthreadtid *t, struct proc *p, uint64_t main_ident,
-                     const uint64_t *idents, pid_t *tids, size_t n);
+                     const uint64_t *idents, const uint32_t *pre, pid_t *tids, size_t n);
+
+/* Where struct pthread keeps the tid (added to a thread's ident), for reading it ahead with
+ * other reads; 0 while not known. The value read there goes to pthreadtid_fill() as PRE[i]
+ * (0: read it). */
+uint64_t pthreadtid_offset(const struct pthreadtid *t);
 
 #endif

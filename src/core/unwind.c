@@ -63,6 +63,7 @@ struct unwind *unwind_new(struct proc *p, const struct runtime *rt, struct pt_er
     u->idents = malloc((size_t)LIMIT_THREADS * sizeof *u->idents);
     u->tid_out = malloc((size_t)LIMIT_THREADS * sizeof *u->tid_out);
     u->fr_ptrs = malloc((size_t)LIMIT_THREADS * sizeof *u->fr_ptrs);
+    u->tid_pre = malloc((size_t)LIMIT_THREADS * sizeof *u->tid_pre);
     u->code_guess = malloc(UNWIND_CODE_GUESS * sizeof *u->code_guess);
     u->code_guess_next = malloc(UNWIND_CODE_GUESS * sizeof *u->code_guess_next);
     u->code_pre = malloc((size_t)UNWIND_CODE_GUESS * u->L->code.size);
@@ -70,7 +71,7 @@ struct unwind *unwind_new(struct proc *p, const struct runtime *rt, struct pt_er
         u->tids = pthreadtid_new();
     }
     if (u->codes == NULL || u->code_buf == NULL || u->names == NULL || u->ts_buf == NULL ||
-        u->idents == NULL || u->tid_out == NULL || u->fr_ptrs == NULL || u->code_guess == NULL ||
+        u->idents == NULL || u->tid_out == NULL || u->fr_ptrs == NULL || u->tid_pre == NULL || u->code_guess == NULL ||
         u->code_guess_next == NULL || u->code_pre == NULL) {
         unwind_free(u);
         pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
@@ -119,6 +120,7 @@ void unwind_free(struct unwind *u)
     free(u->idents);
     free(u->tid_out);
     free(u->fr_ptrs);
+    free(u->tid_pre);
     free(u->code_guess);
     free(u->code_guess_next);
     free(u->code_pre);

@@ -324,6 +324,19 @@ int unwind_threads_read_head(struct unwind *u, struct runtime_fields *rf, struct
             }
         }
     }
+    /* Before 3.11: the kernel ids in those threads' struct pthread. */
+    size_t tids = 0;
+    uint64_t tid_at = pthreadtid_offset(u->tids);
+    if (k->interp != 0 && tid_at != 0 && u->cap_ts >= k->prefetched) {
+        for (; tids < k->prefetched && n < PROC_IOV_MAX; tids++) {
+            struct thread_ctx *t = &u->ts[tids];
+            t->tid_pre = false;
+            t->tid_guess = 0;
+            if (t->last_ident != 0) {
+                iov[n++] = (struct proc_iov){t->last_ident + tid_at, &t->tid_guess, 4};
+            }
+        }
+    }
     /* Before 3.14: the code objects the last walk checked, to be checked again. */
     size_t codes = 0;
     u->code_pre_ok = false;
@@ -339,6 +352,9 @@ int unwind_threads_read_head(struct unwind *u, struct runtime_fields *rf, struct
     }
     for (size_t j = 0; j < cframes; j++) {
         u->ts[j].cframe_pre = ok && u->ts[j].last_cframe != 0;
+    }
+    for (size_t j = 0; j < tids; j++) {
+        u->ts[j].tid_pre = ok && u->ts[j].last_ident != 0;
     }
     if (codes < u->n_code_guess) {
         u->n_code_guess = codes; /* the rest did not fit: not read ahead */
@@ -489,8 +505,14 @@ void unwind_threads_read_tids(struct unwind *u, struct thread_ctx *ts, size_t n,
     }
     for (size_t i = 0; i < n; i++) {
         u->idents[i] = ts[i].thread_id;
+        /* Read ahead by the head batch when this is still the thread it was read for. */
+        bool pre = ts[i].tid_pre && ts[i].thread_id == ts[i].last_ident;
+        u->tid_pre[i] = pre ? ts[i].tid_guess : 0;
+        ts[i].tid_pre = false;
+        ts[i].last_ident = ts[i].thread_id;
     }
-    pthreadtid_fill(u->tids, u->proc, in->main_thread_ident, u->idents, u->tid_out, n);
+    pthreadtid_fill(u->tids, u->proc, in->main_thread_ident, u->idents, u->tid_pre, u->tid_out,
+                    n);
     for (size_t i = 0; i < n; i++) {
         ts[i].native_id = (uint64_t)u->tid_out[i];
     }

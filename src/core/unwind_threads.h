@@ -36,6 +36,10 @@ struct thread_ctx {
     uint64_t last_cframe;
     uint64_t cframe_guess;
     bool cframe_pre;
+    /* Before 3.11, the same for the kernel tid in the thread's struct pthread. */
+    uint64_t last_ident;
+    uint32_t tid_guess;
+    bool tid_pre;
     enum snap_bool gil;
     enum snap_bool gil_requested;
     enum snap_bool has_exception;
@@ -125,6 +129,7 @@ struct unwind {
     uint64_t *idents;               /* LIMIT_THREADS scratch */
     struct frames_thread **fr_ptrs; /* LIMIT_THREADS scratch: the threads' chains to walk */
     pid_t *tid_out;                 /* LIMIT_THREADS scratch */
+    uint32_t *tid_pre;              /* LIMIT_THREADS scratch: tids read ahead, 0 none */
     /* Hints of the last walk (sorted by thread state) and those of the one being taken;
      * at most LIMIT_THREADS each. */
     struct chain_hint *hints;
