@@ -180,7 +180,7 @@ static const uint8_t *in_chunks(struct proc *p, const struct py_layout *L,
 static bool push_frame(struct frames_thread *t, uint64_t addr, uint64_t code, uint64_t instr)
 {
     if (t->n_frames == t->cap) {
-        size_t ncap = t->cap ? t->cap * 2 : 64;
+        size_t ncap = t->cap ? t->cap * 2 : 16;
         struct frames_raw *nf = realloc(t->frames, ncap * sizeof *nf);
         if (nf == NULL) {
             return false;
