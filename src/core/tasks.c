@@ -57,6 +57,50 @@ struct memo_entry {
     bool listed; /* already met in a task list: meeting it again is a loop */
 };
 
+enum {
+    PREFETCH_BYTES = 1 << 20, /* coroutine bytes read ahead for one batch of tasks */
+    NAME_PREFETCH = 96,       /* bytes of each task name read ahead: a short str whole */
+};
+
+/* One task's await chain while a batch of them is followed level by level. */
+struct chain_walk {
+    uint64_t coro;  /* the coroutine at this level */
+    uint64_t type;  /* its type: what it awaits must be of the same */
+    uint64_t saved; /* Brent's saved coroutine: meeting it again is a loop */
+    uint64_t awaited;
+    uint64_t awaited_type;
+    size_t n;      /* frames so far */
+    bool have_gen; /* the coroutine's bytes are in the batch buffer already */
+    bool active;
+    bool trunc;
+    bool build;                /* the task's stack is to be built */
+    struct snap_frame *frames; /* the chain, innermost first, once built */
+    size_t fill;
+};
+
+/* A frame of some task's chain, in the order the levels were walked. */
+struct chain_frame {
+    uint32_t task;
+    struct snap_frame f;
+};
+
+/* The buffers of one batch of tasks, kept from snapshot to snapshot: BATCH tasks, and one
+ * spare slot (index BATCH) for an awaiter whose stack is built while a batch is in hand. */
+struct chain_scratch {
+    size_t batch;
+    size_t clen;              /* bytes of a coroutine read at once (coro_read_len()) */
+    uint8_t *gens;            /* (batch + 1) * clen */
+    uint8_t *names;           /* batch * NAME_PREFETCH */
+    bool *name_ok;            /* batch */
+    struct chain_walk *w;     /* batch + 1 */
+    struct proc_iov *iov;     /* 2 * batch + 2 */
+    uint32_t *who;            /* 2 * batch + 2 */
+    bool *ok;                 /* 2 * batch + 2 */
+    struct chain_frame *pool; /* the frames of the chains being built */
+    size_t n_pool;
+    size_t cap_pool;
+};
+
 struct tasks {
     struct proc *proc;
     const struct runtime *rt;
@@ -73,7 +117,8 @@ struct tasks {
     size_t memo_used;
     uint8_t *set_buf;         /* LIMIT_SET_SLOTS set entries */
     uint8_t *obj_buf;         /* a generator or task object */
-    struct snap_frame *chain; /* LIMIT_CORO_DEPTH frames of one await chain */
+    struct chain_scratch cs;  /* the buffers of a batch of tasks (per_snapshot_buffers()) */
+    size_t levels;            /* coroutines followed this snapshot, all chains together */
     struct taskcommon *common;
     struct asyncreg *reg;     /* before 3.14: the registry reader; NULL when the version has none */
     uint8_t page[4096];       /* the page the last task read lies on (read_object()) */
@@ -138,13 +183,26 @@ struct tasks *tasks_new(struct proc *p, const struct runtime *rt, struct code_ca
     return t;
 }
 
+static void scratch_free(struct chain_scratch *cs)
+{
+    free(cs->gens);
+    free(cs->names);
+    free(cs->name_ok);
+    free(cs->iov);
+    free(cs->who);
+    free(cs->ok);
+    free(cs->w);
+    free(cs->pool);
+    memset(cs, 0, sizeof *cs);
+}
+
 void tasks_free(struct tasks *t)
 {
     if (t != NULL) {
         free(t->memo);
         free(t->set_buf);
         free(t->obj_buf);
-        free(t->chain);
+        scratch_free(&t->cs);
         taskcommon_free(t->common);
         asyncreg_free(t->reg);
         free(t);
@@ -236,80 +294,168 @@ static size_t coro_read_len(const struct py_layout *L)
     return len < L->gen.size ? L->gen.size : len;
 }
 
-/* Follows the coroutine CORO and what it awaits (yield from / await of another coroutine of
- * the same type), as _remote_debugging's parse_coro_chain does, into FRAMES[0..LIMIT_CORO_DEPTH)
- * outermost first. FIRST, when not NULL, holds CORO's bytes already read (coro_read_len()
- * of them). Returns the count; *TRUNC when the chain went on past the limit or could not be
- * read. */
-static size_t coro_chain(struct tasks *t, uint64_t coro, const uint8_t *first,
-                         struct snap_frame *frames, bool *trunc)
+/* Reads IOV[0..K), as one batch or, when that fails, one by one; OK[j] says which were read. */
+static void read_each(struct tasks *t, const struct proc_iov *iov, size_t k, bool *ok)
+{
+    bool all = k > 0 && proc_read_many(t->proc, iov, k, NULL) == 0;
+    for (size_t j = 0; j < k; j++) {
+        ok[j] = all || proc_read_bytes(t->proc, iov[j].addr, iov[j].dst, iov[j].len, NULL) == 0;
+    }
+}
+
+/* Follows the await chains of the tasks W[0..M) (those with ACTIVE set) side by side, as
+ * _remote_debugging's parse_coro_chain follows one (what a coroutine awaits, while it is a
+ * coroutine of the same type): each level costs three batched reads for all of them (the
+ * coroutines, what they await, its type). GENS holds each task's coroutine bytes (clen each;
+ * HAVE_GEN when already read). A chain that loops (Brent's check), goes deeper than
+ * LIMIT_CORO_DEPTH or past the snapshot's LIMIT_CORO_LEVELS is cut and marked. The frames go to
+ * the scratch's pool, in the order the levels were walked. Returns false when memory ran out. */
+static bool chains_walk(struct tasks *t, struct chain_walk *w, size_t m, uint8_t *gens)
 {
     const struct py_layout *L = t->L;
-    size_t n = 0;
-    size_t len = coro_read_len(L);
-    /* A coroutine met again further down is a loop no interpreter makes: Brent's check against
-     * a saved coroutine, moved at each power of two (as corowalk does). */
-    uint64_t saved = 0;
-    while (coro != 0) {
-        struct pt_error e = {0};
-        uint64_t state = 0;
-        uint64_t type = 0;
-        uint64_t sp = 0;
-        uint64_t awaited = 0;
-        uint64_t awaited_type = 0;
-        if (n == LIMIT_CORO_DEPTH || coro == saved) {
-            *trunc = true;
-            break;
-        }
-        if ((n & (n + 1)) == 0) {
-            saved = coro;
-        }
-        const uint8_t *gen = first;
-        first = NULL;
-        if (gen == NULL) {
-            if (proc_read_bytes(t->proc, coro, t->obj_buf, len, &e) < 0) {
-                *trunc = true;
-                break;
+    struct chain_scratch *cs = &t->cs;
+    size_t clen = cs->clen;
+    struct proc_iov *iov = cs->iov;
+    uint32_t *who = cs->who;
+    bool *ok = cs->ok;
+    for (size_t level = 0; level <= LIMIT_CORO_DEPTH; level++) {
+        size_t k = 0;
+        /* The coroutines of this level, where not read yet. */
+        for (size_t j = 0; j < m; j++) {
+            struct chain_walk *c = &w[j];
+            if (!c->active) {
+                continue;
             }
-            gen = t->obj_buf;
+            if (c->n == LIMIT_CORO_DEPTH || c->coro == c->saved ||
+                t->levels == LIMIT_CORO_LEVELS) {
+                c->trunc = true;
+                c->active = false;
+                continue;
+            }
+            if ((c->n & (c->n + 1)) == 0) {
+                c->saved = c->coro;
+            }
+            if (!c->have_gen) {
+                iov[k] = (struct proc_iov){c->coro, gens + j * clen, clen};
+                who[k++] = (uint32_t)j;
+            }
         }
-        layout_read_uint(gen, len, L->gen.gi_frame_state, 1, &state);
-        layout_read_u64(gen, len, L->object.ob_type, &type);
-        if ((int)state == L->gen.state_cleared) {
-            break;
+        read_each(t, iov, k, ok);
+        for (size_t i = 0; i < k; i++) {
+            if (!ok[i]) {
+                w[who[i]].trunc = true;
+                w[who[i]].active = false;
+            }
         }
-        const uint8_t *frame = gen + L->gen.gi_iframe;
-        if (!coro_frame(t, frame, L->frame.size, &frames[n])) {
-            break;
+        /* Their frames, and where what they await is. */
+        k = 0;
+        for (size_t j = 0; j < m; j++) {
+            struct chain_walk *c = &w[j];
+            uint64_t state = 0;
+            uint64_t sp = 0;
+            if (!c->active) {
+                continue;
+            }
+            c->have_gen = false;
+            const uint8_t *gen = gens + j * clen;
+            layout_read_uint(gen, clen, L->gen.gi_frame_state, 1, &state);
+            layout_read_u64(gen, clen, L->object.ob_type, &c->type);
+            if (cs->n_pool == cs->cap_pool) {
+                size_t ncap = cs->cap_pool ? cs->cap_pool * 2 : 1024;
+                struct chain_frame *fresh = realloc(cs->pool, ncap * sizeof *fresh);
+                if (fresh == NULL) {
+                    return false;
+                }
+                cs->pool = fresh;
+                cs->cap_pool = ncap;
+            }
+            const uint8_t *frame = gen + L->gen.gi_iframe;
+            if ((int)state == L->gen.state_cleared ||
+                !coro_frame(t, frame, L->frame.size, &cs->pool[cs->n_pool].f)) {
+                c->active = false;
+                continue;
+            }
+            cs->pool[cs->n_pool++].task = (uint32_t)j;
+            c->n++;
+            t->levels++;
+            /* What a suspended `await` waits on sits a version-given number of slots below
+             * the stack pointer. */
+            uint64_t below = 8 * (uint64_t)L->gen.await_slot;
+            if (((int)state != L->gen.state_yield_from &&
+                 (int)state != L->gen.state_yield_from_locked) ||
+                !layout_read_u64(frame, L->frame.size, L->frame_stackpointer, &sp) ||
+                (sp &= ~L->frame.executable_tag_mask) < below) {
+                c->active = false;
+                continue;
+            }
+            iov[k] = (struct proc_iov){sp - below, &c->awaited, sizeof c->awaited};
+            who[k++] = (uint32_t)j;
         }
-        n++;
-        if ((int)state != L->gen.state_yield_from && (int)state != L->gen.state_yield_from_locked) {
-            break;
+        read_each(t, iov, k, ok);
+        for (size_t i = 0; i < k; i++) {
+            w[who[i]].active = ok[i];
         }
-        /* What a suspended `await` waits on sits a version-given number of slots below the
-         * stack pointer. */
-        uint64_t below = 8 * (uint64_t)L->gen.await_slot;
-        if (!layout_read_u64(frame, L->frame.size, L->frame_stackpointer, &sp)) {
-            break;
+        /* The types of what they await. */
+        k = 0;
+        for (size_t j = 0; j < m; j++) {
+            struct chain_walk *c = &w[j];
+            if (!c->active) {
+                continue;
+            }
+            c->awaited &= ~L->frame.executable_tag_mask;
+            if (c->awaited == c->coro) {
+                c->trunc = true;
+                c->active = false;
+                continue;
+            }
+            if (c->awaited == 0) {
+                c->active = false;
+                continue;
+            }
+            iov[k] = (struct proc_iov){c->awaited + L->object.ob_type, &c->awaited_type,
+                                       sizeof c->awaited_type};
+            who[k++] = (uint32_t)j;
         }
-        sp &= ~L->frame.executable_tag_mask;
-        if (sp < below || proc_read_bytes(t->proc, sp - below, &awaited, sizeof awaited, &e) < 0) {
-            break;
+        read_each(t, iov, k, ok);
+        bool any = false;
+        for (size_t i = 0; i < k; i++) {
+            struct chain_walk *c = &w[who[i]];
+            c->active = ok[i] && c->awaited_type == c->type;
+            c->coro = c->awaited;
+            any = any || c->active;
         }
-        awaited &= ~L->frame.executable_tag_mask;
-        if (awaited == coro) {
-            *trunc = true;
-            break;
+        if (!any) {
+            return true;
         }
-        if (awaited == 0 ||
-            proc_read_bytes(t->proc, awaited + L->object.ob_type, &awaited_type,
-                            sizeof awaited_type, &e) < 0 ||
-            awaited_type != type) {
-            break;
-        }
-        coro = awaited;
     }
-    return n;
+    return true;
+}
+
+/* Walks the chains W[0..M) (GENS: their coroutine bytes) and gives each one to be built its
+ * frames, innermost first, in the snapshot. Returns false when memory ran out. */
+static bool chains_build(struct tasks *t, struct chain_walk *w, size_t m, uint8_t *gens)
+{
+    struct chain_scratch *cs = &t->cs;
+    cs->n_pool = 0;
+    if (!chains_walk(t, w, m, gens)) {
+        return false;
+    }
+    for (size_t j = 0; j < m; j++) {
+        w[j].frames = NULL;
+        w[j].fill = 0;
+        if (w[j].build &&
+            (w[j].frames = snapshot_alloc_array(t->s, w[j].n ? w[j].n : 1, sizeof *w[j].frames)) ==
+                NULL) {
+            return false;
+        }
+    }
+    for (size_t q = 0; q < cs->n_pool; q++) {
+        struct chain_walk *c = &w[cs->pool[q].task];
+        if (c->frames != NULL && c->fill < c->n) {
+            c->frames[c->n - 1 - c->fill++] = cs->pool[q].f;
+        }
+    }
+    return true;
 }
 
 static size_t memo_home(const struct tasks *t, uint64_t addr)
@@ -365,34 +511,31 @@ static struct memo_entry *memo_slot(struct tasks *t, uint64_t addr)
 }
 
 /* The coroutine stack of the task whose read is R, innermost first, into *OUT; built once per
- * snapshot and remembered (when the memo has room). Returns the memo entry, or OUT itself when
- * it was not kept; NULL when memory ran out. */
+ * snapshot and remembered (when the memo has room). It uses the scratch's spare slot, so it
+ * may run while a batch is in hand. Returns the memo entry, or OUT itself when it was not
+ * kept; NULL when memory ran out. */
 static struct memo_entry *task_stack(struct tasks *t, const struct task_raw *r,
-                                     const uint8_t *first, struct memo_entry *out)
+                                     struct memo_entry *out)
 {
+    struct chain_scratch *cs = &t->cs;
     struct memo_entry *m = memo_slot(t, r->addr);
-    if (m != NULL && m->addr == r->addr && m->built) {
+    if (m != NULL && m->built) {
         return m;
     }
-    bool trunc = false;
-    size_t n = r->coro != 0 ? coro_chain(t, r->coro, first, t->chain, &trunc) : 0;
-    struct snap_frame *frames = snapshot_alloc_array(t->s, n ? n : 1, sizeof *frames);
-    if (frames == NULL) {
+    struct chain_walk *w = &cs->w[cs->batch];
+    *w = (struct chain_walk){.coro = r->coro, .active = r->coro != 0, .build = true};
+    if (!chains_build(t, w, 1, cs->gens + cs->batch * cs->clen)) {
         return NULL;
     }
-    for (size_t i = 0; i < n; i++) {
-        frames[i] = t->chain[n - 1 - i];
-    }
+    m = memo_slot(t, r->addr);
     if (m == NULL) {
         m = out;
         m->listed = false;
-    } else if (m->addr != r->addr) {
-        m->listed = false;
+        m->addr = r->addr;
     }
-    m->addr = r->addr;
-    m->frames = frames;
-    m->n = n;
-    m->truncated = trunc;
+    m->frames = w->frames;
+    m->n = w->n;
+    m->truncated = w->trunc;
     m->built = true;
     return m;
 }
@@ -410,7 +553,7 @@ static int read_awaiter(struct tasks *t, uint64_t aw_addr, struct snap_task_awai
         return 0;
     }
     struct memo_entry unkept;
-    const struct memo_entry *m = task_stack(t, &r, NULL, &unkept);
+    const struct memo_entry *m = task_stack(t, &r, &unkept);
     if (m == NULL) {
         return -1;
     }
@@ -529,258 +672,70 @@ static int read_list(struct tasks *t, uint64_t head, size_t n_before, struct tas
     return 0;
 }
 
-enum {
-    PREFETCH_BYTES = 1 << 20, /* coroutine bytes read ahead for one batch of tasks */
-    NAME_PREFETCH = 96,       /* bytes of each task name read ahead: a short str whole */
-};
-
-/* One task's await chain while a batch of them is followed level by level. */
-struct chain_walk {
-    uint64_t coro;  /* the coroutine at this level */
-    uint64_t type;  /* its type: what it awaits must be of the same */
-    uint64_t saved; /* Brent's saved coroutine: meeting it again is a loop */
-    uint64_t awaited;
-    uint64_t awaited_type;
-    size_t n;      /* frames so far */
-    bool have_gen; /* the coroutine's bytes are in the batch buffer already */
-    bool active;
-    bool trunc;
-    struct snap_frame *frames; /* the chain, innermost first, once walked */
-    size_t fill;
-};
-
-/* A frame of some task's chain, in the order the levels were walked. */
-struct chain_frame {
-    uint32_t task;
-    struct snap_frame f;
-};
-
-/* Reads IOV[0..K), as one batch or, when that fails, one by one; OK[j] says which were read. */
-static void read_each(struct tasks *t, const struct proc_iov *iov, size_t k, bool *ok)
-{
-    bool all = k > 0 && proc_read_many(t->proc, iov, k, NULL) == 0;
-    for (size_t j = 0; j < k; j++) {
-        ok[j] = all || proc_read_bytes(t->proc, iov[j].addr, iov[j].dst, iov[j].len, NULL) == 0;
-    }
-}
-
-/* Follows the await chains of the tasks W[0..M) (those with ACTIVE set) side by side, as
- * coro_chain() follows one: each level costs three batched reads for all of them (the
- * coroutines, what they await, its type) instead of three reads a task. GENS holds each task's
- * coroutine bytes (CLEN each; HAVE_GEN when already read). The frames go to *POOL. Returns
- * false when memory ran out. */
-static bool chains_walk(struct tasks *t, struct chain_walk *w, size_t m, uint8_t *gens, size_t clen,
-                        struct proc_iov *iov, uint32_t *who, bool *ok, struct chain_frame **pool,
-                        size_t *n_pool, size_t *cap_pool)
-{
-    const struct py_layout *L = t->L;
-    for (size_t level = 0; level <= LIMIT_CORO_DEPTH; level++) {
-        size_t k = 0;
-        /* The coroutines of this level, where not read yet. */
-        for (size_t j = 0; j < m; j++) {
-            struct chain_walk *c = &w[j];
-            if (!c->active) {
-                continue;
-            }
-            if (c->n == LIMIT_CORO_DEPTH || c->coro == c->saved) {
-                c->trunc = true;
-                c->active = false;
-                continue;
-            }
-            if ((c->n & (c->n + 1)) == 0) {
-                c->saved = c->coro;
-            }
-            if (!c->have_gen) {
-                iov[k] = (struct proc_iov){c->coro, gens + j * clen, clen};
-                who[k++] = (uint32_t)j;
-            }
-        }
-        read_each(t, iov, k, ok);
-        for (size_t i = 0; i < k; i++) {
-            if (!ok[i]) {
-                w[who[i]].trunc = true;
-                w[who[i]].active = false;
-            }
-        }
-        /* Their frames, and where what they await is. */
-        k = 0;
-        for (size_t j = 0; j < m; j++) {
-            struct chain_walk *c = &w[j];
-            uint64_t state = 0;
-            uint64_t sp = 0;
-            if (!c->active) {
-                continue;
-            }
-            c->have_gen = false;
-            const uint8_t *gen = gens + j * clen;
-            layout_read_uint(gen, clen, L->gen.gi_frame_state, 1, &state);
-            layout_read_u64(gen, clen, L->object.ob_type, &c->type);
-            if (*n_pool == *cap_pool) {
-                size_t ncap = *cap_pool ? *cap_pool * 2 : 1024;
-                struct chain_frame *fresh = realloc(*pool, ncap * sizeof *fresh);
-                if (fresh == NULL) {
-                    return false;
-                }
-                *pool = fresh;
-                *cap_pool = ncap;
-            }
-            const uint8_t *frame = gen + L->gen.gi_iframe;
-            if ((int)state == L->gen.state_cleared ||
-                !coro_frame(t, frame, L->frame.size, &(*pool)[*n_pool].f)) {
-                c->active = false;
-                continue;
-            }
-            (*pool)[(*n_pool)++].task = (uint32_t)j;
-            c->n++;
-            /* What a suspended `await` waits on sits a version-given number of slots below
-             * the stack pointer. */
-            uint64_t below = 8 * (uint64_t)L->gen.await_slot;
-            if (((int)state != L->gen.state_yield_from &&
-                 (int)state != L->gen.state_yield_from_locked) ||
-                !layout_read_u64(frame, L->frame.size, L->frame_stackpointer, &sp) ||
-                (sp &= ~L->frame.executable_tag_mask) < below) {
-                c->active = false;
-                continue;
-            }
-            iov[k] = (struct proc_iov){sp - below, &c->awaited, sizeof c->awaited};
-            who[k++] = (uint32_t)j;
-        }
-        read_each(t, iov, k, ok);
-        for (size_t i = 0; i < k; i++) {
-            w[who[i]].active = ok[i];
-        }
-        /* The types of what they await. */
-        k = 0;
-        for (size_t j = 0; j < m; j++) {
-            struct chain_walk *c = &w[j];
-            if (!c->active) {
-                continue;
-            }
-            c->awaited &= ~L->frame.executable_tag_mask;
-            if (c->awaited == c->coro) {
-                c->trunc = true;
-                c->active = false;
-                continue;
-            }
-            if (c->awaited == 0) {
-                c->active = false;
-                continue;
-            }
-            iov[k] = (struct proc_iov){c->awaited + L->object.ob_type, &c->awaited_type,
-                                       sizeof c->awaited_type};
-            who[k++] = (uint32_t)j;
-        }
-        read_each(t, iov, k, ok);
-        bool any = false;
-        for (size_t i = 0; i < k; i++) {
-            struct chain_walk *c = &w[who[i]];
-            c->active = ok[i] && c->awaited_type == c->type;
-            c->coro = c->awaited;
-            any = any || c->active;
-        }
-        if (!any) {
-            return true;
-        }
-    }
-    return true;
-}
-
 /* Turns the tasks RAWS[0..N) of one list into snapshot tasks. For each batch of tasks their
  * first coroutines and names are read in one call, and their await chains level by level
  * (chains_walk()); awaiters, one by one. */
 static int build_tasks(struct tasks *t, const struct task_raw *raws, size_t n, pid_t tid,
                        struct taskcommon_vec *tv, struct pt_error *err)
 {
-    size_t clen = coro_read_len(t->L);
-    /* Two reads a task, at most PROC_IOV_MAX a call. */
-    size_t batch =
-        PREFETCH_BYTES / clen < PROC_IOV_MAX / 2 ? PREFETCH_BYTES / clen : PROC_IOV_MAX / 2;
-    uint8_t *gens = malloc(batch * clen);
-    uint8_t *names = malloc(batch * NAME_PREFETCH);
-    struct proc_iov *iov = malloc(2 * batch * sizeof *iov);
-    struct chain_walk *w = malloc(batch * sizeof *w);
-    uint32_t *who = malloc(2 * batch * sizeof *who);
-    bool *ok = malloc(2 * batch * sizeof *ok);
-    bool *name_ok = malloc(batch * sizeof *name_ok);
-    struct chain_frame *pool = NULL;
-    size_t cap_pool = 0;
-    int rc = 0;
-    if (gens == NULL || names == NULL || iov == NULL || w == NULL || who == NULL || ok == NULL ||
-        name_ok == NULL || batch == 0) {
-        rc = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
-    }
-    for (size_t base = 0; rc == 0 && base < n; base += batch) {
+    struct chain_scratch *cs = &t->cs;
+    struct chain_walk *w = cs->w;
+    size_t batch = cs->batch;
+    size_t clen = cs->clen;
+    for (size_t base = 0; base < n; base += batch) {
         size_t m = n - base < batch ? n - base : batch;
         size_t k = 0;
-        size_t n_pool = 0;
         for (size_t j = 0; j < m; j++) {
             const struct task_raw *r = &raws[base + j];
             const struct memo_entry *me = memo_slot(t, r->addr);
-            w[j] = (struct chain_walk){.coro = r->coro,
-                                       .active = r->coro != 0 && !(me != NULL && me->built)};
-            name_ok[j] = false;
+            bool build = me == NULL || !me->built;
+            w[j] = (struct chain_walk){.coro = r->coro, .active = build && r->coro != 0,
+                                       .build = build};
+            cs->name_ok[j] = false;
             if (w[j].active) {
-                iov[k] = (struct proc_iov){r->coro, gens + j * clen, clen};
-                who[k++] = (uint32_t)j;
+                cs->iov[k] = (struct proc_iov){r->coro, cs->gens + j * clen, clen};
+                cs->who[k++] = (uint32_t)j;
             }
             if (r->name != 0) {
-                iov[k] = (struct proc_iov){r->name, names + j * NAME_PREFETCH, NAME_PREFETCH};
-                who[k++] = (uint32_t)(batch + j);
+                cs->iov[k] =
+                    (struct proc_iov){r->name, cs->names + j * NAME_PREFETCH, NAME_PREFETCH};
+                cs->who[k++] = (uint32_t)(batch + j);
             }
         }
         /* One bad pointer fails the batch: then each is read on its own. */
-        read_each(t, iov, k, ok);
+        read_each(t, cs->iov, k, cs->ok);
         for (size_t i = 0; i < k; i++) {
-            if (who[i] >= batch) {
-                name_ok[who[i] - batch] = ok[i];
+            if (cs->who[i] >= batch) {
+                cs->name_ok[cs->who[i] - batch] = cs->ok[i];
             } else {
-                w[who[i]].have_gen = ok[i];
+                w[cs->who[i]].have_gen = cs->ok[i];
             }
         }
-        if (!chains_walk(t, w, m, gens, clen, iov, who, ok, &pool, &n_pool, &cap_pool)) {
-            rc = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
-            break;
+        if (!chains_build(t, w, m, cs->gens)) {
+            return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
         }
-        /* Each new chain into the memo (or the task alone), innermost frame first. */
-        for (size_t j = 0; rc == 0 && j < m; j++) {
-            const struct memo_entry *me = memo_slot(t, raws[base + j].addr);
-            w[j].frames = NULL;
-            w[j].fill = 0;
-            if (me == NULL || !me->built) {
-                w[j].frames = snapshot_alloc_array(t->s, w[j].n ? w[j].n : 1, sizeof *w[j].frames);
-                if (w[j].frames == NULL) {
-                    rc = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
-                }
-            }
-        }
-        for (size_t q = 0; rc == 0 && q < n_pool; q++) {
-            struct chain_walk *c = &w[pool[q].task];
-            if (c->frames != NULL && c->fill < c->n) {
-                c->frames[c->n - 1 - c->fill++] = pool[q].f;
-            }
-        }
-        for (size_t j = 0; rc == 0 && j < m; j++) {
+        /* Each new chain into the memo (the task alone keeps it when the memo is full). */
+        for (size_t j = 0; j < m; j++) {
             struct memo_entry *me = memo_slot(t, raws[base + j].addr);
-            if (me != NULL && !me->built && w[j].frames != NULL) {
+            if (me != NULL && !me->built && w[j].build) {
                 me->frames = w[j].frames;
                 me->n = w[j].n;
                 me->truncated = w[j].trunc;
                 me->built = true;
             }
         }
-        for (size_t j = 0; rc == 0 && j < m; j++) {
+        for (size_t j = 0; j < m; j++) {
             const struct task_raw *r = &raws[base + j];
             struct snap_task *st;
             if (!taskcommon_vec_push(tv, &st)) {
-                rc = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
-                break;
+                return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
             }
             st->id = r->addr;
             st->thread = tid;
             st->state = r->state;
-            st->name = taskcommon_name_prefetched(t->common, r->name,
-                                                  name_ok[j] ? names + j * NAME_PREFETCH : NULL,
-                                                  NAME_PREFETCH, true);
+            st->name = taskcommon_name_prefetched(
+                t->common, r->name, cs->name_ok[j] ? cs->names + j * NAME_PREFETCH : NULL,
+                NAME_PREFETCH, true);
             const struct memo_entry *me = memo_slot(t, r->addr);
             if (me != NULL && me->built) {
                 st->frames = me->frames;
@@ -794,15 +749,7 @@ static int build_tasks(struct tasks *t, const struct task_raw *raws, size_t n, p
             read_awaited_by(t, r, st);
         }
     }
-    free(gens);
-    free(names);
-    free(iov);
-    free(w);
-    free(who);
-    free(ok);
-    free(name_ok);
-    free(pool);
-    return rc;
+    return 0;
 }
 
 /* One task list, read and turned into snapshot tasks. */
@@ -819,6 +766,33 @@ static int walk_list(struct tasks *t, uint64_t head, pid_t tid, struct taskcommo
     return rc;
 }
 
+/* The batch buffers, made once. */
+static bool scratch_new(struct tasks *t)
+{
+    struct chain_scratch *cs = &t->cs;
+    if (cs->w != NULL) {
+        return true;
+    }
+    cs->clen = coro_read_len(t->L);
+    /* Two reads a task, at most PROC_IOV_MAX a call. */
+    cs->batch = PREFETCH_BYTES / cs->clen < PROC_IOV_MAX / 2 ? PREFETCH_BYTES / cs->clen
+                                                             : PROC_IOV_MAX / 2;
+    size_t b = cs->batch;
+    cs->gens = malloc((b + 1) * cs->clen);
+    cs->names = malloc(b * NAME_PREFETCH);
+    cs->name_ok = malloc(b * sizeof *cs->name_ok);
+    cs->iov = malloc((2 * b + 2) * sizeof *cs->iov);
+    cs->who = malloc((2 * b + 2) * sizeof *cs->who);
+    cs->ok = malloc((2 * b + 2) * sizeof *cs->ok);
+    cs->w = malloc((b + 1) * sizeof *cs->w);
+    if (b == 0 || cs->gens == NULL || cs->names == NULL || cs->name_ok == NULL ||
+        cs->iov == NULL || cs->who == NULL || cs->ok == NULL || cs->w == NULL) {
+        scratch_free(cs);
+        return false;
+    }
+    return true;
+}
+
 static bool per_snapshot_buffers(struct tasks *t)
 {
     if (t->memo == NULL) {
@@ -826,11 +800,11 @@ static bool per_snapshot_buffers(struct tasks *t)
         t->memo = malloc(t->memo_slots * sizeof *t->memo);
         t->set_buf = malloc((size_t)LIMIT_SET_SLOTS * SETENTRY_SIZE);
         t->obj_buf = malloc(2 * LIMIT_OBJECT_READ);
-        t->chain = malloc(LIMIT_CORO_DEPTH * sizeof *t->chain);
     }
-    if (t->memo == NULL || t->set_buf == NULL || t->obj_buf == NULL || t->chain == NULL) {
+    if (t->memo == NULL || t->set_buf == NULL || t->obj_buf == NULL || !scratch_new(t)) {
         return false;
     }
+    t->levels = 0;
     memset(t->memo, 0, t->memo_slots * sizeof *t->memo);
     t->memo_used = 0;
     return true;
