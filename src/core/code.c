@@ -258,10 +258,7 @@ struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
 static int locate(const struct code_info *ci, const struct py_layout *L, uint64_t instr,
                   struct linetable_loc *out, struct pt_error *err);
 
-/* The byte offset into the bytecode of the frame's current instruction: from an instruction
- * pointer (3.11+), or from f_lasti (frame objects: bytes until 3.9, code units in 3.10).
- * Returns false for a frame that has not started (its position is its first line). */
-static bool code_offset(const struct code_info *ci, const struct py_layout *L, uint64_t instr,
+bool code_instr_offset(const struct code_info *ci, const struct py_layout *L, uint64_t instr,
                         uint64_t *offset)
 {
     if (L->frames == FRAMES_OBJECTS) {
@@ -302,7 +299,7 @@ static int locate(const struct code_info *ci, const struct py_layout *L, uint64_
                   struct linetable_loc *out, struct pt_error *err)
 {
     uint64_t offset = 0;
-    if (!code_offset(ci, L, instr, &offset)) {
+    if (!code_instr_offset(ci, L, instr, &offset)) {
         if (L->frames == FRAMES_OBJECTS || instr + 2 == ci->addr + L->code.code_adaptive) {
             *out = (struct linetable_loc){ci->firstlineno, -1, -1, -1};
             return 0;

@@ -77,6 +77,13 @@ struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
  * current round. Valid until the next code_cache_begin() or code_cache_set_generation(). */
 struct code_info *code_cache_find(const struct code_cache *c, uint64_t addr);
 
+/* The byte offset into CI's bytecode of a frame's current instruction INSTR: from an
+ * instruction pointer (3.11+), or from f_lasti (frame objects: bytes until 3.9, code units in
+ * 3.10). False for a frame that has not started (its position is its first line), or an
+ * instruction pointer before the code. */
+bool code_instr_offset(const struct code_info *ci, const struct py_layout *L, uint64_t instr,
+                       uint64_t *offset);
+
 /* The source position of a frame's current instruction in code object CI: INSTR is the frame's
  * instruction pointer (3.11+) or its f_lasti (frame objects). A frame that has not started
  * is at the function's first line. Errors: PT_E_FORMAT (bad table, pointer outside the code). */

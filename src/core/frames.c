@@ -35,7 +35,8 @@ void frames_release(struct frames_thread *t)
     memset(t, 0, sizeof *t);
 }
 
-void frames_prepare(struct frames_thread *t)
+/* Clears T's outputs and inputs, keeping its buffers. */
+static void clear_walk(struct frames_thread *t)
 {
     struct frames_thread keep = *t;
     memset(t, 0, sizeof *t);
@@ -391,7 +392,7 @@ size_t frames_guess(const struct py_layout *L, struct frames_thread *t, uint64_t
                     const uint64_t *hint, size_t n_hint, struct proc_iov *iov, size_t room)
 {
     int slot[PROC_IOV_MAX];
-    frames_prepare(t);
+    clear_walk(t);
     t->pre_tstate = tstate;
     t->hint = hint;
     t->n_hint = n_hint;
@@ -415,13 +416,8 @@ void frames_guessed(struct frames_thread *t, bool ok)
         t->pre_read = false;
         return;
     }
-    /* A copied chunk must be as large as the span taken from it. */
     for (size_t i = 0; i < t->n_chunks; i++) {
-        uint64_t size = 0;
-        struct frames_chunk *c = &t->chunks[i];
-        if (!layout_read_u64(c->data, c->len, CHUNK_SIZE_AT, &size) || size < c->len) {
-            c->len = 0;
-        }
+        chunk_read(t, i, true);
     }
     t->pre_read = true;
 }
@@ -429,7 +425,7 @@ void frames_guessed(struct frames_thread *t, bool ok)
 void frames_begin(struct frames_thread *t, uint64_t tstate)
 {
     if (!t->pre_read || t->pre_tstate != tstate) {
-        frames_prepare(t);
+        clear_walk(t);
         return;
     }
     /* Keep the chunks and headers read ahead; start everything else afresh. */

@@ -34,10 +34,10 @@ struct frames_span {
     size_t len;
 };
 
-/* One thread's chain. A zeroed struct is ready; before each walk frames_prepare() clears the
- * last walk's outputs and the caller fills the inputs; frames_walk() fills the outputs. The
- * buffers are kept for the next walk (a steady walk allocates nothing); frames_release()
- * frees them. */
+/* One thread's chain. A zeroed struct is ready; before each walk frames_begin() (or
+ * frames_guess() and frames_guessed(), then frames_begin()) clears the last walk's outputs and
+ * the caller fills the inputs; frames_walk() fills the outputs. The buffers are kept for the
+ * next walk (a steady walk allocates nothing); frames_release() frees them. */
 struct frames_thread {
     /* inputs, from the thread state */
     uint64_t current_frame;
@@ -80,15 +80,13 @@ struct frames_thread {
 
 enum { FRAMES_HINT_MAX = 1024 }; /* frames remembered per thread for the next walk */
 
-/* Walks the chains of threads *TS[0..N) side by side: the used parts of their newest chunks are
- * copied in one system call, the frames a thread's hint names (those read one by one last
- * time: frame objects before 3.11, C-stack shims, generator frames) in one more, and each
- * round of frames still missing (a chain that changed) in one more. */
+/* Walks the chains of threads *TS[0..N) side by side. What a thread's walk starts with and was
+ * not read ahead (frames_guess()) is read for all of them in one system call: the used part of
+ * its newest chunk, the older chunks its last walk copied, and the frames its hint names (those
+ * read one by one last time: frame objects before 3.11, C-stack shims, generator frames); then
+ * each round of frames still missing (a chain that changed) costs one more. */
 void frames_walk(struct proc *p, const struct py_layout *L, struct frames_thread *const *ts,
                  size_t n);
-
-/* Clears T's outputs and inputs, keeping its buffers. */
-void frames_prepare(struct frames_thread *t);
 
 /* Read-ahead, so that a steady walk needs no read of its own: adds to IOV[0..ROOM) the regions
  * the next walk of the thread whose state is at TSTATE will probably start with (what its last
@@ -100,7 +98,7 @@ size_t frames_guess(const struct py_layout *L, struct frames_thread *t, uint64_t
 void frames_guessed(struct frames_thread *t, bool ok);
 
 /* Starts T for the walk of the thread state at TSTATE: keeps what frames_guess() read ahead
- * for that thread state, otherwise clears T as frames_prepare() does. */
+ * for that thread state, otherwise clears its last walk (keeping its buffers). */
 void frames_begin(struct frames_thread *t, uint64_t tstate);
 
 void frames_release(struct frames_thread *t);

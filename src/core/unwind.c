@@ -71,8 +71,8 @@ struct unwind *unwind_new(struct proc *p, const struct runtime *rt, struct pt_er
         u->tids = pthreadtid_new();
     }
     if (u->codes == NULL || u->code_buf == NULL || u->names == NULL || u->ts_buf == NULL ||
-        u->idents == NULL || u->tid_out == NULL || u->fr_ptrs == NULL || u->tid_pre == NULL || u->code_guess == NULL ||
-        u->code_guess_next == NULL || u->code_pre == NULL) {
+        u->idents == NULL || u->tid_out == NULL || u->fr_ptrs == NULL || u->tid_pre == NULL ||
+        u->code_guess == NULL || u->code_guess_next == NULL || u->code_pre == NULL) {
         unwind_free(u);
         pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
         return NULL;
@@ -460,22 +460,15 @@ static int read_gc(struct unwind *u, const struct interp_fields *in, bool main_i
     return 0;
 }
 
-/* The frame's bytecode offset: from its instruction pointer (3.11+) or f_lasti. */
+/* The frame's bytecode offset, as the line tables take it (code_instr_offset()). */
 static uint32_t frame_offset(const struct py_layout *L, const struct code_info *ci,
                              const struct frames_raw *f)
 {
-    if (L->frames == FRAMES_OBJECTS) {
-        int32_t lasti = (int32_t)(uint32_t)f->instr_ptr;
-        if (lasti < 0) {
-            return SAMPLE_OFFSET_UNKNOWN;
-        }
-        return L->linetable == LINETABLE_V310 ? (uint32_t)lasti * 2 : (uint32_t)lasti;
-    }
-    uint64_t start = ci->addr + L->code.code_adaptive;
-    if (f->instr_ptr < start || f->instr_ptr - start >= SAMPLE_OFFSET_UNKNOWN) {
+    uint64_t off;
+    if (!code_instr_offset(ci, L, f->instr_ptr, &off) || off >= SAMPLE_OFFSET_UNKNOWN) {
         return SAMPLE_OFFSET_UNKNOWN;
     }
-    return (uint32_t)(f->instr_ptr - start);
+    return (uint32_t)off;
 }
 
 static bool sample_reserve(void **items, size_t *cap, size_t want, size_t size)

@@ -272,6 +272,44 @@ static bool reserve_threads(struct unwind *u, size_t n)
 
 enum { GUESS_BACKOFF = 16 };
 
+/* Adds to IOV[0..ROOM) what the walk of known thread J will probably start with: its stack
+ * (frames_guess(); not when STACKS is false), on 3.11 and 3.12 its _PyCFrame's newest frame,
+ * before 3.11 the kernel id in its struct pthread; each where the last walk saw it. Marks
+ * what it asked for (STACK_PRE, CFRAME_PRE, TID_PRE), for the head batch to confirm. Returns
+ * how many regions. */
+static size_t thread_guesses(struct unwind *u, size_t j, bool stacks, struct proc_iov *iov,
+                             size_t room)
+{
+    const struct py_layout *L = u->L;
+    struct thread_ctx *t = &u->ts[j];
+    uint64_t tid_at = pthreadtid_offset(u->tids);
+    size_t k = 0;
+    t->stack_pre = false;
+    t->cframe_pre = false;
+    t->tid_pre = false;
+    if (layout_has(L->thread.cframe) && t->last_cframe != 0 && k < room) {
+        iov[k++] = (struct proc_iov){t->last_cframe + L->thread.current_frame, &t->cframe_guess,
+                                     8};
+        t->cframe_pre = true;
+    }
+    if (tid_at != 0 && t->last_ident != 0 && k < room) {
+        t->tid_guess = 0;
+        iov[k++] = (struct proc_iov){t->last_ident + tid_at, &t->tid_guess, 4};
+        t->tid_pre = true;
+    }
+    if (stacks && k < room) {
+        uint64_t tstate = u->known.addrs[j];
+        struct chain_hint key = {.tstate = tstate};
+        const struct chain_hint *h =
+            u->n_hints > 0 ? bsearch(&key, u->hints, u->n_hints, sizeof *u->hints, cmp_hint)
+                           : NULL;
+        k += frames_guess(L, &t->fr, tstate, h != NULL ? h->addrs : NULL, h != NULL ? h->n : 0,
+                          iov + k, room - k);
+        t->stack_pre = true;
+    }
+    return k;
+}
+
 /* The start of a walk in one system call: the runtime-wide fields and, when the last walk
  * found the main interpreter at a known address, that interpreter's fields and the thread
  * states it had (guesses: *IN0_OK says whether the interpreter is still where it was, and
@@ -297,43 +335,12 @@ int unwind_threads_read_head(struct unwind *u, struct runtime_fields *rf, struct
                                          u->ts_buf + j * L->thread.size + u->ts_lo, u->ts_len};
         }
         k->prefetched = m;
-        /* And where those threads' stacks were, so that a steady walk reads nothing more. */
-        if (u->guess_backoff > 0) {
-            u->guess_backoff--;
-        } else if (reserve_threads(u, m)) {
+        /* And, for as many of them as there is room, what their walks start with. */
+        bool stacks = u->guess_backoff == 0;
+        u->guess_backoff -= u->guess_backoff > 0;
+        if (reserve_threads(u, m)) {
             for (; guessed < m && n < PROC_IOV_MAX; guessed++) {
-                struct chain_hint key = {.tstate = k->addrs[guessed]};
-                const struct chain_hint *h =
-                    u->n_hints > 0 ? bsearch(&key, u->hints, u->n_hints, sizeof *u->hints, cmp_hint)
-                                   : NULL;
-                n += frames_guess(L, &u->ts[guessed].fr, k->addrs[guessed],
-                                  h != NULL ? h->addrs : NULL, h != NULL ? h->n : 0, iov + n,
-                                  PROC_IOV_MAX - n);
-            }
-        }
-    }
-    /* 3.11 and 3.12: where those threads' chains start, if their _PyCFrame did not move. */
-    size_t cframes = 0;
-    if (k->interp != 0 && layout_has(L->thread.cframe) && u->cap_ts >= k->prefetched) {
-        for (; cframes < k->prefetched && n < PROC_IOV_MAX; cframes++) {
-            struct thread_ctx *t = &u->ts[cframes];
-            t->cframe_pre = false;
-            if (t->last_cframe != 0) {
-                iov[n++] = (struct proc_iov){t->last_cframe + L->thread.current_frame,
-                                             &t->cframe_guess, 8};
-            }
-        }
-    }
-    /* Before 3.11: the kernel ids in those threads' struct pthread. */
-    size_t tids = 0;
-    uint64_t tid_at = pthreadtid_offset(u->tids);
-    if (k->interp != 0 && tid_at != 0 && u->cap_ts >= k->prefetched) {
-        for (; tids < k->prefetched && n < PROC_IOV_MAX; tids++) {
-            struct thread_ctx *t = &u->ts[tids];
-            t->tid_pre = false;
-            t->tid_guess = 0;
-            if (t->last_ident != 0) {
-                iov[n++] = (struct proc_iov){t->last_ident + tid_at, &t->tid_guess, 4};
+                n += thread_guesses(u, guessed, stacks, iov + n, PROC_IOV_MAX - n);
             }
         }
     }
@@ -348,13 +355,10 @@ int unwind_threads_read_head(struct unwind *u, struct runtime_fields *rf, struct
     }
     bool ok = n > n_runtime && proc_read_many(u->proc, iov, n, NULL) == 0;
     for (size_t j = 0; j < guessed; j++) {
-        frames_guessed(&u->ts[j].fr, ok);
-    }
-    for (size_t j = 0; j < cframes; j++) {
-        u->ts[j].cframe_pre = ok && u->ts[j].last_cframe != 0;
-    }
-    for (size_t j = 0; j < tids; j++) {
-        u->ts[j].tid_pre = ok && u->ts[j].last_ident != 0;
+        struct thread_ctx *t = &u->ts[j];
+        frames_guessed(&t->fr, ok && t->stack_pre);
+        t->cframe_pre = ok && t->cframe_pre;
+        t->tid_pre = ok && t->tid_pre;
     }
     if (codes < u->n_code_guess) {
         u->n_code_guess = codes; /* the rest did not fit: not read ahead */

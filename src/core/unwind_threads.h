@@ -40,6 +40,7 @@ struct thread_ctx {
     uint64_t last_ident;
     uint32_t tid_guess;
     bool tid_pre;
+    bool stack_pre;          /* frames_guess() was asked for its stack in the head batch */
     enum snap_bool gil;
     enum snap_bool gil_requested;
     enum snap_bool has_exception;
