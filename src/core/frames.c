@@ -353,8 +353,11 @@ static size_t plan_start(const struct py_layout *L, struct frames_thread *t, uin
         iov[k] = (struct proc_iov){newest, buf, newest_len};
         slot[k++] = (int)t->n_chunks++;
     }
-    for (size_t g = 0; with_older && g < t->n_guess && k < room && t->n_chunks <= LIMIT_CHUNKS;
-         g++) {
+    size_t g = 0;
+    for (; with_older && g < t->n_guess && k < room && t->n_chunks <= LIMIT_CHUNKS; g++) {
+        if (copied(t, t->guess[g].addr) != NULL) {
+            continue; /* read ahead already */
+        }
         uint8_t *gb = chunk_buffer(t, t->guess[g].len);
         if (gb == NULL) {
             break;
@@ -379,8 +382,12 @@ static size_t plan_start(const struct py_layout *L, struct frames_thread *t, uin
         iov[k] = (struct proc_iov){t->hint[j], t->pref + j * L->frame.size, L->frame.size};
         slot[k++] = -1;
     }
+    if (with_older) {
+        t->older_planned = g == t->n_guess;
+    }
     if (with_hints) {
         t->n_pref = want;
+        t->hints_planned = want == t->n_hint || t->n_hint > FRAMES_HINT_MAX;
     }
     return k;
 }
@@ -414,6 +421,8 @@ void frames_guessed(struct frames_thread *t, bool ok)
         t->n_chunks = 0;
         t->n_pref = 0;
         t->pre_read = false;
+        t->older_planned = false;
+        t->hints_planned = false;
         return;
     }
     for (size_t i = 0; i < t->n_chunks; i++) {
@@ -481,13 +490,15 @@ static void read_starts(struct proc *p, const struct py_layout *L, struct frames
     sb.k = 0;
     for (size_t i = 0; i < n; i++) {
         struct frames_thread *t = ts[i];
-        bool ahead = t->pre_read;
-        if (use_read_ahead(L, t)) {
-            continue;
-        }
+        /* What the read-ahead had no room for is read now. */
+        bool older = !t->pre_read || !t->older_planned;
+        bool hints = !t->pre_read || !t->hints_planned;
         size_t len = newest_span(L, t);
-        size_t k = plan_start(L, t, t->chunk_addr, len, !ahead && len > 0, !ahead, iov, slot,
-                              PROC_IOV_MAX);
+        if (use_read_ahead(L, t)) {
+            len = 0;
+        }
+        size_t k = plan_start(L, t, t->chunk_addr, len, older && (len > 0 || t->n_chunks > 0),
+                              hints, iov, slot, PROC_IOV_MAX);
         for (size_t j = 0; j < k; j++) {
             start_add(p, &sb, iov[j], t, slot[j]);
         }

@@ -69,6 +69,8 @@ struct frames_thread {
     uint64_t last_newest_size;      /* and that chunk's size */
     uint64_t pre_tstate;            /* the thread state frames_guess() read ahead for */
     bool pre_read;                  /* the chunks and prefetched headers are already read */
+    bool older_planned;             /* ... all the older chunks guessed (room allowed) */
+    bool hints_planned;             /* ... all the hinted headers */
     size_t newest_slot;             /* the chunk slot that holds the newest chunk */
     size_t last_chunk;              /* the chunk the last frame was found in */
     size_t n_pref;
