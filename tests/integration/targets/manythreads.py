@@ -1,4 +1,5 @@
-"""Integration target `manythreads`: 50 threads, each parked 10 frames deep.
+"""Integration target `manythreads`: 50 threads, each parked 10 frames deep below 15 more of
+`below` (1 250 frames and more in all: before 3.11, more frame objects than one read takes).
 
 Usage: python manythreads.py OUTFILE. Even-numbered threads park in Event.wait(), odd ones in
 time.sleep(). Python 3.6+.
@@ -13,6 +14,13 @@ from _parking import FOREVER, LIFETIME
 
 P = _parking.Parking(sys.argv[1])
 NTHREADS = 50
+BELOW = 15
+
+
+def below(n, i):
+    if n > 0:
+        return below(n - 1, i)
+    return depth1(i)
 
 
 def depth1(i):
@@ -61,7 +69,7 @@ def depth10(i):
 
 def main():
     for i in range(NTHREADS):
-        threading.Thread(target=depth1, args=(i,), name="many-%02d" % i, daemon=True).start()
+        threading.Thread(target=below, args=(BELOW, i), name="many-%02d" % i, daemon=True).start()
     P.start_reporter(NTHREADS + 1)
     P.arrive()
     FOREVER.wait(LIFETIME)
