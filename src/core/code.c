@@ -131,6 +131,7 @@ static bool make_room(struct code_cache *c)
 static int read_key(const struct py_layout *L, const uint8_t *raw, uint64_t key[CODE_KEY_N])
 {
     key[CODE_KEY_QUALNAME] = 0;
+    key[CODE_KEY_FIRSTTRACEABLE] = UINT64_MAX;
     if (!layout_read_u64(raw, L->code.size, L->object.ob_type, &key[CODE_KEY_TYPE]) ||
         !layout_read_u64(raw, L->code.size, L->code.filename, &key[CODE_KEY_FILENAME]) ||
         !layout_read_u64(raw, L->code.size, L->code.name, &key[CODE_KEY_NAME]) ||
@@ -141,6 +142,11 @@ static int read_key(const struct py_layout *L, const uint8_t *raw, uint64_t key[
     }
     if (layout_has(L->code.qualname) &&
         !layout_read_u64(raw, L->code.size, L->code.qualname, &key[CODE_KEY_QUALNAME])) {
+        return -1;
+    }
+    if (layout_has(L->code.firsttraceable) &&
+        !layout_read_uint(raw, L->code.size, L->code.firsttraceable, 4,
+                          &key[CODE_KEY_FIRSTTRACEABLE])) {
         return -1;
     }
     return 0;
@@ -175,6 +181,9 @@ static struct code_info *info_read(struct proc *p, const struct py_layout *L, ui
     ci->addr = addr;
     memcpy(ci->key, key, sizeof ci->key);
     ci->firstlineno = (int)(int32_t)key[CODE_KEY_FIRSTLINENO];
+    /* An int counting code units; a negative or absurd one is taken as unknown. */
+    ci->firsttraceable =
+        key[CODE_KEY_FIRSTTRACEABLE] < CODE_MAX_UNITS ? (int)key[CODE_KEY_FIRSTTRACEABLE] : -1;
     /* 3.11 added co_qualname (Include/cpython/code.h); before it, co_name stands in. */
     uint64_t qualname = layout_has(L->code.qualname) ? key[CODE_KEY_QUALNAME]
                                                      : key[CODE_KEY_NAME];
@@ -277,6 +286,18 @@ bool code_instr_offset(const struct code_info *ci, const struct py_layout *L, ui
     }
     *offset = instr - start;
     return instr >= start;
+}
+
+bool code_frame_incomplete(const struct code_info *ci, const struct py_layout *L, uint64_t instr,
+                           bool generator)
+{
+    /* 3.11 and 3.12 compare prev_instr, 3.13+ instr_ptr, with the same bound: the raw field
+     * serves both. Frame objects (before 3.11) are never incomplete. */
+    if (generator || ci->firsttraceable < 0 || L->frames != FRAMES_INTERPRETER) {
+        return false;
+    }
+    uint64_t start = ci->addr + L->code.code_adaptive;
+    return instr < start + 2 * (uint64_t)ci->firsttraceable;
 }
 
 int code_location(struct code_info *ci, const struct py_layout *L, uint64_t instr,

@@ -19,6 +19,7 @@ enum code_key {
     CODE_KEY_QUALNAME,
     CODE_KEY_LINETABLE,
     CODE_KEY_FIRSTLINENO,
+    CODE_KEY_FIRSTTRACEABLE,
     CODE_KEY_N,
 };
 
@@ -35,6 +36,7 @@ struct code_info {
     uint8_t *linetable;
     size_t linetable_len;
     int firstlineno;
+    int firsttraceable; /* code units before the first traceable one; -1: unknown */
     /* The last position looked up, so a frame parked at one instruction is decoded once. */
     uint64_t memo_instr;
     struct linetable_loc memo_loc;
@@ -83,6 +85,15 @@ struct code_info *code_cache_find(const struct code_cache *c, uint64_t addr);
  * instruction pointer before the code. */
 bool code_instr_offset(const struct code_info *ci, const struct py_layout *L, uint64_t instr,
                        uint64_t *offset);
+
+/* Whether a frame of CI at instruction INSTR has not started, by CPython's own rule
+ * (_PyFrame_IsIncomplete, Include/internal/pycore_frame.h): a frame not owned by a generator
+ * whose instruction pointer lies before the code's first traceable instruction. Python's own
+ * views of a stack (sys._current_frames(), tracebacks, f_back) skip such frames; so does pytop.
+ * The interpreter's __init__ cleanup shim (3.13+: _Py_InitCleanup, run after a class's Python
+ * __init__) is one for as long as it stands in a stack. False where the version has no rule. */
+bool code_frame_incomplete(const struct code_info *ci, const struct py_layout *L, uint64_t instr,
+                           bool generator);
 
 /* The source position of a frame's current instruction in code object CI: INSTR is the frame's
  * instruction pointer (3.11+) or its f_lasti (frame objects). A frame that has not started

@@ -178,7 +178,8 @@ static const uint8_t *in_chunks(struct proc *p, const struct py_layout *L,
     return NULL;
 }
 
-static bool push_frame(struct frames_thread *t, uint64_t addr, uint64_t code, uint64_t instr)
+static bool push_frame(struct frames_thread *t, uint64_t addr, uint64_t code, uint64_t instr,
+                       bool generator)
 {
     if (t->n_frames == t->cap) {
         size_t ncap = t->cap ? t->cap * 2 : 16;
@@ -189,7 +190,7 @@ static bool push_frame(struct frames_thread *t, uint64_t addr, uint64_t code, ui
         t->frames = nf;
         t->cap = ncap;
     }
-    t->frames[t->n_frames++] = (struct frames_raw){addr, code, instr};
+    t->frames[t->n_frames++] = (struct frames_raw){addr, code, instr, generator};
     return true;
 }
 
@@ -208,7 +209,8 @@ static void take_frame(const struct py_layout *L, struct frames_thread *t, const
     /* Frames the interpreter owns (entry shims on the C stack) are not Python frames; CPython's
      * own unwinder skips them too. */
     bool shim = (int)owner == L->frame.owner_cstack || (int)owner == L->frame.owner_interpreter;
-    if (!shim && exec != 0 && !push_frame(t, t->pending, exec, instr)) {
+    bool generator = (int)owner == L->frame.owner_generator;
+    if (!shim && exec != 0 && !push_frame(t, t->pending, exec, instr, generator)) {
         fail(t, "out of memory for frame", t->pending);
         return;
     }

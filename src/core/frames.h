@@ -17,6 +17,7 @@ struct frames_raw {
     uint64_t addr;            /* the frame's own address */
     uint64_t code_addr;
     uint64_t instr_ptr;
+    bool generator; /* owned by a generator or coroutine (embedded in it) */
 };
 
 /* A copy of the used part of one data-stack chunk. DATA holds CAP bytes and is kept from one

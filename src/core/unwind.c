@@ -307,6 +307,24 @@ static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool m
     }
 }
 
+/* Drops from T's frames those that have not started (code_frame_incomplete(): the __init__
+ * cleanup shim, a frame caught before its first instruction), as Python's own views do. A
+ * frame whose code object is unknown stays. */
+static void drop_incomplete(const struct unwind *u, struct thread_ctx *t)
+{
+    struct frames_thread *fr = &t->fr;
+    size_t kept = 0;
+    for (size_t i = 0; i < fr->n_frames; i++) {
+        const struct frames_raw *f = &fr->frames[i];
+        const struct code_info *ci = code_cache_find(u->codes, f->code_addr);
+        if (ci != NULL && code_frame_incomplete(ci, u->L, f->instr_ptr, f->generator)) {
+            continue;
+        }
+        fr->frames[kept++] = *f;
+    }
+    fr->n_frames = kept;
+}
+
 /* Where the frame that started a running collection sits in T's chain (3.15+ marks it):
  * its index, or -1 when the collection is not this thread's or unmarked. */
 static long gc_frame_index(const struct thread_ctx *t, const struct interp_fields *in)
@@ -582,6 +600,9 @@ static int unwind_interp(struct unwind *u, uint64_t interp, const struct interp_
     unwind_threads_keep_hints(u, ts, n);
     load_codes(u, ts, n, main_interp,
                main_interp && layout_has(u->L->interp.code_object_generation));
+    for (size_t i = 0; i < n && layout_has(u->L->code.firsttraceable); i++) {
+        drop_incomplete(u, &ts[i]);
+    }
     if (u->snap == NULL) {
         sample_threads(u, interp, in, ts, n);
         return 0;

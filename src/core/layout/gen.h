@@ -10,6 +10,14 @@
 struct layout_gen {
     int64_t thread_current_exception;
     int64_t thread_exc_state_value;
+    int64_t thread_exc_info;
+    int64_t thread_exc_state;
+    int64_t err_stackitem_size;
+    int64_t err_stackitem_value;
+    int64_t err_stackitem_previous;
+    int64_t gen_exc_state;
+    int64_t gen_iframe;
+    int64_t code_firsttraceable;
     int64_t interp_threads_main;
     int64_t thread_holds_gil;
     int64_t thread_holds_gil_bit;

@@ -68,6 +68,12 @@ void layout_apply_gen(const struct layout_gen *g, struct py_layout *L)
     L->thread.gil_requested = LAYOUT_NONE;
     L->thread.current_exception = layout_gen_offset(g->thread_current_exception);
     L->thread.exc_state_value = layout_gen_offset(g->thread_exc_state_value);
+    L->thread.exc_info = layout_gen_offset(g->thread_exc_info);
+    L->thread.exc_state = layout_gen_offset(g->thread_exc_state);
+    L->errstack.size = layout_gen_offset(g->err_stackitem_size);
+    L->errstack.value = layout_gen_offset(g->err_stackitem_value);
+    L->errstack.previous = layout_gen_offset(g->err_stackitem_previous);
+    L->code.firsttraceable = layout_gen_offset(g->code_firsttraceable);
     L->frame.owner_generator = (int)g->frame_owned_by_generator;
     L->frame.owner_cstack = (int)g->frame_owned_by_cstack;
     L->frame.owner_interpreter = (int)g->frame_owned_by_interpreter;
@@ -80,6 +86,7 @@ void layout_apply_gen(const struct layout_gen *g, struct py_layout *L)
     L->gen.size = LAYOUT_NONE;
     L->gen.gi_iframe = LAYOUT_NONE;
     L->gen.gi_frame_state = LAYOUT_NONE;
+    L->gen.exc_state = layout_gen_offset(g->gen_exc_state);
     L->gen.state_yield_from = (int)g->frame_suspended_yield_from_byte;
     L->gen.state_yield_from_locked = (int)g->frame_suspended_yield_from_locked_byte;
     L->gen.state_cleared = (int)g->frame_cleared_byte;
@@ -168,7 +175,8 @@ int layout_validate(struct py_layout *L, struct pt_error *err)
                                L->thread.thread_id, L->thread.native_thread_id,
                                L->thread.datastack_chunk, L->thread.status,
                                L->thread.holds_gil, L->thread.gil_requested,
-                               L->thread.current_exception, L->thread.exc_state_value};
+                               L->thread.current_exception, L->thread.exc_state_value,
+                               L->thread.exc_info};
     const uint64_t frame[] = {L->frame.previous, L->frame.executable, L->frame.instr_ptr};
     const uint64_t code[] = {L->code.filename, L->code.name, L->code.qualname,
                              L->code.linetable, L->object.ob_type};
@@ -188,6 +196,11 @@ int layout_validate(struct py_layout *L, struct pt_error *err)
     }
     if (!field_fits(L->frame.owner, 1, L->frame.size) ||
         !field_fits(L->code.firstlineno, 4, L->code.size) ||
+        !field_fits(L->code.firsttraceable, 4, L->code.size) ||
+        (layout_has(L->thread.exc_state) &&
+         (!field_fits(L->thread.exc_state, L->errstack.size, L->thread.size) ||
+          L->errstack.size > 64 || !field_fits(L->errstack.value, 8, L->errstack.size) ||
+          !field_fits(L->errstack.previous, 8, L->errstack.size))) ||
         L->code.code_adaptive > L->code.size + 64 || L->bytes.ob_sval > L->bytes.size ||
         L->unicode.ascii_size > 256 || L->unicode.compact_size > 256 ||
         !field_fits(L->unicode.state, 4, L->unicode.ascii_size) ||

@@ -77,7 +77,16 @@ struct py_layout {
         uint64_t gil_requested;      /* LAYOUT_NONE when the version has none */
         uint64_t current_exception;  /* LAYOUT_NONE when unknown */
         uint64_t exc_state_value;    /* exc_state.exc_value; LAYOUT_NONE when unknown */
+        uint64_t exc_info;           /* the top of the handled-exception chain (errstack) */
+        uint64_t exc_state;          /* the chain's bottom item, inside the thread state */
     } thread;
+    /* One item of that chain (_PyErr_StackItem): the thread's own, or a running generator's
+     * gi_exc_state; sys.exc_info() answers from the newest one holding an exception. */
+    struct {
+        uint64_t size;
+        uint64_t value;
+        uint64_t previous;
+    } errstack;
     enum layout_gil_source gil_source;
 
     enum layout_frames frames;
@@ -102,6 +111,8 @@ struct py_layout {
         uint64_t linetable;
         uint64_t firstlineno;
         uint64_t code_adaptive;      /* start of the bytecode inside the code object */
+        uint64_t firsttraceable;     /* int: a frame before this code unit has not started
+                                      * (_PyFrame_IsIncomplete, 3.11+); LAYOUT_NONE before */
     } code;
     enum layout_linetable linetable;
 
@@ -184,6 +195,7 @@ struct py_layout {
         uint64_t size;
         uint64_t gi_iframe;          /* the generator's embedded interpreter frame */
         uint64_t gi_frame_state;     /* int8 */
+        uint64_t exc_state;          /* gi_exc_state, an errstack item */
         int state_yield_from;        /* gi_frame_state byte values; -1: the version has none */
         int state_yield_from_locked;
         int state_cleared;

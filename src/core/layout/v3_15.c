@@ -121,6 +121,9 @@ int layout_v3_15_fill(const uint8_t *blob, size_t len, struct py_layout *L, stru
     L->thread.gil_requested = d.thread_state.gil_requested;
     L->thread.current_exception = d.thread_state.current_exception;
     L->thread.exc_state_value = d.thread_state.exc_state + d.err_stackitem.exc_value;
+    /* The chain's links (exc_info, previous_item) come from the generated table. */
+    L->thread.exc_state = d.thread_state.exc_state;
+    L->errstack.value = d.err_stackitem.exc_value;
 
     L->frame.size = d.interpreter_frame.localsplus;
     L->frame.previous = d.interpreter_frame.previous;
