@@ -178,8 +178,17 @@ static const uint8_t *in_chunks(struct proc *p, const struct py_layout *L,
     return NULL;
 }
 
-static bool push_frame(struct frames_thread *t, uint64_t addr, uint64_t code, uint64_t instr,
-                       bool generator)
+size_t frames_prefix(const struct py_layout *L)
+{
+    uint64_t d = L->gen.exc_state_before_frame;
+    if (L->frames != FRAMES_INTERPRETER || !layout_has(d) || !layout_has(L->errstack.size) ||
+        d < L->errstack.size || d > LAYOUT_FRAME_PREFIX_MAX) {
+        return 0;
+    }
+    return (size_t)d;
+}
+
+static bool push_frame(struct frames_thread *t, const struct frames_raw *f)
 {
     if (t->n_frames == t->cap) {
         size_t ncap = t->cap ? t->cap * 2 : 16;
@@ -190,12 +199,14 @@ static bool push_frame(struct frames_thread *t, uint64_t addr, uint64_t code, ui
         t->frames = nf;
         t->cap = ncap;
     }
-    t->frames[t->n_frames++] = (struct frames_raw){addr, code, instr, generator};
+    t->frames[t->n_frames++] = *f;
     return true;
 }
 
-/* Takes one frame header H at ADDR: keeps it if it is a Python frame, moves to its caller. */
-static void take_frame(const struct py_layout *L, struct frames_thread *t, const uint8_t *h)
+/* Takes one frame header H at ADDR: keeps it if it is a Python frame, moves to its caller.
+ * PREFIX bytes before H were read with it (frames_prefix(), or 0). */
+static void take_frame(const struct py_layout *L, struct frames_thread *t, const uint8_t *h,
+                       size_t prefix)
 {
     uint64_t prev = 0;
     uint64_t owner = 0;
@@ -209,8 +220,14 @@ static void take_frame(const struct py_layout *L, struct frames_thread *t, const
     /* Frames the interpreter owns (entry shims on the C stack) are not Python frames; CPython's
      * own unwinder skips them too. */
     bool shim = (int)owner == L->frame.owner_cstack || (int)owner == L->frame.owner_interpreter;
-    bool generator = (int)owner == L->frame.owner_generator;
-    if (!shim && exec != 0 && !push_frame(t, t->pending, exec, instr, generator)) {
+    struct frames_raw f = {.addr = t->pending, .code_addr = exec, .instr_ptr = instr};
+    f.generator = (int)owner == L->frame.owner_generator;
+    if (f.generator && prefix > 0) {
+        const uint8_t *item = h - prefix;
+        f.exc_known = layout_read_u64(item, prefix, L->errstack.value, &f.exc_value) &&
+                      layout_read_u64(item, prefix, L->errstack.previous, &f.exc_previous);
+    }
+    if (!shim && exec != 0 && !push_frame(t, &f)) {
         fail(t, "out of memory for frame", t->pending);
         return;
     }
@@ -236,18 +253,33 @@ static void note_read(struct frames_thread *t, uint64_t addr)
     }
 }
 
-/* The prefetched header of the frame at ADDR, if the hint named it: usually the next one. */
+/* The prefetched header of the frame at ADDR, if the hint named it: usually the next one.
+ * Each was read with the frames_prefix() bytes before it. */
 static const uint8_t *prefetched(const struct py_layout *L, struct frames_thread *t,
                                  uint64_t addr)
 {
+    size_t pre = frames_prefix(L);
     for (size_t k = 0; k < t->n_pref; k++) {
         size_t i = (t->pref_at + k) % t->n_pref;
         if (t->hint[i] == addr) {
             t->pref_at = i + 1;
-            return t->pref + i * L->frame.size;
+            return t->pref + i * (pre + L->frame.size) + pre;
         }
     }
     return NULL;
+}
+
+/* The region a frame read on its own takes: its header and the PRE bytes before it. */
+static struct proc_iov frame_region(const struct py_layout *L, uint64_t addr, size_t pre,
+                                    uint8_t *buf)
+{
+    /* An address too low for the bytes before it is read from its header on (the walk then
+     * finds it unreadable or not a frame, as without them). */
+    if (addr < pre) {
+        memset(buf, 0, pre);
+        return (struct proc_iov){addr, buf + pre, L->frame.size};
+    }
+    return (struct proc_iov){addr - pre, buf, pre + L->frame.size};
 }
 
 /* Follows T's chain through copied chunks until it ends or needs a read. */
@@ -264,14 +296,16 @@ static void advance(struct proc *p, const struct py_layout *L, struct frames_thr
             return;
         }
         const uint8_t *h = in_chunks(p, L, t, t->pending);
+        size_t prefix = 0;
         if (h == NULL && (h = prefetched(L, t, t->pending)) != NULL) {
             note_read(t, t->pending);
+            prefix = frames_prefix(L);
         }
         if (h == NULL) {
             t->steps--;
             return;
         }
-        take_frame(L, t, h);
+        take_frame(L, t, h, prefix);
     }
 }
 
@@ -370,18 +404,19 @@ static size_t plan_start(const struct py_layout *L, struct frames_thread *t, uin
         slot[k++] = (int)t->n_chunks++;
     }
     size_t want = with_hints && t->n_hint <= FRAMES_HINT_MAX ? t->n_hint : 0;
+    size_t each = frames_prefix(L) + L->frame.size;
     want = want <= room - k ? want : 0;
-    if (want > 0 && t->pref_cap < want * L->frame.size) {
-        uint8_t *fresh = realloc(t->pref, want * L->frame.size);
+    if (want > 0 && t->pref_cap < want * each) {
+        uint8_t *fresh = realloc(t->pref, want * each);
         if (fresh == NULL) {
             want = 0;
         } else {
             t->pref = fresh;
-            t->pref_cap = want * L->frame.size;
+            t->pref_cap = want * each;
         }
     }
     for (size_t j = 0; j < want; j++) {
-        iov[k] = (struct proc_iov){t->hint[j], t->pref + j * L->frame.size, L->frame.size};
+        iov[k] = frame_region(L, t->hint[j], frames_prefix(L), t->pref + j * each);
         slot[k++] = -1;
     }
     if (with_older) {
@@ -539,6 +574,7 @@ void frames_walk(struct proc *p, const struct py_layout *L, struct frames_thread
     struct proc_iov iov[PROC_IOV_MAX];
     struct frames_thread *owner[PROC_IOV_MAX];
     size_t waiting = 0;
+    size_t pre = frames_prefix(L);
     read_starts(p, L, ts, n);
     for (size_t i = 0; i < n; i++) {
         ts[i]->pending = ts[i]->current_frame;
@@ -549,7 +585,7 @@ void frames_walk(struct proc *p, const struct py_layout *L, struct frames_thread
      * none is needed when every chain ended inside the copied chunks. */
     for (size_t i = 0; waiting > 0 && i < n; i++) {
         if (!ts[i]->done && ts[i]->hdr == NULL &&
-            (ts[i]->hdr = malloc(LAYOUT_FRAME_HEADER_MAX)) == NULL) {
+            (ts[i]->hdr = malloc(LAYOUT_FRAME_PREFIX_MAX + LAYOUT_FRAME_HEADER_MAX)) == NULL) {
             fail(ts[i], "out of memory reading frame", ts[i]->pending);
         }
     }
@@ -560,7 +596,7 @@ void frames_walk(struct proc *p, const struct py_layout *L, struct frames_thread
         size_t k = 0;
         for (size_t i = 0; i < n; i++) {
             if (!ts[i]->done && k < PROC_IOV_MAX) {
-                iov[k] = (struct proc_iov){ts[i]->pending, ts[i]->hdr, L->frame.size};
+                iov[k] = frame_region(L, ts[i]->pending, pre, ts[i]->hdr);
                 owner[k++] = ts[i];
             }
         }
@@ -570,13 +606,13 @@ void frames_walk(struct proc *p, const struct py_layout *L, struct frames_thread
         bool batch = proc_read_many(p, iov, k, NULL) == 0;
         for (size_t j = 0; j < k; j++) {
             struct frames_thread *t = owner[j];
-            if (!batch && proc_read_bytes(p, iov[j].addr, t->hdr, iov[j].len, NULL) < 0) {
-                fail(t, "unreadable frame", iov[j].addr);
+            if (!batch && proc_read_bytes(p, iov[j].addr, iov[j].dst, iov[j].len, NULL) < 0) {
+                fail(t, "unreadable frame", t->pending);
                 continue;
             }
             t->steps++;
-            note_read(t, iov[j].addr);
-            take_frame(L, t, t->hdr);
+            note_read(t, t->pending);
+            take_frame(L, t, t->hdr + pre, pre);
             advance(p, L, t);
         }
     }

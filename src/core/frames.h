@@ -17,8 +17,17 @@ struct frames_raw {
     uint64_t addr;            /* the frame's own address */
     uint64_t code_addr;
     uint64_t instr_ptr;
+    /* A generator's frame read on its own (3.11+) brings its generator's exception state,
+     * the item of the thread's handled-exception chain at addr - exc_state_before_frame. */
+    uint64_t exc_value;
+    uint64_t exc_previous;
     bool generator; /* owned by a generator or coroutine (embedded in it) */
+    bool exc_known; /* exc_value and exc_previous were read */
 };
+
+/* How many bytes before a frame read on its own are read with it: those of its generator's
+ * exception state, where generators embed their frames (3.11+); else 0. */
+size_t frames_prefix(const struct py_layout *L);
 
 /* A copy of the used part of one data-stack chunk. DATA holds CAP bytes and is kept from one
  * walk to the next. */

@@ -598,6 +598,7 @@ static int unwind_interp(struct unwind *u, uint64_t interp, const struct interp_
         }
     }
     unwind_threads_keep_hints(u, ts, n);
+    unwind_threads_exc_chains(u, ts, n);
     load_codes(u, ts, n, main_interp,
                main_interp && layout_has(u->L->interp.code_object_generation));
     for (size_t i = 0; i < n && layout_has(u->L->code.firsttraceable); i++) {

@@ -44,6 +44,12 @@ struct thread_ctx {
     enum snap_bool gil;
     enum snap_bool gil_requested;
     enum snap_bool has_exception;
+    /* Where the handled-exception chain goes on when its top is not the thread's own item
+     * (a generator runs): resolved after the frame walk (unwind_threads_exc_chains()); 0
+     * when HAS_EXCEPTION is already the answer. OWN_EXC: the thread's own item's exception
+     * (0 for none). */
+    uint64_t exc_item;
+    uint64_t own_exc;
     struct frames_thread fr; /* its buffers are kept for the next walk */
 };
 
@@ -175,6 +181,13 @@ size_t unwind_threads_collect(struct unwind *u, uint64_t interp, const struct in
 /* Where 3.11 and 3.12 threads' chains start: each thread's current _PyCFrame, all read in one
  * batch per PROC_IOV_MAX threads. */
 void unwind_threads_read_cframes(struct unwind *u, struct thread_ctx *ts, size_t n);
+
+/* Answers has_exception for the threads whose handled-exception chain starts in a running
+ * generator, as sys.exc_info() does: the newest item of the chain holding an exception. The
+ * generators' items come with their frames (3.11+, frames_prefix()); a snapshot reads those
+ * it lacks (one read an item, LIMIT_FRAMES items at most, a loop ends it), a sample leaves
+ * such a thread's has_exception unknown instead. Call after frames_walk(). */
+void unwind_threads_exc_chains(struct unwind *u, struct thread_ctx *ts, size_t n);
 
 /* Before 3.11 thread states hold no kernel thread id; pthreadtid finds it. */
 void unwind_threads_read_tids(struct unwind *u, struct thread_ctx *ts, size_t n,

@@ -86,7 +86,9 @@ void layout_apply_gen(const struct layout_gen *g, struct py_layout *L)
     L->gen.size = LAYOUT_NONE;
     L->gen.gi_iframe = LAYOUT_NONE;
     L->gen.gi_frame_state = LAYOUT_NONE;
-    L->gen.exc_state = layout_gen_offset(g->gen_exc_state);
+    L->gen.exc_state_before_frame = g->gen_iframe > g->gen_exc_state && g->gen_exc_state >= 0
+                                        ? (uint64_t)(g->gen_iframe - g->gen_exc_state)
+                                        : LAYOUT_NONE;
     L->gen.state_yield_from = (int)g->frame_suspended_yield_from_byte;
     L->gen.state_yield_from_locked = (int)g->frame_suspended_yield_from_locked_byte;
     L->gen.state_cleared = (int)g->frame_cleared_byte;
@@ -201,6 +203,8 @@ int layout_validate(struct py_layout *L, struct pt_error *err)
          (!field_fits(L->thread.exc_state, L->errstack.size, L->thread.size) ||
           L->errstack.size > 64 || !field_fits(L->errstack.value, 8, L->errstack.size) ||
           !field_fits(L->errstack.previous, 8, L->errstack.size))) ||
+        (layout_has(L->gen.exc_state_before_frame) &&
+         L->gen.exc_state_before_frame > LAYOUT_FRAME_PREFIX_MAX) ||
         L->code.code_adaptive > L->code.size + 64 || L->bytes.ob_sval > L->bytes.size ||
         L->unicode.ascii_size > 256 || L->unicode.compact_size > 256 ||
         !field_fits(L->unicode.state, 4, L->unicode.ascii_size) ||

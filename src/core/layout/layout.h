@@ -14,6 +14,8 @@ struct pt_error;
 
 /* The most bytes of an interpreter frame's fixed header pytop reads. */
 enum { LAYOUT_FRAME_HEADER_MAX = 512 };
+/* The most bytes before a frame read with it (a generator's exception state). */
+enum { LAYOUT_FRAME_PREFIX_MAX = 64 };
 
 enum layout_linetable {
     LINETABLE_LNOTAB,     /* co_lnotab, up to 3.9 */
@@ -195,7 +197,8 @@ struct py_layout {
         uint64_t size;
         uint64_t gi_iframe;          /* the generator's embedded interpreter frame */
         uint64_t gi_frame_state;     /* int8 */
-        uint64_t exc_state;          /* gi_exc_state, an errstack item */
+        uint64_t exc_state_before_frame; /* gi_exc_state (an errstack item) starts this many
+                                          * bytes before the embedded frame (3.11+) */
         int state_yield_from;        /* gi_frame_state byte values; -1: the version has none */
         int state_yield_from_locked;
         int state_cleared;

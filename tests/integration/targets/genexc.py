@@ -1,0 +1,160 @@
+"""Integration target `genexc`: threads parked in generators and coroutines resumed inside an
+`except` block, and controls that left theirs.
+
+The exception a generator handles lives in its own exception state (gi_exc_state), which the
+thread's chain (tstate->exc_info -> previous_item ...) holds while the generator runs:
+sys.exc_info() answers from the newest item of it that holds an exception, so each of these
+threads reports has_exception as the target's own sys.exc_info() says at the parking place.
+
+Usage: python genexc.py OUTFILE. Python 3.6+.
+"""
+import asyncio
+import sys
+import threading
+
+import _parking
+from _parking import FOREVER
+
+P = _parking.Parking(sys.argv[1])
+
+
+def park():
+    P.arrive()
+    FOREVER.wait()
+
+
+# A generator that yields while handling, then is resumed there: has_exception.
+def gen_in_except():
+    try:
+        raise ValueError("handled in a generator")
+    except ValueError:
+        yield 1
+        park()
+
+
+def drive_gen_in_except():
+    g = gen_in_except()
+    next(g)
+    next(g)
+
+
+# A generator that yielded inside its except, was resumed and left it: no exception.
+def gen_left_except():
+    try:
+        raise KeyError("handled and done")
+    except KeyError:
+        yield 1
+    yield 2
+    park()
+
+
+def drive_gen_left_except():
+    g = gen_left_except()
+    next(g)
+    next(g)
+    next(g)
+
+
+# A generator that handles nothing.
+def plain_gen():
+    yield 1
+    park()
+
+
+# An outer generator resumed inside its except, delegating to an inner one that handles
+# nothing: the inner item is empty, the outer one holds the exception: has_exception.
+def outer_in_except():
+    try:
+        raise LookupError("handled by the outer generator")
+    except LookupError:
+        yield 0
+        yield from plain_gen()
+
+
+def drive_nested():
+    g = outer_in_except()
+    next(g)
+    next(g)
+    next(g)
+
+
+# A thread handling an exception in a plain function, running a generator that handles
+# nothing: the generator's item is empty, the thread's own holds it: has_exception.
+def except_then_gen():
+    try:
+        raise OSError("handled by the thread")
+    except OSError:
+        g = plain_gen()
+        next(g)
+        next(g)
+
+
+# A coroutine driven by send(), suspended inside its except and resumed there.
+class Suspend:
+    def __await__(self):
+        yield
+
+
+async def coro_in_except():
+    try:
+        raise RuntimeError("handled in a coroutine")
+    except RuntimeError:
+        await Suspend()
+        park()
+
+
+def drive_coro_in_except():
+    c = coro_in_except()
+    c.send(None)
+    c.send(None)
+
+
+# The same under asyncio: the task is resumed by the event loop inside its except.
+async def aio_in_except():
+    try:
+        raise ZeroDivisionError("handled in a task")
+    except ZeroDivisionError:
+        await asyncio.sleep(0)
+        park()
+
+
+# ... and a task that left its except after resuming there: no exception.
+async def aio_left_except():
+    try:
+        raise IndexError("handled in a task and done")
+    except IndexError:
+        await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    park()
+
+
+def run_asyncio(main):
+    if hasattr(asyncio, "run"):
+        asyncio.run(main())
+    else:  # 3.6
+        asyncio.new_event_loop().run_until_complete(main())
+
+
+THREADS = [
+    ("gen-in-except", drive_gen_in_except),
+    ("gen-left-except", drive_gen_left_except),
+    ("gen-nested-outer-except", drive_nested),
+    ("except-then-gen", except_then_gen),
+    ("coro-send-in-except", drive_coro_in_except),
+    ("asyncio-in-except", lambda: run_asyncio(aio_in_except)),
+    ("asyncio-left-except", lambda: run_asyncio(aio_left_except)),
+]
+
+
+def main():
+    for name, target in THREADS:
+        threading.Thread(target=target, name=name, daemon=True).start()
+    P.start_reporter(len(THREADS) + 1)
+    P.arrive()
+    FOREVER.wait(_parking.LIFETIME)
+
+
+if __name__ == "__main__":
+    main()
+    import os
+    os._exit(0)  # LIFETIME is over: skip waiting for the parked threads
