@@ -135,6 +135,48 @@ def run_asyncio(main):
         asyncio.new_event_loop().run_until_complete(main())
 
 
+# The cases without generators, which must stay right: parked in a `finally` the exception
+# runs through, in an `__exit__` called for it, and in an outer `except` after an inner
+# handler ended (all has_exception); a handler that ended before parking (none).
+def in_finally():
+    try:
+        raise ValueError("running through finally")
+    finally:
+        park()
+
+
+class Exits:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        park()
+
+
+def in_exit():
+    with Exits():
+        raise TypeError("passed to __exit__")
+
+
+def nested_handler():
+    try:
+        raise ValueError("the outer one")
+    except ValueError:
+        try:
+            raise KeyError("the inner one")
+        except KeyError:
+            pass
+        park()
+
+
+def handler_ended():
+    try:
+        raise ValueError("handled and done")
+    except ValueError:
+        pass
+    park()
+
+
 THREADS = [
     ("gen-in-except", drive_gen_in_except),
     ("gen-left-except", drive_gen_left_except),
@@ -143,6 +185,10 @@ THREADS = [
     ("coro-send-in-except", drive_coro_in_except),
     ("asyncio-in-except", lambda: run_asyncio(aio_in_except)),
     ("asyncio-left-except", lambda: run_asyncio(aio_left_except)),
+    ("in-finally", in_finally),
+    ("in-exit", in_exit),
+    ("nested-handler", nested_handler),
+    ("handler-ended", handler_ended),
 ]
 
 
