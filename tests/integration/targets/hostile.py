@@ -22,6 +22,8 @@ objects (the default):
              a pure-Python one, which 3.14+ lists from asyncio's registries too)
   threads    a thread whose threading name is the dressed-up bytes object, and one whose
              name str claims 2**40 characters
+  exc-chain-loop  a thread parked inside a generator (handling nothing) whose exception state's
+             previous_item, the link of the chain sys.exc_info() reads, points back at itself
   gc         the collector's `collecting` flag (found by comparing the memory around the
              youngest generation's list head inside and outside a collection) set to 5
 registry:
@@ -441,6 +443,43 @@ def corrupt_threads(threads, fake):
     attempt("thread-name-length-2**40", c_long)
 
 
+def start_generator_thread():
+    """A thread parked inside a running generator; returns (thread, {"gen", "tid"})."""
+    ev = threading.Event()
+    box = {}
+
+    def make():
+        # Nested, so that its qualname is a str of its own (not its name's).
+        def parked_gen():
+            box["tid"] = threading.get_native_id()
+            ev.set()
+            threading.Event().wait()
+            yield
+        return parked_gen()
+
+    def run():
+        box["gen"] = make()
+        next(box["gen"])
+    th = threading.Thread(target=run, name="exc-loop", daemon=True)
+    th.start()
+    ev.wait()
+    return th, box
+
+
+def corrupt_exc_chain(th, box):
+    """The running generator's gi_exc_state (right after gi_qualname in PyGenObject, 3.8-3.15)
+    gets a previous_item pointing at itself."""
+    gen = box["gen"]
+    item = id(gen) + field_offset(gen, gen.__qualname__, "exc-chain") + 8
+    value = item if sys.version_info >= (3, 11) else item + 8   # 3.8-3.10: type, value, tb
+    previous = item + (8 if sys.version_info >= (3, 11) else 24)
+    # Running and handling nothing: no exception (NULL or None), linked to the thread's item.
+    if word(value) not in (0, id(None)) or word(previous) == 0:
+        raise LookupError("exc-chain: gi_exc_state not where expected")
+    THREADS[box["tid"]] = th.name
+    put(previous, item)
+
+
 def find_gc_head():
     """The address of the youngest generation's list head, walked to from a new object along
     the gc_prev links (towards older objects, none of which the walk frees), recognised by
@@ -570,6 +609,7 @@ def main():
         names = LoopThread("names", build_names)
         names_pure = LoopThread("names-pure", build_names_pure, pure=True)
         threads = start_named_threads()
+        gen_thread = start_generator_thread()
         wait_loops([canary, fw, fw_pure, loops, gather, names, names_pure])
         for lt in (canary, fw, fw_pure, loops, gather, names, names_pure):
             THREADS[lt.thread.native_id] = lt.thread.name
@@ -588,6 +628,8 @@ def main():
         corrupt_fw(fw, fw_pure)
         corrupt_loops(loops)
         corrupt_gather(gather)
+        attempt("exc-chain-loop", lambda: corrupt_exc_chain(*gen_thread))
+        report["exc_loop_tid"] = gen_thread[1]["tid"]
         if fake is not None:
             corrupt_names(names, names_pure, fake)
             corrupt_threads(threads, fake)
