@@ -18,7 +18,8 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/pytop-tui.XXXXXX") || exit 99
 SANITIZER_LOG=$WORK/sanitizer
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$SANITIZER_LOG"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$SANITIZER_LOG"
-export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}halt_on_error=1:exitcode=66:log_path=$SANITIZER_LOG"
+TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}halt_on_error=1:exitcode=66"
+export TSAN_OPTIONS="$TSAN_OPTIONS:log_path=$SANITIZER_LOG"
 
 tui_cleanup() {
     tmux -L "$SOCK" kill-server >/dev/null 2>&1
