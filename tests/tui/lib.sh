@@ -14,11 +14,12 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/pytop-tui.XXXXXX") || exit 99
 
 # A sanitizer build (--enable-sanitizers[=thread]) writes what it finds to $WORK/sanitizer.PID
 # (not to the terminal, where no one reads it) and stops there with a failing status; pass()
-# fails on any such report. The caller's options come first: the ones here win.
+# fails on any such report. ThreadSanitizer would go on by default: the caller's TSAN_OPTIONS
+# may still say so, but not where the reports go.
 SANITIZER_LOG=$WORK/sanitizer
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$SANITIZER_LOG"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$SANITIZER_LOG"
-TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}halt_on_error=1:exitcode=66"
+TSAN_OPTIONS="halt_on_error=1:exitcode=66${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
 export TSAN_OPTIONS="$TSAN_OPTIONS:log_path=$SANITIZER_LOG"
 
 tui_cleanup() {
