@@ -43,21 +43,24 @@ struct live {
     bool poked; /* a request came: stop sleeping */
     struct requests asked;
     struct live_frame *ready;
-    bool source_ready;
-    /* The sampling thread's own; SOURCE and SOURCES are the screen's once SOURCE_READY. */
+    bool attached; /* the sampling thread found the interpreter */
+    /* The sampling thread's own. */
     enum live_state state;
     struct proc *proc;
     struct runtime rt;
     struct sampler *sampler;
     struct sampler_thread_key focus;
-    struct source_cache *sources;
-    struct snapshot_source source;
     double started;
     double next_frame;
     double last_sample;
     double age_s;
     char command[512];
     char status[256];
+    /* The screen's own (live_source()): source files are read through a handle of its own, so
+     * that the screen never calls into the sampling thread's PROC. */
+    struct proc *ui_proc;
+    struct source_cache *ui_sources;
+    struct snapshot_source ui_source;
 };
 
 void live_frame_free(struct live_frame *f)
@@ -70,11 +73,6 @@ void live_frame_free(struct live_frame *f)
     sampler_stats_free(f->stats);
     sampler_stats_free(f->focus);
     free(f);
-}
-
-static const char *source_line(void *ctx, const char *file, size_t file_len, int line, size_t *len)
-{
-    return source_cache_line(ctx, file, file_len, line, len);
 }
 
 /* Sleeps until DEADLINE (sampler_now() seconds), a request or stop. */
@@ -196,10 +194,8 @@ static int attach(struct live *l, struct pt_error *err)
     if (proc_cmdline(p, l->command, sizeof l->command, NULL) < 0) {
         l->command[0] = '\0';
     }
-    l->sources = source_cache_new(p);
-    l->source = (struct snapshot_source){source_line, l->sources};
     pthread_mutex_lock(&l->lock);
-    l->source_ready = l->sources != NULL;
+    l->attached = true;
     pthread_mutex_unlock(&l->lock);
     l->status[0] = '\0';
     return 0;
@@ -356,6 +352,8 @@ void live_close(struct live *l)
     l->stop = true;
     pthread_cond_signal(&l->cond);
     pthread_mutex_unlock(&l->lock);
+    source_cache_free(l->ui_sources);
+    proc_close(l->ui_proc);
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += (time_t)CLOSE_WAIT_S;
@@ -363,7 +361,6 @@ void live_close(struct live *l)
         return;
     }
     live_frame_free(l->ready);
-    source_cache_free(l->sources);
     sampler_free(l->sampler);
     proc_close(l->proc);
     pthread_cond_destroy(&l->cond);
@@ -411,10 +408,30 @@ void live_set_period(struct live *l, double period_s)
     pthread_mutex_unlock(&l->lock);
 }
 
+static const char *source_line(void *ctx, const char *file, size_t file_len, int line, size_t *len)
+{
+    return source_cache_line(ctx, file, file_len, line, len);
+}
+
 const struct snapshot_source *live_source(struct live *l)
 {
+    if (l->ui_sources != NULL) {
+        return &l->ui_source;
+    }
     pthread_mutex_lock(&l->lock);
-    bool ready = l->source_ready;
+    bool attached = l->attached;
     pthread_mutex_unlock(&l->lock);
-    return ready ? &l->source : NULL;
+    if (!attached) {
+        return NULL;
+    }
+    /* Opened once; a target already gone (or no memory) is tried again at the next call. */
+    if (l->ui_proc == NULL && (l->ui_proc = proc_open(l->opts.pid, NULL)) == NULL) {
+        return NULL;
+    }
+    l->ui_sources = source_cache_new(l->ui_proc);
+    if (l->ui_sources == NULL) {
+        return NULL;
+    }
+    l->ui_source = (struct snapshot_source){source_line, l->ui_sources};
+    return &l->ui_source;
 }

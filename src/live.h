@@ -64,8 +64,9 @@ void live_focus(struct live *l, const struct sampler_thread_key *key);
 /* Changes how often frames are made. */
 void live_set_period(struct live *l, double period_s);
 
-/* Source lines of the target's files, once sampling has started (else NULL). For the caller's
- * thread only (the sampling thread never uses it); valid until live_close(). */
+/* Source lines of the target's files, once sampling has started (else NULL), read through a
+ * target handle of the caller's own: the sampling thread's is never touched. For one thread
+ * only, the screen's; valid until live_close(). */
 const struct snapshot_source *live_source(struct live *l);
 
 #endif

@@ -12,6 +12,16 @@ TARGET_PID=
 PY=
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/pytop-tui.XXXXXX") || exit 99
 
+# A sanitizer build (--enable-sanitizers[=thread]) writes what it finds to $WORK/sanitizer.PID
+# (not to the terminal, where no one reads it) and stops there with a failing status; pass()
+# fails on any such report. ThreadSanitizer would go on by default: the caller's TSAN_OPTIONS
+# may still say so, but not where the reports go.
+SANITIZER_LOG=$WORK/sanitizer
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$SANITIZER_LOG"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$SANITIZER_LOG"
+TSAN_OPTIONS="halt_on_error=1:exitcode=66${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
+export TSAN_OPTIONS="$TSAN_OPTIONS:log_path=$SANITIZER_LOG"
+
 tui_cleanup() {
     tmux -L "$SOCK" kill-server >/dev/null 2>&1
     if [ -n "$TARGET_PID" ]; then
@@ -31,15 +41,34 @@ screen() {
     tmux -L "$SOCK" capture-pane -p -t t 2>/dev/null
 }
 
+# Prints each sanitizer report pytop wrote; false when there is none.
+sanitizer_reports() {
+    local f found=1
+    for f in "$SANITIZER_LOG".*; do
+        [ -e "$f" ] || continue
+        echo "--- $(basename "$f"):"
+        cat "$f"
+        found=0
+    done
+    return $found
+}
+
 fail() {
     echo "FAIL: $TEST_NAME: $*"
     echo "--- the screen:"
     screen
     echo "---"
+    sanitizer_reports
     exit 1
 }
 
+# Ends pytop (as a closed terminal does) and passes, unless a sanitizer reported something.
 pass() {
+    stop_tui
+    if sanitizer_reports; then
+        echo "FAIL: $TEST_NAME: the sanitizer reported the above"
+        exit 1
+    fi
     echo "PASS: $TEST_NAME"
     exit 0
 }
@@ -106,13 +135,31 @@ start_pytop() {
     start_tui "'$PYTOP' $*"
 }
 
-# Ends the tmux server (and what runs in it), so that start_tui can start afresh.
+# True while process $1 runs (a zombie has ended: its parent, here init, reaps it at leisure).
+is_running() {
+    local stat
+    stat=$(cat /proc/"$1"/stat 2>/dev/null) || return 1
+    stat=${stat##*) }
+    [ "${stat%% *}" != Z ]
+}
+
+# Ends the tmux server (and what runs in it) and waits up to 5 s for the programs the pane's
+# shell ran to end (a sanitizer writes its reports before that), so that start_tui can start
+# afresh.
 stop_tui() {
+    local shell children pid i
+    shell=$(tmux -L "$SOCK" list-panes -t t -F '#{pane_pid}' 2>/dev/null)
+    children=$(cat /proc/"$shell"/task/*/children 2>/dev/null)
     tmux -L "$SOCK" kill-server >/dev/null 2>&1
-    local i
     for i in $(seq 100); do
-        tmux -L "$SOCK" list-sessions >/dev/null 2>&1 || return 0
+        tmux -L "$SOCK" list-sessions >/dev/null 2>&1 || break
         sleep 0.05
+    done
+    for pid in $children; do
+        for i in $(seq 100); do
+            is_running "$pid" || break
+            sleep 0.05
+        done
     done
 }
 
