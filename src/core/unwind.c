@@ -217,7 +217,9 @@ static void code_failed(struct unwind *u, uint64_t addr, const struct pt_error *
     enum snap_unreadable why = SNAP_UNREADABLE_CODE;
     if (struct_read || e->code == PT_E_BADLAYOUT) {
         why = SNAP_UNREADABLE_STACK;
-    } else if (e->code == PT_E_LIMIT) {
+    } else if (e->code == PT_E_LIMIT &&
+               code_cache_get_counters(u->codes).entries >= LIMIT_CODE_CACHE) {
+        /* Not a line table over its limit: the cache had no room. */
         why = SNAP_UNREADABLE_CACHE;
     } else if (e->code == PT_E_NOMEM) {
         why = SNAP_UNREADABLE_NOMEM;
