@@ -274,6 +274,11 @@ static void text_functions(struct text_out *w, const struct sampler_stats *st, s
         strbuf_printf(sb, " %8" PRIu64 " %8" PRIu64 "  ", f->own, f->total);
         strbuf_text(sb, f->function.ptr != NULL ? f->function.ptr : "?",
                     f->function.ptr != NULL ? f->function.len : 1);
+        if (f->unreadable != SNAP_UNREADABLE_NONE) {
+            strbuf_puts(sb, "\n"); /* no file: the name says what it is */
+            strbuf_drain(sb, w->out, TEXT_FLUSH_AT, &w->write_errno);
+            continue;
+        }
         strbuf_puts(sb, " (");
         strbuf_text(sb, f->file.ptr != NULL ? f->file.ptr : "?",
                     f->file.ptr != NULL ? f->file.len : 1);
