@@ -15,10 +15,11 @@ enum { SAMPLE_OFFSET_UNKNOWN = UINT32_MAX };
 
 /* One frame: the code object's cache entry and where in its bytecode the frame is. */
 struct sample_frame {
-    const struct code_info *code; /* NULL: unknown code, or a synthetic frame (KIND) */
+    const struct code_info *code; /* NULL: a synthetic or unreadable frame (KIND) */
     uint64_t code_serial;         /* code->serial (never reused); 0 with CODE NULL */
     uint32_t offset;              /* bytes from the bytecode's start; SAMPLE_OFFSET_UNKNOWN */
     enum snap_frame_kind kind;
+    enum snap_unreadable unreadable; /* why, with kind SNAP_FRAME_UNREADABLE */
 };
 
 struct sample_thread {

@@ -390,6 +390,7 @@ static bool copy_functions(struct sampler_stats *st, const struct sampler_table 
         }
         struct sampler_function *out = &st->functions[st->n_functions++];
         out->first_line = f->first_line;
+        out->unreadable = f->unreadable;
         out->own = v->funcs[i].own;
         out->total = v->funcs[i].total;
         if (!copy_name(st, f->function, f->function_len, &out->function) ||

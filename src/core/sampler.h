@@ -60,6 +60,8 @@ struct sampler_function {
     int first_line;      /* the function's first line; -1 unknown */
     uint64_t own;
     uint64_t total;
+    enum snap_unreadable unreadable; /* not NONE: the row counts frames pytop could not read,
+                                      * FUNCTION says why (snapshot_unreadable_label()) */
 };
 
 /* The statistics at one moment: a self-contained copy the caller owns (strings included). */

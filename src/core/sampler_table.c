@@ -427,6 +427,7 @@ uint32_t sampler_table_func(struct sampler_table *t, const struct sampler_func_k
     e->function_len = f->function_len;
     e->file_len = f->file_len;
     e->first_line = f->first_line;
+    e->unreadable = f->unreadable;
     e->serial = ++t->next_func_serial;
     return i;
 }

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "core/snapshot.h"
+
 enum {
     SAMPLER_TABLE_NONE = UINT32_MAX, /* no entry: the table is full, or memory ran out */
     SAMPLER_TABLE_HINTS = 1024,      /* frames of a thread's last stack remembered, outermost
@@ -20,6 +22,9 @@ struct sampler_func_key {
     const char *file;
     size_t file_len;
     int first_line;
+    /* Not part of the identity (the name tells): why a frame pytop could not read was counted
+     * under this name, SNAP_UNREADABLE_NONE for any other. */
+    enum snap_unreadable unreadable;
 };
 
 /* What frame K (from the outermost) of a thread's last stack was counted as. CODE is the code
@@ -69,6 +74,7 @@ struct sampler_table_func {
     char *file; /* NULL: unknown */
     size_t file_len;
     int first_line;
+    enum snap_unreadable unreadable; /* as the key's */
     uint64_t serial; /* never reused: tells a hint whether the entry is still its function */
     uint64_t own; /* sums over the function's pairs */
     uint64_t total;

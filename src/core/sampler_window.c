@@ -203,25 +203,42 @@ struct frame_source {
     size_t n;
 };
 
+/* What a frame pytop could not read is counted as: no function, but the reason it has none
+ * (snapshot_unreadable_label()). */
+static struct sampler_func_key unreadable_key(enum snap_unreadable why)
+{
+    /* No reason given: its code object was not read. */
+    why = why != SNAP_UNREADABLE_NONE ? why : SNAP_UNREADABLE_CODE;
+    const char *label = snapshot_unreadable_label(why);
+    return (struct sampler_func_key){label, strlen(label), NULL, 0, -1, why};
+}
+
+/* A snapshot frame's function; one without a name or a file (a frame that was not read) counts
+ * as unreadable, never as a function. */
 static struct sampler_func_key snap_key(const struct snap_frame *f)
 {
-    return (struct sampler_func_key){f->function.ptr, f->function.len, f->file.ptr, f->file.len,
-                                     f->first_line};
+    if (f->kind == SNAP_FRAME_UNREADABLE ||
+        (f->kind == SNAP_FRAME_PYTHON && f->function.ptr == NULL && f->file.ptr == NULL)) {
+        return unreadable_key(f->unreadable);
+    }
+    return (struct sampler_func_key){f->function.ptr, f->function.len, f->file.ptr,
+                                     f->file.len,     f->first_line,   SNAP_UNREADABLE_NONE};
 }
 
 /* A compact frame's function as a snapshot would name it (snapshot_frame_label() for the
- * synthetic ones; unknown code is the unknown function). */
+ * synthetic ones, unreadable_key() for one whose code could not be read). */
 static struct sampler_func_key compact_key(const struct sample_frame *f)
 {
+    if (f->kind == SNAP_FRAME_UNREADABLE || (f->kind == SNAP_FRAME_PYTHON && f->code == NULL)) {
+        return unreadable_key(f->unreadable);
+    }
     if (f->kind != SNAP_FRAME_PYTHON) {
         const char *label = snapshot_frame_label(f->kind);
-        return (struct sampler_func_key){label, strlen(label), NULL, 0, -1};
+        return (struct sampler_func_key){label, strlen(label), NULL, 0, -1, SNAP_UNREADABLE_NONE};
     }
-    if (f->code == NULL) {
-        return (struct sampler_func_key){NULL, 0, NULL, 0, -1};
-    }
-    return (struct sampler_func_key){f->code->qualname, f->code->qualname_len, f->code->filename,
-                                     f->code->filename_len, f->code->firstlineno};
+    return (struct sampler_func_key){f->code->qualname,    f->code->qualname_len,
+                                     f->code->filename,    f->code->filename_len,
+                                     f->code->firstlineno, SNAP_UNREADABLE_NONE};
 }
 
 /* Frame I's function entry: the hint when it still is that function, else looked up by its
@@ -234,7 +251,10 @@ static uint32_t frame_func(struct sampler_table *t, struct sampler_table_hint *h
     uint64_t code = 0;
     if (src->compact != NULL) {
         const struct sample_frame *f = &src->compact[i];
-        code = f->code_serial != 0 ? f->code_serial : UINT64_MAX - (uint64_t)f->kind;
+        /* Frames without code are told apart by kind and reason. */
+        code = f->code_serial != 0
+                   ? f->code_serial
+                   : UINT64_MAX - ((uint64_t)f->unreadable << 8 | (uint64_t)f->kind);
         if (hint != NULL && hint->code == code && hint->func < t->funcs.n) {
             const struct sampler_table_func *e = sampler_table_func_at(t, hint->func);
             if (e->used && e->serial == hint->func_serial) {

@@ -125,6 +125,36 @@ static void json_tail(void *ctx, struct snapshot_json_out *w)
     }
 }
 
+/* "stack changed while read: 12 of 2700 thread-samples in 1 s" for a row of unreadable frames
+ * (its total: the thread-samples whose stack had one). */
+static void unreadable_text(struct strbuf *sb, const struct sampler_stats *st,
+                            const struct sampler_function *f)
+{
+    strbuf_printf(sb, "%s: %" PRIu64 " of %" PRIu64 " thread-samples in ",
+                  snapshot_unreadable_reason(f->unreadable), f->total, st->thread_samples);
+    put_number(sb, st->window_s, 3, true, "?");
+    strbuf_puts(sb, " s");
+}
+
+/* The frames the interval could not read, one warning per reason. */
+static void json_warnings(void *ctx, struct snapshot_json_out *w)
+{
+    const struct sampler_stats *st = ctx;
+    for (size_t i = 0; i < st->n_functions; i++) {
+        const struct sampler_function *f = &st->functions[i];
+        if (f->unreadable == SNAP_UNREADABLE_NONE) {
+            continue;
+        }
+        struct strbuf text = {0};
+        strbuf_puts(&text, "unreadable frame: ");
+        unreadable_text(&text, st, f);
+        if (!text.failed && text.data != NULL) {
+            snapshot_json_add_warning(w, text.data, text.len);
+        }
+        strbuf_free(&text);
+    }
+}
+
 /* An empty snapshot standing in for none, saying why. */
 static struct snapshot *placeholder(struct pt_error *err)
 {
@@ -140,7 +170,8 @@ static struct snapshot *placeholder(struct pt_error *err)
 int sampler_write_json(const struct snapshot *snap, const struct sampler_stats *st, FILE *out,
                        bool newline, struct pt_error *err)
 {
-    struct snapshot_json_extra extra = {json_head, json_thread, json_tail, (void *)st};
+    struct snapshot_json_extra extra = {json_head, json_thread, json_tail, json_warnings,
+                                        (void *)st};
     struct snapshot *empty = NULL;
     if (snap == NULL && (snap = empty = placeholder(err)) == NULL) {
         return -1;
@@ -243,6 +274,11 @@ static void text_functions(struct text_out *w, const struct sampler_stats *st, s
         strbuf_printf(sb, " %8" PRIu64 " %8" PRIu64 "  ", f->own, f->total);
         strbuf_text(sb, f->function.ptr != NULL ? f->function.ptr : "?",
                     f->function.ptr != NULL ? f->function.len : 1);
+        if (f->unreadable != SNAP_UNREADABLE_NONE) {
+            strbuf_puts(sb, "\n"); /* no file: the name says what it is */
+            strbuf_drain(sb, w->out, TEXT_FLUSH_AT, &w->write_errno);
+            continue;
+        }
         strbuf_puts(sb, " (");
         strbuf_text(sb, f->file.ptr != NULL ? f->file.ptr : "?",
                     f->file.ptr != NULL ? f->file.len : 1);
@@ -254,6 +290,13 @@ static void text_functions(struct text_out *w, const struct sampler_stats *st, s
     }
     if (st->functions_truncated) {
         strbuf_puts(sb, "(more functions than pytop counts: some frames left out)\n");
+    }
+    for (size_t i = 0; i < st->n_functions; i++) {
+        if (st->functions[i].unreadable != SNAP_UNREADABLE_NONE) {
+            strbuf_puts(sb, "(unreadable frames: ");
+            unreadable_text(sb, st, &st->functions[i]);
+            strbuf_puts(sb, ")\n");
+        }
     }
 }
 

@@ -207,15 +207,50 @@ const char *snapshot_frame_label(enum snap_frame_kind kind)
         return "<GC>";
     case SNAP_FRAME_SHIM:
         return "<shim>";
+    case SNAP_FRAME_UNREADABLE:
+        return "<unreadable frame>";
     case SNAP_FRAME_PYTHON:
         break;
     }
     return "<unknown frame kind>";
 }
 
+/* Each reason in words, and the function its frames are counted as. */
+static const struct {
+    const char *reason;
+    const char *label;
+} UNREADABLE[] = {
+    [SNAP_UNREADABLE_NONE] = {"unknown reason", "<unreadable frame>"},
+    [SNAP_UNREADABLE_STACK] = {"stack changed while read",
+                               "<unreadable frame: stack changed while read>"},
+    [SNAP_UNREADABLE_CODE] = {"code object unreadable",
+                              "<unreadable frame: code object unreadable>"},
+    [SNAP_UNREADABLE_CACHE] = {"too many code objects",
+                               "<unreadable frame: too many code objects>"},
+    [SNAP_UNREADABLE_NOMEM] = {"out of memory", "<unreadable frame: out of memory>"},
+};
+
+const char *snapshot_unreadable_reason(enum snap_unreadable why)
+{
+    size_t i = (size_t)why < sizeof UNREADABLE / sizeof *UNREADABLE ? (size_t)why : 0;
+    return UNREADABLE[i].reason;
+}
+
+const char *snapshot_unreadable_label(enum snap_unreadable why)
+{
+    size_t i = (size_t)why < sizeof UNREADABLE / sizeof *UNREADABLE ? (size_t)why : 0;
+    return UNREADABLE[i].label;
+}
+
+const char *snapshot_frame_title(const struct snap_frame *f)
+{
+    return f->kind == SNAP_FRAME_UNREADABLE ? snapshot_unreadable_label(f->unreadable)
+                                            : snapshot_frame_label(f->kind);
+}
+
 bool snapshot_frame_named(const struct snap_frame *f)
 {
-    const char *label = snapshot_frame_label(f->kind);
+    const char *label = snapshot_frame_title(f);
     return f->function.ptr != NULL &&
            (f->function.len != strlen(label) || memcmp(f->function.ptr, label, f->function.len));
 }

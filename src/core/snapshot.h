@@ -24,6 +24,17 @@ enum snap_frame_kind {
     SNAP_FRAME_NATIVE,
     SNAP_FRAME_GC,
     SNAP_FRAME_SHIM,
+    SNAP_FRAME_UNREADABLE, /* a frame pytop could not read; SNAP_UNREADABLE_* says why */
+};
+
+/* Why a frame could not be read. */
+enum snap_unreadable {
+    SNAP_UNREADABLE_NONE = 0,
+    SNAP_UNREADABLE_STACK, /* it names no code object: the stack changed while it was read
+                            * (or is corrupt); the frames beyond it were not taken */
+    SNAP_UNREADABLE_CODE,  /* its code object's names or line table could not be read */
+    SNAP_UNREADABLE_CACHE, /* more code objects in one walk than the code cache holds */
+    SNAP_UNREADABLE_NOMEM, /* out of memory */
 };
 
 /* Unknown integers are -1 (JSON null). */
@@ -37,6 +48,7 @@ struct snap_frame {
     int end_col;
     int first_line;             /* co_firstlineno: where the function starts; -1 unknown */
     enum snap_frame_kind kind;
+    enum snap_unreadable unreadable; /* with kind SNAP_FRAME_UNREADABLE; else NONE */
 };
 
 /* A tri-state flag: the target may not say. */
@@ -172,9 +184,18 @@ struct snap_str snapshot_strdup(struct snapshot *s, const char *bytes, size_t le
  * the last one kept says that more were dropped. */
 void snapshot_warn(struct snapshot *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* "<native>", "<GC>" or "<shim>": how a frame the interpreter itself marks is shown. */
+/* "<native>", "<GC>", "<shim>" or "<unreadable frame>": how a frame the interpreter itself
+ * marks, or one pytop could not read, is shown. */
 const char *snapshot_frame_label(enum snap_frame_kind kind);
-/* Whether such a frame's function says more than its label (the <GC> frame's does not). */
+/* Why a frame could not be read, in words ("stack changed while read"). */
+const char *snapshot_unreadable_reason(enum snap_unreadable why);
+/* "<unreadable frame: stack changed while read>": the function an unreadable frame is counted
+ * and shown as. */
+const char *snapshot_unreadable_label(enum snap_unreadable why);
+/* How a frame that is not Python code is shown: snapshot_frame_label() of its kind, or for an
+ * unreadable frame snapshot_unreadable_label() of its reason. */
+const char *snapshot_frame_title(const struct snap_frame *f);
+/* Whether such a frame's function says more than its title (the <GC> frame's does not). */
 bool snapshot_frame_named(const struct snap_frame *f);
 
 /* What the I-th of GC's recent records did on its own: its counts less those of the previous
@@ -216,6 +237,9 @@ struct snapshot_json_extra {
     void (*thread)(void *ctx, struct snapshot_json_out *w, const struct snap_interp *in,
                    const struct snap_thread *t);            /* in each thread, after "in_gc" */
     void (*tail)(void *ctx, struct snapshot_json_out *w);   /* top level, after "warnings" */
+    /* more entries of "warnings", after the snapshot's own: through
+     * snapshot_json_add_warning() only */
+    void (*warnings)(void *ctx, struct snapshot_json_out *w);
     void *ctx;
 };
 
@@ -227,6 +251,8 @@ int snapshot_write_json_extra(const struct snapshot *s, FILE *out, bool newline,
 struct strbuf *snapshot_json_buf(struct snapshot_json_out *w);
 /* Writes out what the buffer holds once it is large; errors are reported at the end. */
 void snapshot_json_flush(struct snapshot_json_out *w);
+/* Adds TEXT (LEN bytes) to the "warnings" array; only from the WARNINGS callback. */
+void snapshot_json_add_warning(struct snapshot_json_out *w, const char *text, size_t len);
 
 /* Writes S as the traceback-like text dump. Errors: PT_E_IO. */
 int snapshot_write_text(const struct snapshot *s, FILE *out, const struct snapshot_source *src,

@@ -22,6 +22,7 @@ struct snapshot_json_out {
     struct strbuf sb;
     int write_errno;            /* nonzero once a write fell short */
     const struct snapshot_json_extra *extra;    /* NULL: none */
+    size_t n_warnings;                          /* entries of "warnings" written so far */
 };
 
 static void flush(struct snapshot_json_out *w, bool force)
@@ -115,6 +116,8 @@ static const char *kind_name(enum snap_frame_kind kind)
         return "gc";
     case SNAP_FRAME_SHIM:
         return "shim";
+    case SNAP_FRAME_UNREADABLE:
+        return "unreadable";
     }
     return NULL;
 }
@@ -138,6 +141,11 @@ static void write_frame(struct strbuf *sb, const struct snap_frame *f)
     put_int(sb, f->end_col);
     strbuf_puts(sb, ",\"kind\":");
     strbuf_json_string(sb, kind, kind != NULL ? strlen(kind) : 0);
+    if (f->kind == SNAP_FRAME_UNREADABLE) {
+        const char *why = snapshot_unreadable_reason(f->unreadable);
+        strbuf_puts(sb, ",\"reason\":");
+        strbuf_json_string(sb, why, strlen(why));
+    }
     strbuf_puts(sb, "}");
 }
 
@@ -350,6 +358,14 @@ static void write_head(struct strbuf *sb, const struct snapshot *s)
     strbuf_puts(sb, "}");
 }
 
+void snapshot_json_add_warning(struct snapshot_json_out *w, const char *text, size_t len)
+{
+    if (w->n_warnings++ > 0) {
+        strbuf_puts(&w->sb, ",");
+    }
+    strbuf_json_string(&w->sb, text, len);
+}
+
 int snapshot_write_json(const struct snapshot *s, FILE *out, bool newline, struct pt_error *err)
 {
     return snapshot_write_json_extra(s, out, newline, NULL, err);
@@ -378,6 +394,10 @@ int snapshot_write_json_extra(const struct snapshot *s, FILE *out, bool newline,
             strbuf_puts(&w.sb, ",");
         }
         put_str(&w.sb, s->warnings[i]);
+    }
+    w.n_warnings = n;
+    if (extra != NULL && extra->warnings != NULL) {
+        extra->warnings(extra->ctx, &w);
     }
     strbuf_puts(&w.sb, "]");
     if (extra != NULL && extra->tail != NULL) {

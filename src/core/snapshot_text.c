@@ -116,7 +116,7 @@ static void write_frame(struct strbuf *sb, const struct snap_frame *f,
 {
     if (f->kind != SNAP_FRAME_PYTHON) {
         /* The interpreter's own marker frames have no source to show. */
-        strbuf_printf(sb, "  %s", snapshot_frame_label(f->kind));
+        strbuf_printf(sb, "  %s", snapshot_frame_title(f));
         if (snapshot_frame_named(f)) {
             strbuf_puts(sb, " in ");
             strbuf_text(sb, f->function.ptr, f->function.len);

@@ -117,6 +117,7 @@ void unwind_free(struct unwind *u)
     }
     free(u->ts);
     free(u->code_addrs);
+    free(u->code_fails);
     free(u->idents);
     free(u->tid_out);
     free(u->fr_ptrs);
@@ -208,6 +209,56 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Notes that the code object at ADDR could not be read (E says how; STRUCT_READ: not even its
+ * struct), for the frames that name it. A frame whose code pointer leads to no code object
+ * was read while its thread's stack changed (or the stack is corrupt). */
+static void code_failed(struct unwind *u, uint64_t addr, const struct pt_error *e, bool struct_read)
+{
+    enum snap_unreadable why = SNAP_UNREADABLE_CODE;
+    if (struct_read || e->code == PT_E_BADLAYOUT) {
+        why = SNAP_UNREADABLE_STACK;
+    } else if (e->code == PT_E_LIMIT &&
+               code_cache_get_counters(u->codes).entries >= LIMIT_CODE_CACHE) {
+        /* Not a line table over its limit: the cache had no room. */
+        why = SNAP_UNREADABLE_CACHE;
+    } else if (e->code == PT_E_NOMEM) {
+        why = SNAP_UNREADABLE_NOMEM;
+    }
+    unwind_warn(u, "unreadable frame: %s: code object at 0x%" PRIx64 ": %s",
+                snapshot_unreadable_reason(why), addr, e->msg);
+    /* Room for every address of the walk was made with code_addrs. */
+    if (u->n_code_fails < u->cap_code_addrs) {
+        u->code_fails[u->n_code_fails++] = (struct code_failure){addr, why};
+    }
+}
+
+static int cmp_failure(const void *a, const void *b)
+{
+    return cmp_u64(&((const struct code_failure *)a)->addr,
+                   &((const struct code_failure *)b)->addr);
+}
+
+/* The cache entry of raw frame F's code object, or NULL with *WHY saying why there is none.
+ * LAST: the entry of the frame before (recursion repeats one code object), or NULL. */
+static struct code_info *frame_code(const struct unwind *u, const struct frames_raw *f,
+                                    struct code_info *last, enum snap_unreadable *why)
+{
+    struct code_info *ci =
+        last != NULL && last->addr == f->code_addr ? last : code_cache_find(u->codes, f->code_addr);
+    if (ci != NULL) {
+        *why = SNAP_UNREADABLE_NONE;
+        return ci;
+    }
+    struct code_failure key = {f->code_addr, SNAP_UNREADABLE_NONE};
+    const struct code_failure *hit =
+        u->n_code_fails > 0
+            ? bsearch(&key, u->code_fails, u->n_code_fails, sizeof *u->code_fails, cmp_failure)
+            : NULL;
+    /* Every failure is noted but when memory ran out before the reads. */
+    *why = hit != NULL ? hit->why : SNAP_UNREADABLE_NOMEM;
+    return NULL;
+}
+
 /* Brings every code object the threads' frames name into the cache: their structs are read in
  * batches of one system call; strings and tables only for objects not cached yet. */
 static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool main_interp,
@@ -218,13 +269,19 @@ static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool m
     for (size_t i = 0; i < n; i++) {
         total += ts[i].fr.n_frames;
     }
+    u->n_code_fails = 0;
     if (total > u->cap_code_addrs) {
         uint64_t *fresh = realloc(u->code_addrs, total * sizeof *fresh);
-        if (fresh == NULL) {
+        struct code_failure *fails =
+            fresh != NULL ? realloc(u->code_fails, total * sizeof *fails) : NULL;
+        if (fresh != NULL) {
+            u->code_addrs = fresh;
+        }
+        if (fails == NULL) {
             unwind_warn(u, "out of memory reading code objects");
             return;
         }
-        u->code_addrs = fresh;
+        u->code_fails = fails;
         u->cap_code_addrs = total;
     }
     uint64_t *addrs = u->code_addrs;
@@ -276,7 +333,7 @@ static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool m
         } else if (code_cache_get(u->codes, u->proc, L, u->rt->code_type_addr, addrs[i],
                                   u->code_pre + (size_t)(hit - u->code_guess) * L->code.size,
                                   &e) == NULL) {
-            unwind_warn(u, "code object at 0x%" PRIx64 ": %s", addrs[i], e.msg);
+            code_failed(u, addrs[i], &e, false);
         }
     }
     if (main_interp && !trust_cache) {
@@ -297,13 +354,17 @@ static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool m
         bool batch_ok = proc_read_many(u->proc, iov, m, NULL) == 0;
         for (size_t j = 0; j < m; j++) {
             struct pt_error e = {0};
-            if ((!batch_ok && proc_read_bytes(u->proc, iov[j].addr, iov[j].dst, iov[j].len,
-                                              &e) < 0) ||
-                code_cache_get(u->codes, u->proc, L, u->rt->code_type_addr, iov[j].addr,
-                               iov[j].dst, &e) == NULL) {
-                unwind_warn(u, "code object at 0x%" PRIx64 ": %s", iov[j].addr, e.msg);
+            if (!batch_ok &&
+                proc_read_bytes(u->proc, iov[j].addr, iov[j].dst, iov[j].len, &e) < 0) {
+                code_failed(u, iov[j].addr, &e, true);
+            } else if (code_cache_get(u->codes, u->proc, L, u->rt->code_type_addr, iov[j].addr,
+                                      iov[j].dst, &e) == NULL) {
+                code_failed(u, iov[j].addr, &e, false);
             }
         }
+    }
+    if (u->n_code_fails > 1) {
+        qsort(u->code_fails, u->n_code_fails, sizeof *u->code_fails, cmp_failure);
     }
 }
 
@@ -366,9 +427,22 @@ static void gc_frame(struct snapshot *s, struct snap_frame *f)
     f->line = f->end_line = f->col = f->end_col = f->first_line = -1;
 }
 
-/* Turns a thread's raw frames into snapshot frames; a frame that cannot be decoded stays with
- * unknown fields and a warning. GC_AT: the index of the frame the <GC> frame goes above, or
- * -1. */
+/* A frame whose code object could not be read, shown and counted as what happened. */
+static void unreadable_frame(struct snapshot *s, struct snap_frame *f, enum snap_unreadable why)
+{
+    const char *label = snapshot_unreadable_label(why);
+    memset(f, 0, sizeof *f);
+    f->kind = SNAP_FRAME_UNREADABLE;
+    f->unreadable = why;
+    f->function = snapshot_strdup(s, label, strlen(label));
+    f->line = f->end_line = f->col = f->end_col = f->first_line = -1;
+}
+
+/* Turns a thread's raw frames into snapshot frames. A frame whose code object could not be
+ * read is an unreadable frame; when it names no code object at all the frames beyond it were
+ * reached through memory that was no frame, and are left out (the stack is marked truncated).
+ * A position that cannot be decoded stays unknown, with a warning. GC_AT: the index of the
+ * frame the <GC> frame goes above, or -1. */
 static int build_frames(struct unwind *u, const struct thread_ctx *t, long gc_at,
                         struct snap_thread *out)
 {
@@ -379,19 +453,24 @@ static int build_frames(struct unwind *u, const struct thread_ctx *t, long gc_at
     if (out->frames == NULL) {
         return -1;
     }
-    if (gc_at >= 0) {
-        gc_frame(s, &out->frames[gc_at]);
-    }
-    for (size_t i = 0; i < fr->n_frames; i++) {
-        struct snap_frame *f = &out->frames[gc_at >= 0 && (long)i >= gc_at ? i + 1 : i];
-        struct code_info *ci = code_cache_find(u->codes, fr->frames[i].code_addr);
+    size_t k = 0;
+    bool cut = false;
+    for (size_t i = 0; i < fr->n_frames && !cut; i++) {
+        if (gc_at >= 0 && (long)i == gc_at) {
+            gc_frame(s, &out->frames[k++]);
+        }
+        struct snap_frame *f = &out->frames[k++];
+        enum snap_unreadable why;
+        struct code_info *ci = frame_code(u, &fr->frames[i], NULL, &why);
         struct linetable_loc loc = {-1, -1, -1, -1};
         struct pt_error e = {0};
-        f->kind = SNAP_FRAME_PYTHON;
-        f->line = f->end_line = f->col = f->end_col = f->first_line = -1;
         if (ci == NULL) {
+            unreadable_frame(s, f, why);
+            cut = why == SNAP_UNREADABLE_STACK;
             continue;
         }
+        f->kind = SNAP_FRAME_PYTHON;
+        f->line = f->end_line = f->col = f->end_col = f->first_line = -1;
         f->function = snapshot_strdup(s, ci->qualname, ci->qualname_len);
         f->name = snapshot_strdup(s, ci->name, ci->name_len);
         f->file = snapshot_strdup(s, ci->filename, ci->filename_len);
@@ -405,8 +484,8 @@ static int build_frames(struct unwind *u, const struct thread_ctx *t, long gc_at
         f->col = loc.col;
         f->end_col = loc.end_col;
     }
-    out->n_frames = n;
-    out->frames_truncated = fr->truncated || fr->failed;
+    out->n_frames = k;
+    out->frames_truncated = fr->truncated || fr->failed || cut;
     return 0;
 }
 
@@ -537,27 +616,33 @@ static void sample_threads(struct unwind *u, uint64_t interp, const struct inter
         out->on_cpu = SNAP_UNKNOWN;
         out->has_exception = t->has_exception;
         out->in_gc = thread_in_gc(t, in, gc_at);
-        out->frames_truncated = fr->truncated || fr->failed;
-        out->n_frames = nf;
         /* An index until sample_finish() turns it into a pointer. */
         out->frames = (const struct sample_frame *)(uintptr_t)sb->n_frames;
         struct sample_frame *f = sb->frames + sb->n_frames;
-        const struct code_info *last = NULL;
-        for (size_t j = 0; j < fr->n_frames; j++) {
+        struct code_info *last = NULL;
+        bool cut = false;
+        nf = 0;
+        /* Frames are taken as build_frames() takes them, unreadable ones included. */
+        for (size_t j = 0; j < fr->n_frames && !cut; j++) {
             if (gc_at >= 0 && (long)j == gc_at) {
-                *f++ = (struct sample_frame){NULL, 0, SAMPLE_OFFSET_UNKNOWN, SNAP_FRAME_GC};
+                f[nf++] = (struct sample_frame){NULL, 0, SAMPLE_OFFSET_UNKNOWN, SNAP_FRAME_GC,
+                                                SNAP_UNREADABLE_NONE};
             }
             const struct frames_raw *raw = &fr->frames[j];
-            /* Recursion repeats one code object: reuse the last lookup. */
-            const struct code_info *ci = last != NULL && last->addr == raw->code_addr
-                                             ? last
-                                             : code_cache_find(u->codes, raw->code_addr);
+            enum snap_unreadable why;
+            struct code_info *ci = frame_code(u, raw, last, &why);
+            if (ci == NULL) {
+                f[nf++] = (struct sample_frame){NULL, 0, SAMPLE_OFFSET_UNKNOWN,
+                                                SNAP_FRAME_UNREADABLE, why};
+                cut = why == SNAP_UNREADABLE_STACK;
+                continue;
+            }
             last = ci;
-            *f++ = (struct sample_frame){ci, ci != NULL ? ci->serial : 0,
-                                         ci != NULL ? frame_offset(u->L, ci, raw)
-                                                    : SAMPLE_OFFSET_UNKNOWN,
-                                         SNAP_FRAME_PYTHON};
+            f[nf++] = (struct sample_frame){ci, ci->serial, frame_offset(u->L, ci, raw),
+                                            SNAP_FRAME_PYTHON, SNAP_UNREADABLE_NONE};
         }
+        out->frames_truncated = fr->truncated || fr->failed || cut;
+        out->n_frames = nf;
         sb->n_frames += nf;
     }
 }

@@ -110,6 +110,12 @@ struct sample_buf {
     char warning[256];
 };
 
+/* A code object a walk could not read, and why: what its frames are counted as. */
+struct code_failure {
+    uint64_t addr;
+    enum snap_unreadable why;
+};
+
 struct unwind {
     struct proc *proc;
     const struct runtime *rt;
@@ -133,6 +139,9 @@ struct unwind {
     uint8_t *code_pre; /* their structs, UNWIND_CODE_GUESS of them */
     bool code_pre_ok;
     size_t cap_code_addrs;
+    struct code_failure *code_fails; /* one interpreter's, sorted by address once loaded */
+    size_t n_code_fails;
+    size_t cap_code_fails;
     uint64_t *idents;               /* LIMIT_THREADS scratch */
     struct frames_thread **fr_ptrs; /* LIMIT_THREADS scratch: the threads' chains to walk */
     pid_t *tid_out;                 /* LIMIT_THREADS scratch */

@@ -217,7 +217,7 @@ static void draw_frame(WINDOW *w, int width, const struct snap_frame *f, const s
     wattrset(w, st->attr[hit ? UI_MATCH : UI_NORMAL]);
     waddstr(w, "  ");
     if (f->kind != SNAP_FRAME_PYTHON) {
-        ui_text_puts(w, snapshot_frame_label(f->kind), width - 2, st);
+        ui_text_puts(w, snapshot_frame_title(f), width - 2, st);
         if (snapshot_frame_named(f) && getcurx(w) + 5 < width) {
             ui_text_puts(w, " in ", 4, st);
             ui_text_put(w, f->function, width - getcurx(w), st);

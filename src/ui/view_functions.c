@@ -253,6 +253,11 @@ static void draw_row(const struct sampler_function *f, bool selected, WINDOW *w,
     wmove(w, y, c.fn);
     ui_text_put(w, f->function, c.fn_w, st);
     wmove(w, y, c.file);
+    /* Frames pytop could not read have no file: the function column says what they are. */
+    if (f->unreadable != SNAP_UNREADABLE_NONE) {
+        wattrset(w, st->attr[UI_NORMAL]);
+        return;
+    }
     if (!selected) {
         wattrset(w, st->attr[UI_DIM]);
     }

@@ -214,7 +214,7 @@ static void test_sampler_keeps_functions_of_one_name_in_two_places_apart(void **
     sampler_free(s);
 }
 
-static void test_sampler_skips_shim_frames_and_keeps_unknown_names_unknown(void **state)
+static void test_sampler_skips_shim_frames_and_counts_unnamed_ones_as_unreadable(void **state)
 {
     (void)state;
     static const char *const stack[] = {"shim", "a", "b"};
@@ -233,8 +233,13 @@ static void test_sampler_skips_shim_frames_and_keeps_unknown_names_unknown(void 
     assert_int_equal(st->n_functions, 2);
     assert_null(find_function(st, "shim"));
     assert_int_equal(find_function(st, "a")->own, 1);
+    /* A frame with neither name nor file was not read: never a function without a name. */
     const struct sampler_function *unknown = &st->functions[1];
-    assert_null(unknown->function.ptr);
+    static const char label[] = "<unreadable frame: code object unreadable>";
+    assert_non_null(unknown->function.ptr);
+    assert_int_equal(unknown->function.len, strlen(label));
+    assert_memory_equal(unknown->function.ptr, label, strlen(label));
+    assert_int_equal(unknown->unreadable, SNAP_UNREADABLE_CODE);
     assert_null(unknown->file.ptr);
     assert_int_equal(unknown->first_line, -1);
     assert_int_equal(unknown->total, 1);
@@ -665,7 +670,7 @@ static void add_compact(struct sampler_window *w, const struct code_info *const 
     assert_true(n <= 8);
     for (size_t i = 0; i < n; i++) {
         frames[i] = (struct sample_frame){codes[i], codes[i] != NULL ? codes[i]->serial : 0, 0,
-                                          SNAP_FRAME_PYTHON};
+                                          SNAP_FRAME_PYTHON, SNAP_UNREADABLE_NONE};
     }
     struct sample_thread t = {.tid = 7,
                               .thread_id = 70,
@@ -842,7 +847,7 @@ int main(void)
         cmocka_unit_test(test_sampler_gil_share_is_of_the_threads_own_samples),
         cmocka_unit_test(test_sampler_counts_a_recursive_function_once_per_stack),
         cmocka_unit_test(test_sampler_keeps_functions_of_one_name_in_two_places_apart),
-        cmocka_unit_test(test_sampler_skips_shim_frames_and_keeps_unknown_names_unknown),
+        cmocka_unit_test(test_sampler_skips_shim_frames_and_counts_unnamed_ones_as_unreadable),
         cmocka_unit_test(test_sampler_window_sliding_drops_old_samples),
         cmocka_unit_test(test_sampler_slides_bucket_by_bucket),
         cmocka_unit_test(test_sampler_counts_errors_and_failed_samples),

@@ -88,9 +88,12 @@ static struct sampler_stats stats_of_four(struct sampler_thread threads[2],
         .cpu_samples = 4,
     };
     threads[1] = (struct sampler_thread){.tid = 101, .thread_id = 1001, .samples = 4};
-    functions[0] = (struct sampler_function){str("spin"), str("/srv/app/worker.py"), 8, 4, 4};
-    functions[1] = (struct sampler_function){str("wait"), str("/srv/app/worker.py"), 18, 4, 4};
-    functions[2] = (struct sampler_function){str("main"), str("/srv/app/worker.py"), 28, 0, 8};
+    functions[0] = (struct sampler_function){str("spin"), str("/srv/app/worker.py"), 8, 4,
+                                             4,           SNAP_UNREADABLE_NONE};
+    functions[1] = (struct sampler_function){str("wait"), str("/srv/app/worker.py"), 18, 4,
+                                             4,           SNAP_UNREADABLE_NONE};
+    functions[2] = (struct sampler_function){str("main"), str("/srv/app/worker.py"), 28, 0,
+                                             8,           SNAP_UNREADABLE_NONE};
     struct sampler_stats st = {
         .rate_hz = 100,
         .achieved_hz = 10,
@@ -161,7 +164,7 @@ static void test_sampler_write_json_adds_sampling_shares_and_functions(void **st
 static void test_sampler_write_json_says_max_rate_unknowns_and_truncation(void **state)
 {
     (void)state;
-    struct sampler_function unknown = {str(NULL), str(NULL), -1, 1, 1};
+    struct sampler_function unknown = {str(NULL), str(NULL), -1, 1, 1, SNAP_UNREADABLE_NONE};
     struct sampler_stats st = {
         .rate_hz = 0,
         .achieved_hz = 1234.56,
