@@ -13,11 +13,14 @@
 
 enum { COLLECTOR = 0x1000, OTHER = 0x2000 };
 
-/* One walk that reads no collection: HOLDER holds the GIL, SWITCHES switches so far. */
-static uint64_t idle(struct gcwatch *w, uint64_t holder, uint64_t switches)
+/* N walks that read no collection while COLLECTOR keeps the GIL (5 switches so far, COUNTS
+ * collections). */
+static void idle(struct gcwatch *w, int n, int64_t counts)
 {
-    struct gcwatch_head h = {0, holder, switches, 7};
-    return gcwatch_update(w, &h, NULL);
+    struct gcwatch_head h = {0, COLLECTOR, 5, counts};
+    for (int i = 0; i < n; i++) {
+        gcwatch_update(w, &h, NULL);
+    }
 }
 
 /* One walk that reads a collection running, and its late read. */
@@ -33,9 +36,7 @@ static void test_gcwatch_names_the_thread_that_started_the_collection_amid_no_sw
 {
     (void)state;
     struct gcwatch w = {0};
-    idle(&w, COLLECTOR, 5);
-    idle(&w, COLLECTOR, 5);
-    idle(&w, COLLECTOR, 5);
+    idle(&w, 3, 7);
     assert_int_equal(busy(&w, COLLECTOR, 5, 5, 7), COLLECTOR);
     /* The collector releases the GIL: others take it, the counts stand still. */
     assert_int_equal(busy(&w, OTHER, 9, 12, 7), COLLECTOR);
@@ -46,9 +47,7 @@ static void test_gcwatch_forgets_the_collector_once_the_counts_move(void **state
 {
     (void)state;
     struct gcwatch w = {0};
-    idle(&w, COLLECTOR, 5);
-    idle(&w, COLLECTOR, 5);
-    idle(&w, COLLECTOR, 5);
+    idle(&w, 3, 7);
     assert_int_equal(busy(&w, COLLECTOR, 5, 5, 7), COLLECTOR);
     /* A collection ended and another began between two walks: who runs it is unknown. */
     assert_int_equal(busy(&w, OTHER, 9, 9, 8), 0);
@@ -59,9 +58,7 @@ static void test_gcwatch_cannot_tell_when_another_thread_took_the_gil_around_the
 {
     (void)state;
     struct gcwatch w = {0};
-    idle(&w, COLLECTOR, 5);
-    idle(&w, COLLECTOR, 5);
-    idle(&w, COLLECTOR, 5);
+    idle(&w, 3, 7);
     /* The switch count moved after the first of those walks: OTHER may have started it. */
     assert_int_equal(busy(&w, OTHER, 6, 6, 7), 0);
     assert_int_equal(busy(&w, OTHER, 6, 6, 7), 0);
@@ -75,8 +72,7 @@ static void test_gcwatch_cannot_tell_a_collection_it_did_not_see_start(void **st
      * its start is unknown. */
     assert_int_equal(busy(&w, COLLECTOR, 5, 5, 7), 0);
     gcwatch_reset(&w);
-    idle(&w, COLLECTOR, 5);
-    idle(&w, COLLECTOR, 5);
+    idle(&w, 2, 7);
     assert_int_equal(busy(&w, COLLECTOR, 5, 5, 7), 0);
     assert_int_equal(busy(&w, COLLECTOR, 5, 5, 7), 0);
 }
@@ -85,16 +81,11 @@ static void test_gcwatch_cannot_carry_without_counts_or_late_read(void **state)
 {
     (void)state;
     struct gcwatch w = {0};
-    struct gcwatch_head h = {0, COLLECTOR, 5, -1};
-    for (int i = 0; i < 3; i++) {
-        gcwatch_update(&w, &h, NULL);
-    }
+    idle(&w, 3, -1);
     assert_int_equal(busy(&w, COLLECTOR, 5, 5, -1), COLLECTOR);
     assert_int_equal(busy(&w, OTHER, 9, 9, -1), 0);
     gcwatch_reset(&w);
-    for (int i = 0; i < 3; i++) {
-        idle(&w, COLLECTOR, 5);
-    }
+    idle(&w, 3, 7);
     struct gcwatch_head b = {1, COLLECTOR, 5, 7};
     struct gcwatch_late failed = {false, 0, -1};
     assert_int_equal(gcwatch_update(&w, &b, &failed), 0);
