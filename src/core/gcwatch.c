@@ -44,16 +44,25 @@ void gcwatch_reset(struct gcwatch *w)
     memset(w, 0, sizeof *w);
 }
 
+/* The start condition of the proof above, but for the switch count of the late read. */
+static bool may_have_seen_start(const struct gcwatch *w)
+{
+    return w->n_seen == 3 && w->seen[2].collecting == 0 && w->seen[1].holder != 0;
+}
+
+bool gcwatch_wants_late(const struct gcwatch *w, const struct gcwatch_head *head)
+{
+    return head->collecting != 0 && (may_have_seen_start(w) || (w->collector != 0 && w->base >= 0));
+}
+
 uint64_t gcwatch_update(struct gcwatch *w, const struct gcwatch_head *head,
                         const struct gcwatch_late *late)
 {
     const struct gcwatch_head *a = &w->seen[0];
     const struct gcwatch_head *b = &w->seen[1];
-    const struct gcwatch_head *c = &w->seen[2];
     if (head->collecting == 0 || late == NULL || !late->ok) {
         w->collector = 0;
-    } else if (w->n_seen == 3 && c->collecting == 0 && a->switches == late->switches &&
-               b->holder != 0) {
+    } else if (may_have_seen_start(w) && a->switches == late->switches) {
         w->collector = b->holder;
         w->base = b->collections;
     } else if (w->collector == 0 || w->base < 0 || late->collections != w->base) {

@@ -33,6 +33,10 @@ struct gcwatch {
 /* Forgets everything: a walk read nothing, or read another interpreter. */
 void gcwatch_reset(struct gcwatch *w);
 
+/* Whether a late read could prove anything about the collection HEAD saw running (it may be
+ * one whose start the last walks saw, or the one already proven): if not, it costs nothing. */
+bool gcwatch_wants_late(const struct gcwatch *w, const struct gcwatch_head *head);
+
 /* Adds this walk's reads (LATE only when HEAD->collecting) and returns the thread state that
  * runs the collection in progress, when the reads prove it; 0 when none runs or it cannot be
  * told. */

@@ -178,8 +178,8 @@ static size_t watch_regions(const struct unwind *u, uint64_t interp, uint64_t *s
 }
 
 /* This walk's word on who collects in the main interpreter IN0 at INTERP (gcwatch.c): the head
- * batch read the GIL and the GC; while a collection runs, the switch and collection counts are
- * read once more, after it. */
+ * batch read the GIL and the GC; while a collection runs whose collector the reads may prove,
+ * the switch and collection counts are read once more, after it (one more system call). */
 static void watch_finish(struct unwind *u, uint64_t interp, struct interp_fields *in0)
 {
     struct proc_iov iov[2];
@@ -192,7 +192,8 @@ static void watch_finish(struct unwind *u, uint64_t interp, struct interp_fields
         in0->gc_collecting, in0->gil_holder, u->watch_switches,
         same ? gc_collections_sum(u->gc, u->watch_counts, u->watch_counts_len) : -1};
     struct gcwatch_late late = {false, 0, -1};
-    if (in0->gc_collecting != 0 && n > 0 && proc_read_now(u->proc, iov, n, NULL) == 0) {
+    if (gcwatch_wants_late(&u->watch, &head) && n > 0 &&
+        proc_read_now(u->proc, iov, n, NULL) == 0) {
         late = (struct gcwatch_late){true, switches,
                                      same ? gc_collections_sum(u->gc, counts, iov[1].len) : -1};
     }
