@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -300,9 +301,12 @@ static void add_threads(struct gc_view *v, const struct sampler_stats *st, int64
     for (size_t i = 0; i < n && i < SHOWN; i++) {
         const struct sampler_thread *t = in_gc[i];
         int len = t->name.ptr != NULL ? (int)(t->name.len < 24 ? t->name.len : 24) : 1;
-        add(v, UI_NORMAL, "  %-8d %-24.*s %6.1f%% %9llu", (int)t->tid, len,
-            t->name.ptr != NULL ? t->name.ptr : "?", t->gc_pct,
-            (unsigned long long)t->gc_samples);
+        char pct[16] = "     ?";
+        if (!isnan(t->gc_pct)) {
+            snprintf(pct, sizeof pct, "%6.1f", t->gc_pct);
+        }
+        add(v, UI_NORMAL, "  %-8d %-24.*s %s%% %9llu", (int)t->tid, len,
+            t->name.ptr != NULL ? t->name.ptr : "?", pct, (unsigned long long)t->gc_samples);
     }
     if (n > SHOWN) {
         add(v, UI_DIM, "  ... %zu more", n - SHOWN);
