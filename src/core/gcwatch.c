@@ -23,7 +23,7 @@
  * started by the thread state B read as last_holder.
  *   By G1 that collection began at a time t after C's read of the flag (so after all of A and
  *   B), by a thread T holding the GIL at t. No increment happened between A's and L's reads of
- *   switch_number (the counts are equal and never decrease). So by G2 every store that changed
+ *   switch_number (both gave one value, and it never decreases; 64 bits do not wrap). So by G2 every store that changed
  *   last_holder in that span belongs to a take whose increment comes after L's read: there is
  *   at most one such take (it keeps the mutex until its increment), call its store u. T holds
  *   the GIL at t and that take only stores u after setting `locked`, so after T released it:
@@ -34,6 +34,9 @@
  * collecting = 1 and, in its late read, the same counts, sees the same collection: had that one
  * ended before the flag was read, by G3 it would have added to the counts after B's read and
  * before the late read.
+ * The collector's thread state lives as long as its collection, so the state at that address
+ * when the walk reports is the collector (unwind.c names it only when it is one of the
+ * interpreter's threads, alone on its OS thread).
  * Not covered: a thread that swaps thread states on one OS thread without passing through
  * take_gil (PyThreadState_Swap before 3.12): last_holder then names the state that took the
  * GIL on that OS thread, which may not be the one collecting.
