@@ -26,6 +26,7 @@ struct gc_reader {
     const struct layout_gc_gen *variants;
     size_t n_variants;
     size_t last;         /* the variant that fitted last time, tried first */
+    bool fitted;         /* LAST fitted the target once */
     size_t len;          /* bytes read of the state: the largest variant */
     uint8_t *stats;      /* GC_STATS_MAX bytes for the 3.15 records */
     /* Where the records were last time, for the caller to read them in its own batch. */
@@ -107,6 +108,58 @@ void gc_reader_free(struct gc_reader *g)
 size_t gc_state_len(const struct gc_reader *g)
 {
     return g->len;
+}
+
+/* Whether V and W put the generations' collection counts in the same place. */
+static bool same_counts(const struct layout_gc_gen *v, const struct layout_gc_gen *w)
+{
+    return v->stats == w->stats && v->stat_size == w->stat_size &&
+           v->stat_collections == w->stat_collections && v->num_generations == w->num_generations;
+}
+
+/* The variant whose counts are the target's: the one that fitted, or the one every family
+ * agrees with; NULL when unknown or the counts are not an array in the state (3.15). */
+static const struct layout_gc_gen *counts_variant(const struct gc_reader *g)
+{
+    const struct layout_gc_gen *v = NULL;
+    if (g->fitted) {
+        v = &g->variants[g->last];
+    } else {
+        for (size_t i = 0; i < g->n_variants; i++) {
+            const struct layout_gc_gen *w = &g->variants[i];
+            if (!variant_sane(w) || (v != NULL && !same_counts(v, w))) {
+                return NULL;
+            }
+            v = v != NULL ? v : w;
+        }
+    }
+    return v != NULL && variant_sane(v) && v->stats_is_pointer != 1 ? v : NULL;
+}
+
+bool gc_collections_span(const struct gc_reader *g, uint64_t *off, size_t *len)
+{
+    const struct layout_gc_gen *v = g != NULL ? counts_variant(g) : NULL;
+    if (v == NULL || (size_t)(v->stat_size * v->num_generations) > GC_COUNTS_MAX) {
+        return false;
+    }
+    *off = (uint64_t)v->stats;
+    *len = (size_t)(v->stat_size * v->num_generations);
+    return true;
+}
+
+int64_t gc_collections_sum(const struct gc_reader *g, const uint8_t *buf, size_t len)
+{
+    const struct layout_gc_gen *v = counts_variant(g);
+    int64_t sum = 0;
+    for (int64_t i = 0; v != NULL && i < v->num_generations; i++) {
+        uint64_t n;
+        if (!layout_read_u64(buf, len, (uint64_t)(i * v->stat_size + v->stat_collections), &n) ||
+            n > INT64_MAX / GC_MAX_GENERATIONS) {
+            return -1;
+        }
+        sum += (int64_t)n;
+    }
+    return v != NULL ? sum : -1;
 }
 
 bool gc_records_hint(struct gc_reader *g, uint64_t state, uint64_t *addr, void **buf,
@@ -361,6 +414,7 @@ int gc_parse(struct gc_reader *g, struct snapshot *s, int64_t interp_id, uint64_
         }
         if (r == 1) {
             g->last = i;
+            g->fitted = true;
             g->prefetched = false;
             return 0;
         }

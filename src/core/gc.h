@@ -17,7 +17,7 @@ struct snap_gc;
 struct pt_error;
 
 /* The most bytes of a GC state struct pytop reads. */
-enum { GC_STATE_MAX = 1024, GC_STATS_MAX = 4096 };
+enum { GC_STATE_MAX = 1024, GC_STATS_MAX = 4096, GC_COUNTS_MAX = 256 };
 
 /* One target's GC reader: which of its version's build families matched. */
 struct gc_reader;
@@ -29,6 +29,16 @@ void gc_reader_free(struct gc_reader *g);
 /* Bytes of the GC state to read at its address (the largest variant); 0 when pytop has no GC
  * layout for the target's version. */
 size_t gc_state_len(const struct gc_reader *g);
+
+/* Where a GC state keeps its generations' collection counts (before 3.15, an array in the
+ * state): *LEN (at most GC_COUNTS_MAX) bytes at *OFF from the state's address. False when G is
+ * NULL, the counts are elsewhere (3.15), or the version's build families disagree and none
+ * has fitted the target yet. */
+bool gc_collections_span(const struct gc_reader *g, uint64_t *off, size_t *len);
+
+/* The total of the collection counts in BUF[0..LEN), read at that span: it grows by one in
+ * each collection, before the collection ends. -1 when unreadable. */
+int64_t gc_collections_sum(const struct gc_reader *g, const uint8_t *buf, size_t len);
 
 /* Where the collection records of the GC state at STATE were last time (3.15+), so that the
  * caller can read *LEN bytes at *ADDR into *BUF in the same batch as the state, and then call

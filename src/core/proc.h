@@ -66,6 +66,11 @@ int proc_read_bytes(struct proc *p, uint64_t addr, void *dst, size_t len, struct
  * proc_read_bytes() does. */
 int proc_read_many(struct proc *p, const struct proc_iov *iov, size_t n, struct pt_error *err);
 
+/* Reads N regions as proc_read_many() does, but from the target itself, never from the
+ * read-ahead copy (nor recorded for it): every value was in the target's memory at some
+ * moment after the call began. */
+int proc_read_now(struct proc *p, const struct proc_iov *iov, size_t n, struct pt_error *err);
+
 /* Reads the mappings afresh. *MAPS stays valid until the next proc_maps() or proc_close(). */
 int proc_maps(struct proc *p, const struct proc_map **maps, size_t *n, struct pt_error *err);
 

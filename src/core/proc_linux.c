@@ -374,7 +374,8 @@ static int plain_reader(void *ctx, const struct proc_iov *iov, size_t n)
     return read_plain(ctx, iov, n, NULL);
 }
 
-int proc_read_many(struct proc *p, const struct proc_iov *iov, size_t n, struct pt_error *err)
+/* Refuses a request no read could satisfy. Returns 0 or -1 naming the problem. */
+static int check_iovs(const struct proc_iov *iov, size_t n, struct pt_error *err)
 {
     if (n > PROC_IOV_MAX) {
         return pt_error_set(err, PT_E_LIMIT, 0, "%zu regions in one read, at most %d", n,
@@ -392,6 +393,22 @@ int proc_read_many(struct proc *p, const struct proc_iov *iov, size_t n, struct 
             return pt_error_set(err, PT_E_READ, EFAULT, "cannot read %zu bytes at 0x%" PRIx64,
                                 iov[i].len, iov[i].addr);
         }
+    }
+    return 0;
+}
+
+int proc_read_now(struct proc *p, const struct proc_iov *iov, size_t n, struct pt_error *err)
+{
+    if (check_iovs(iov, n, err) < 0) {
+        return -1;
+    }
+    return read_plain(p, iov, n, err);
+}
+
+int proc_read_many(struct proc *p, const struct proc_iov *iov, size_t n, struct pt_error *err)
+{
+    if (check_iovs(iov, n, err) < 0) {
+        return -1;
     }
     /* Read-ahead and merging first; what they leave is read region by region. */
     struct proc_iov *rest = NULL;

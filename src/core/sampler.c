@@ -333,7 +333,9 @@ static bool copy_threads(struct sampler_stats *st, const struct sampler_table *t
         out->cpu_ns = c->cpu_ns;
         out->cpu_pct = kernel_cpu ? (span > 0 ? 100.0 * (double)c->cpu_ns / (span * 1e9) : 0)
                                   : percent(c->cpu, c->samples);
-        out->gc_pct = percent(c->gc, c->samples);
+        /* While the window holds samples of a collection whose thread was unknown, no
+         * thread's share of it is known. */
+        out->gc_pct = v->counts.gc_unknown_samples > 0 ? NAN : percent(c->gc, c->samples);
         if (!copy_name(st, th->name, th->name_len, &out->name)) {
             return false;
         }

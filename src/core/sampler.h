@@ -43,7 +43,7 @@ struct sampler_thread {
     double gil_pct;
     double cpu_pct; /* CPU time the kernel counted over the window's span; for
                      * samples fed through sampler_add(), the share of them on CPU */
-    double gc_pct;
+    double gc_pct;  /* NAN: unknown (the window holds a collection whose thread was unknown) */
     int64_t interp_id;      /* the interpreter the thread state belongs to */
     uint64_t gil_samples;   /* the counts behind the shares */
     uint64_t cpu_samples;
@@ -77,7 +77,7 @@ struct sampler_stats {
     struct sampler_function *functions;  /* sorted by own, then total, descending; NULL if
                                           * none */
     size_t n_functions;
-    uint64_t gc_samples;     /* samples in which some thread was in GC */
+    uint64_t gc_samples;     /* samples in which some thread was in GC (known or not which) */
     struct snapshot *store;  /* owns the arrays and strings above */
     bool threads_truncated;  /* some thread seen in the window did not fit the bounds */
     bool functions_truncated; /* some frame seen in the window was not counted (bounds) */

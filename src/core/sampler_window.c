@@ -72,6 +72,7 @@ static void counts_sub(struct sampler_window_counts *a, const struct sampler_win
     a->errors -= b->errors;
     a->thread_samples -= b->thread_samples;
     a->gc_samples -= b->gc_samples;
+    a->gc_unknown_samples -= b->gc_unknown_samples;
     a->dropped_threads -= b->dropped_threads;
     a->dropped_frames -= b->dropped_frames;
 }
@@ -399,14 +400,20 @@ static void count_thread(struct sampler_window *w, struct sampler_window_bucket 
     }
 }
 
-/* Counts the sample itself, once its threads are. */
-static void count_whole(struct sampler_window *w, struct sampler_window_bucket *b, bool any_gc)
+/* Counts the sample itself, once its threads are. A thread's in_gc is unknown only while a
+ * collection runs (unwind.c): then some thread is in it, though which one is not known. */
+static void count_whole(struct sampler_window *w, struct sampler_window_bucket *b, bool any_gc,
+                        bool gc_unknown)
 {
     b->c.samples++;
     w->counts.samples++;
-    if (any_gc) {
+    if (any_gc || gc_unknown) {
         b->c.gc_samples++;
         w->counts.gc_samples++;
+    }
+    if (gc_unknown) {
+        b->c.gc_unknown_samples++;
+        w->counts.gc_unknown_samples++;
     }
 }
 
@@ -414,6 +421,7 @@ static void count_snapshot(struct sampler_window *w, struct sampler_window_bucke
                            const struct snapshot *snap)
 {
     bool any_gc = false;
+    bool gc_unknown = false;
     size_t n = snap->interps != NULL ? snap->n_interps : 0;
     for (size_t i = 0; i < n; i++) {
         const struct snap_interp *in = &snap->interps[i];
@@ -431,15 +439,17 @@ static void count_snapshot(struct sampler_window *w, struct sampler_window_bucke
             struct frame_source src = {t->frames, NULL, t->frames != NULL ? t->n_frames : 0};
             count_thread(w, b, &th, &src);
             any_gc = any_gc || t->in_gc == SNAP_YES;
+            gc_unknown = gc_unknown || t->in_gc == SNAP_UNKNOWN;
         }
     }
-    count_whole(w, b, any_gc);
+    count_whole(w, b, any_gc, gc_unknown);
 }
 
 static void count_compact(struct sampler_window *w, struct sampler_window_bucket *b,
                           const struct sample *smp)
 {
     bool any_gc = false;
+    bool gc_unknown = false;
     for (size_t k = 0; k < smp->n_threads; k++) {
         const struct sample_thread *t = &smp->threads[k];
         struct thread_source th = {t->interp_id,          t->tid,
@@ -449,8 +459,9 @@ static void count_compact(struct sampler_window *w, struct sampler_window_bucket
         struct frame_source src = {NULL, t->frames, t->n_frames};
         count_thread(w, b, &th, &src);
         any_gc = any_gc || t->in_gc == SNAP_YES;
+        gc_unknown = gc_unknown || t->in_gc == SNAP_UNKNOWN;
     }
-    count_whole(w, b, any_gc);
+    count_whole(w, b, any_gc, gc_unknown);
 }
 
 /* NOW as the window uses it: a time that is not a number is taken as the last one. */

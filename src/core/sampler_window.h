@@ -16,7 +16,8 @@ struct sampler_window_counts {
     uint64_t samples;
     uint64_t errors;
     uint64_t thread_samples;
-    uint64_t gc_samples;
+    uint64_t gc_samples;         /* some thread was collecting (known or not which) */
+    uint64_t gc_unknown_samples; /* a collection ran, and which thread ran it was unknown */
     uint64_t dropped_threads; /* threads left out: a table was full */
     uint64_t dropped_frames;  /* frames left out: a table was full */
 };

@@ -401,9 +401,11 @@ static long gc_frame_index(const struct thread_ctx *t, const struct interp_field
     return -1;
 }
 
-/* Whether T runs a collection. A collection runs on the thread that holds the GIL; the others
- * cannot be in it. Where the interpreter marks the frame that started it (3.15+), that
- * frame's thread runs it. GC_AT: that frame's index in T's chain, or -1. */
+/* Whether T runs a collection: where the interpreter marks the frame that started it (3.15+),
+ * the thread whose chain holds that frame; else the thread state gcwatch proved runs it, and
+ * unknown for all when it proved nothing (the GIL's holder need not be the collector: the
+ * collector may have released the GIL in a finalizer). GC_AT: that frame's index in T's chain,
+ * or -1. */
 static enum snap_bool thread_in_gc(const struct thread_ctx *t, const struct interp_fields *in,
                                    long gc_at)
 {
@@ -413,7 +415,29 @@ static enum snap_bool thread_in_gc(const struct thread_ctx *t, const struct inte
     if (in->gc_frame != 0) {
         return gc_at >= 0 ? SNAP_YES : SNAP_NO;
     }
-    return t->gil == SNAP_YES ? SNAP_YES : t->gil == SNAP_NO ? SNAP_NO : SNAP_UNKNOWN;
+    if (in->gc_collector != 0) {
+        return t->addr == in->gc_collector ? SNAP_YES : SNAP_NO;
+    }
+    return SNAP_UNKNOWN;
+}
+
+/* The collector gcwatch named, if it is exactly one of the interpreter's N threads TS and no
+ * other thread state shares its OS thread; else 0 (then no thread is said to be outside the
+ * collection). */
+static uint64_t confirmed_collector(const struct thread_ctx *ts, size_t n, uint64_t collector)
+{
+    const struct thread_ctx *found = NULL;
+    for (size_t i = 0; collector != 0 && i < n; i++) {
+        if (ts[i].addr == collector) {
+            found = &ts[i];
+        }
+    }
+    for (size_t i = 0; found != NULL && i < n; i++) {
+        if (&ts[i] != found && ts[i].thread_id == found->thread_id) {
+            return 0;
+        }
+    }
+    return found != NULL ? collector : 0;
 }
 
 /* The synthetic frame that stands for the collector, called from the frame after it. */
@@ -657,11 +681,12 @@ static void sample_finish(struct sample_buf *sb)
     sb->out.warning = sb->out.n_warnings > 0 ? sb->warning : "";
 }
 
-static int unwind_interp(struct unwind *u, uint64_t interp, const struct interp_fields *in,
+static int unwind_interp(struct unwind *u, uint64_t interp, struct interp_fields *in,
                          bool main_interp, struct snap_interp *out)
 {
     size_t n = unwind_threads_collect(u, interp, in, main_interp);
     struct thread_ctx *ts = u->ts;
+    in->gc_collector = confirmed_collector(ts, n, in->gc_collector);
     /* Names are read again (every NAMES_MAX_AGE, or for a new thread) by snapshots, which the
      * live view and batch take once per refresh; samples only take them over, after the first
      * has read them once. Reading a name costs a dozen reads a thread. */

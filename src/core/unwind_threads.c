@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/gc.h"
+#include "core/gcwatch.h"
 #include "core/layout/layout.h"
 #include "core/proc.h"
 #include "core/pthreadtid.h"
@@ -135,6 +136,74 @@ void unwind_threads_span(const struct py_layout *L, uint64_t *lo, size_t *len)
     *len = (size_t)(b - a);
 }
 
+/* The GC state the interpreter at ADDR uses: its own, or before 3.9 the runtime's; 0 unknown. */
+static uint64_t gc_state_addr(const struct unwind *u, uint64_t addr)
+{
+    const struct py_layout *L = u->L;
+    if (layout_has(L->interp.gc) && L->interp.gc < LIMIT_OBJECT_READ * 16ull) {
+        return addr + L->interp.gc;
+    }
+    if (layout_has(L->runtime.gc) && L->runtime.gc < L->runtime.size) {
+        return u->rt->runtime_addr + L->runtime.gc;
+    }
+    return 0;
+}
+
+/* What gcwatch reads of the interpreter at INTERP: the switch count of the GIL it uses (its
+ * own from 3.12, else the runtime's) into *SWITCHES and, where the GC reader knows where they
+ * are, its GC's collection counts into COUNTS (GC_COUNTS_MAX bytes). Returns how many regions
+ * of IOV it filled: 0 when the version cannot tell. */
+static size_t watch_regions(const struct unwind *u, uint64_t interp, uint64_t *switches,
+                            uint8_t *counts, struct proc_iov iov[2])
+{
+    const struct py_layout *L = u->L;
+    uint64_t at;
+    uint64_t off;
+    size_t len;
+    if (layout_has(L->interp.gil_holder)) {
+        if (!layout_has(L->interp.gil_switch) ||
+            L->interp.gil_switch >= LIMIT_OBJECT_READ * 16ull) {
+            return 0;
+        }
+        at = interp + L->interp.gil_switch;
+    } else if (layout_has(L->runtime.gil_switch) && L->runtime.gil_switch < L->runtime.size) {
+        at = u->rt->runtime_addr + L->runtime.gil_switch;
+    } else {
+        return 0;
+    }
+    *switches = 0;
+    iov[0] = (struct proc_iov){at, switches, 8};
+    uint64_t gc = gc_state_addr(u, interp);
+    if (gc == 0 || !gc_collections_span(u->gc, &off, &len) || off >= GC_STATE_MAX) {
+        return 1;
+    }
+    iov[1] = (struct proc_iov){gc + off, counts, len};
+    return 2;
+}
+
+/* This walk's word on who collects in the main interpreter IN0 at INTERP (gcwatch.c): the head
+ * batch read the GIL and the GC; while a collection runs whose collector the reads may prove,
+ * the switch and collection counts are read once more, after it (one more system call). */
+static void watch_finish(struct unwind *u, uint64_t interp, struct interp_fields *in0)
+{
+    struct proc_iov iov[2];
+    uint64_t switches;
+    uint8_t counts[GC_COUNTS_MAX];
+    size_t n = watch_regions(u, interp, &switches, counts, iov);
+    /* The counts are compared only when both reads took them at one place. */
+    bool same = n > 1 && u->watch_counts_len == iov[1].len;
+    struct gcwatch_head head = {
+        in0->gc_collecting, in0->gil_holder, u->watch_switches,
+        same ? gc_collections_sum(u->gc, u->watch_counts, u->watch_counts_len) : -1};
+    struct gcwatch_late late = {false, 0, -1};
+    if (gcwatch_wants_late(&u->watch, &head) && n > 0 &&
+        proc_read_now(u->proc, iov, n, NULL) == 0) {
+        late = (struct gcwatch_late){true, switches,
+                                     same ? gc_collections_sum(u->gc, counts, iov[1].len) : -1};
+    }
+    in0->gc_collector = gcwatch_update(&u->watch, &head, &late);
+}
+
 /* Adds the iovecs of the interpreter fields at ADDR to IOV[*N..] (room for UNWIND_INTERP_IOVS
  * is the caller's). The GC state is read only for snapshots. */
 enum { UNWIND_INTERP_IOVS = 12 };
@@ -169,12 +238,7 @@ static void interp_iovs(struct unwind *u, uint64_t addr, struct interp_fields *f
         }
         iov[(*n)++] = (struct proc_iov){addr + want[i].off, want[i].dst, want[i].len};
     }
-    /* The GC state: the interpreter's, or before 3.9 the runtime's. */
-    if (layout_has(L->interp.gc) && L->interp.gc < LIMIT_OBJECT_READ * 16ull) {
-        f->gc_addr = addr + L->interp.gc;
-    } else if (layout_has(L->runtime.gc) && L->runtime.gc < L->runtime.size) {
-        f->gc_addr = u->rt->runtime_addr + L->runtime.gc;
-    }
+    f->gc_addr = gc_state_addr(u, addr);
     if (u->snap != NULL && u->gc != NULL && f->gc_addr != 0 && gc_state_len(u->gc) > 0) {
         uint64_t at;
         void *buf;
@@ -330,8 +394,13 @@ int unwind_threads_read_head(struct unwind *u, struct runtime_fields *rf, struct
     size_t guessed = 0;
     *in0_ok = false;
     k->prefetched = 0;
+    u->watch_asked = false;
     if (k->interp != 0) {
         interp_iovs(u, k->interp, in0, iov, &n);
+        size_t w = watch_regions(u, k->interp, &u->watch_switches, u->watch_counts, iov + n);
+        u->watch_asked = w > 0;
+        u->watch_counts_len = w > 1 ? iov[n + 1].len : 0;
+        n += w;
         size_t room = PROC_IOV_MAX - n;
         size_t m = k->n < room ? k->n : room;
         for (size_t j = 0; j < m; j++) {
@@ -373,7 +442,13 @@ int unwind_threads_read_head(struct unwind *u, struct runtime_fields *rf, struct
         if (*in0_ok) {
             interp_finish(u, rf, in0);
         }
+        if (*in0_ok && u->watch_asked) {
+            watch_finish(u, k->interp, in0);
+        } else {
+            gcwatch_reset(&u->watch);
+        }
     } else {
+        gcwatch_reset(&u->watch);
         /* Guessing again right away would likely fail again. */
         u->guess_backoff = guessed > 0 ? GUESS_BACKOFF : 0;
         /* The guesses may point at freed memory: the runtime alone must still be read. */

@@ -10,6 +10,8 @@
 #include <sys/types.h>
 
 #include "core/frames.h"
+#include "core/gc.h"
+#include "core/gcwatch.h"
 #include "core/limits.h"
 #include "core/sample.h"
 #include "core/snapshot.h"
@@ -64,6 +66,7 @@ struct interp_fields {
     uint64_t code_generation;
     uint64_t gc_collecting;
     uint64_t gc_frame; /* the frame that started the collection (3.15+); 0 none */
+    uint64_t gc_collector; /* the thread state known to run it (gcwatch; main interp.); 0 */
     uint64_t modules;
     uint64_t main_thread_ident; /* from the runtime; 0 unknown */
     uint64_t gc_addr;           /* the GC state this interpreter uses; 0 unknown */
@@ -157,6 +160,13 @@ struct unwind {
     struct tasks *tasks;  /* NULL: tasks are not read */
     struct gc_reader *gc; /* NULL: the GC's generations are not read (in_gc still is) */
     uint8_t *gc_buf;      /* GC_STATE_MAX bytes */
+    /* Who collects, before 3.15 (gcwatch.c): its state, and where the head batch reads the
+     * main interpreter's GIL switch count and GC collection counts for it. */
+    struct gcwatch watch;
+    bool watch_asked;        /* this head batch reads them */
+    size_t watch_counts_len; /* the counts' bytes it reads; 0 none */
+    uint64_t watch_switches;
+    uint8_t watch_counts[GC_COUNTS_MAX];
     /* The walk in hand: a snapshot (SNAP set) or a compact sample (SNAP NULL). */
     struct snapshot *snap;
     struct sample_buf sample;

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -280,8 +281,10 @@ static int by_gc_share(const void *a, const void *b)
     return (x->gc_samples < y->gc_samples) - (x->gc_samples > y->gc_samples);
 }
 
-/* The threads seen in the GC over the window, most first. */
-static void add_threads(struct gc_view *v, const struct sampler_stats *st, int64_t interp)
+/* The threads seen in the GC over the window, most first. UNTOLD: a collection runs now and
+ * which thread runs it is not known. */
+static void add_threads(struct gc_view *v, const struct sampler_stats *st, int64_t interp,
+                        bool untold)
 {
     enum { SHOWN = 8 };
     const struct sampler_thread *in_gc[SHOWN * 8];
@@ -290,6 +293,11 @@ static void add_threads(struct gc_view *v, const struct sampler_stats *st, int64
         if (st->threads[i].interp_id == interp && st->threads[i].gc_samples > 0) {
             in_gc[n++] = &st->threads[i];
         }
+    }
+    if (n == 0 && untold) {
+        add(v, UI_DIM, "  Which thread collects is not known (pytop did not see the collection "
+                       "start: see in_gc in pytop(1))");
+        return;
     }
     if (n == 0) {
         add(v, UI_DIM, "  No thread was seen in the GC over the window");
@@ -300,9 +308,12 @@ static void add_threads(struct gc_view *v, const struct sampler_stats *st, int64
     for (size_t i = 0; i < n && i < SHOWN; i++) {
         const struct sampler_thread *t = in_gc[i];
         int len = t->name.ptr != NULL ? (int)(t->name.len < 24 ? t->name.len : 24) : 1;
-        add(v, UI_NORMAL, "  %-8d %-24.*s %6.1f%% %9llu", (int)t->tid, len,
-            t->name.ptr != NULL ? t->name.ptr : "?", t->gc_pct,
-            (unsigned long long)t->gc_samples);
+        char pct[16] = "     ?";
+        if (!isnan(t->gc_pct)) {
+            snprintf(pct, sizeof pct, "%6.1f", t->gc_pct);
+        }
+        add(v, UI_NORMAL, "  %-8d %-24.*s %s%% %9llu", (int)t->tid, len,
+            t->name.ptr != NULL ? t->name.ptr : "?", pct, (unsigned long long)t->gc_samples);
     }
     if (n > SHOWN) {
         add(v, UI_DIM, "  ... %zu more", n - SHOWN);
@@ -344,7 +355,7 @@ static void build(struct gc_view *v, const struct ui_model *m)
             all, window_s);
         add_state(v, in);
         add_generations(v, in, window_s);
-        add_threads(v, m->stats, in->id);
+        add_threads(v, m->stats, in->id, in->gc.collecting == SNAP_YES && in->gc.thread <= 0);
         add_recent(v, &in->gc);
     }
 }

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,13 @@ static double share(const struct sampler_thread *st, enum sort_key k)
     return k == SORT_GIL ? st->gil_pct : k == SORT_CPU ? st->cpu_pct : st->gc_pct;
 }
 
+/* SHARE for sorting: an unknown one (NAN) between no samples and 0 %. */
+static double sort_share(const struct sampler_thread *st, enum sort_key k)
+{
+    double p = share(st, k);
+    return isnan(p) ? -0.5 : p;
+}
+
 /* Names in the order people read them: ASCII letters of either case together; unknown last. */
 static int compare_str(struct snap_str a, struct snap_str b)
 {
@@ -117,8 +125,8 @@ static int compare_rows(const void *pa, const void *pb)
     case SORT_CPU:
     case SORT_GC:
         /* Busiest first unless inverted. */
-        c = (share(a->st, a->sort) < share(b->st, a->sort)) -
-            (share(a->st, a->sort) > share(b->st, a->sort));
+        c = (sort_share(a->st, a->sort) < sort_share(b->st, a->sort)) -
+            (sort_share(a->st, a->sort) > sort_share(b->st, a->sort));
         break;
     case SORT_FUNCTION:
         c = compare_str(ui_stack_top_function(a->t), ui_stack_top_function(b->t));
@@ -238,7 +246,9 @@ static void draw_pct(WINDOW *w, const struct sampler_thread *s, enum sort_key k,
                      const struct ui_style *st)
 {
     double p = share(s, k);
-    if (p < 0) {
+    if (isnan(p)) {
+        ui_text_printf(w, width, st, "%*s", width, "?");
+    } else if (p < 0) {
         ui_text_printf(w, width, st, "%*s", width, "-");
     } else {
         ui_text_printf(w, width, st, "%*.1f", width, p);

@@ -355,6 +355,27 @@ static void test_proc_readahead_serves_what_the_last_walk_read_in_one_call(void 
     assert_int_equal(proc_get_counters(p).syscalls - before, 3);
 }
 
+static void test_proc_read_now_is_never_served_from_the_readahead_copy(void **state)
+{
+    struct fixture *f = *state;
+    struct proc *p = open_child(f, spawn(f, fill_body));
+    unsigned char out[64];
+    struct pt_error err = {0};
+    struct proc_iov one = {addr_of(f->buf + 100), out, sizeof out};
+    proc_readahead_begin(p);
+    assert_int_equal(proc_read_many(p, &one, 1, &err), 0);
+    proc_readahead_end(p);
+    proc_readahead_begin(p);
+    uint64_t before = proc_get_counters(p).syscalls;
+    assert_int_equal(proc_read_many(p, &one, 1, &err), 0);
+    assert_int_equal(proc_get_counters(p).syscalls - before, 0);
+    memset(out, 0, sizeof out);
+    assert_int_equal(proc_read_now(p, &one, 1, &err), 0);
+    assert_int_equal(proc_get_counters(p).syscalls - before, 1);
+    assert_int_equal(out[0], pattern(100));
+    proc_readahead_end(p);
+}
+
 static void test_proc_read_bytes_fails_with_read_error_at_an_unmapped_address(void **state)
 {
     struct fixture *f = *state;
@@ -850,6 +871,7 @@ int main(void)
         cmocka_unit_test(test_proc_read_many_reads_fifty_regions_in_one_system_call),
         cmocka_unit_test(test_proc_read_many_reads_close_regions_in_any_order_and_overlapping),
         cmocka_unit_test(test_proc_readahead_serves_what_the_last_walk_read_in_one_call),
+        cmocka_unit_test(test_proc_read_now_is_never_served_from_the_readahead_copy),
         cmocka_unit_test(test_proc_read_bytes_fails_with_read_error_at_an_unmapped_address),
         cmocka_unit_test(test_proc_read_many_names_the_region_that_stops_a_partial_read),
         cmocka_unit_test(test_proc_read_many_rejects_oversized_and_wrapping_requests),

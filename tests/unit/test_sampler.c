@@ -155,6 +155,26 @@ static void test_sampler_gil_share_is_of_the_threads_own_samples(void **state)
     sampler_free(s);
 }
 
+static void test_sampler_gc_share_is_unknown_while_who_collects_is(void **state)
+{
+    (void)state;
+    struct sampler *s = new_sampler(10);
+    for (int i = 0; i < 4; i++) {
+        struct snapshot *snap = snap_threads(2);
+        /* A collection runs in the last two samples; which thread runs it is unknown. */
+        thread_of(snap, 0)->in_gc = i < 2 ? SNAP_NO : SNAP_UNKNOWN;
+        thread_of(snap, 1)->in_gc = i < 2 ? SNAP_NO : SNAP_UNKNOWN;
+        sampler_add(s, snap, 1.0 + i * 0.01);
+    }
+    struct sampler_stats *st = sampler_stats(s, 1.04);
+    assert_non_null(st);
+    assert_int_equal(st->gc_samples, 2);
+    assert_true(isnan(sampler_stats_find_thread(st, 0, 100, 1000)->gc_pct));
+    assert_true(isnan(sampler_stats_find_thread(st, 0, 101, 1001)->gc_pct));
+    sampler_stats_free(st);
+    sampler_free(s);
+}
+
 static void test_sampler_counts_a_recursive_function_once_per_stack(void **state)
 {
     (void)state;
@@ -845,6 +865,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sampler_gil_share_is_of_the_threads_own_samples),
+        cmocka_unit_test(test_sampler_gc_share_is_unknown_while_who_collects_is),
         cmocka_unit_test(test_sampler_counts_a_recursive_function_once_per_stack),
         cmocka_unit_test(test_sampler_keeps_functions_of_one_name_in_two_places_apart),
         cmocka_unit_test(test_sampler_skips_shim_frames_and_counts_unnamed_ones_as_unreadable),

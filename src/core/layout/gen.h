@@ -20,6 +20,7 @@ struct layout_gen {
     int64_t code_firsttraceable;
     int64_t interp_threads_main;
     int64_t thread_holds_gil;
+    int64_t gil_switch_from_holder;
     int64_t thread_holds_gil_bit;
     int64_t unicode_kind_shift;
     int64_t unicode_compact_bit;

@@ -65,6 +65,7 @@ void layout_apply_gen(const struct layout_gen *g, struct py_layout *L)
     L->thread.base_frame = LAYOUT_NONE;
     L->thread.holds_gil = layout_gen_offset(g->thread_holds_gil);
     L->thread.holds_gil_bit = (int)g->thread_holds_gil_bit;
+    L->gil_switch_from_holder = layout_gen_offset(g->gil_switch_from_holder);
     L->thread.gil_requested = LAYOUT_NONE;
     L->thread.current_exception = layout_gen_offset(g->thread_current_exception);
     L->thread.exc_state_value = layout_gen_offset(g->thread_exc_state_value);
@@ -166,12 +167,26 @@ static int check_struct(const char *what, uint64_t size, uint64_t max, const uin
     return 0;
 }
 
+/* The GIL's switch_number beside its last_holder at HOLDER; LAYOUT_NONE when either is unknown. */
+static uint64_t gil_switch(const struct py_layout *L, uint64_t holder)
+{
+    uint64_t off;
+    if (!layout_has(holder) || !layout_has(L->gil_switch_from_holder) ||
+        L->gil_switch_from_holder > 64 ||
+        __builtin_add_overflow(holder, L->gil_switch_from_holder, &off) || off == LAYOUT_NONE) {
+        return LAYOUT_NONE;
+    }
+    return off;
+}
+
 /* Every struct pytop reads whole must hold the fields it takes from it. */
 int layout_validate(struct py_layout *L, struct pt_error *err)
 {
     L->gil_source = layout_has(L->thread.holds_gil) ? GIL_FROM_THREAD
                     : L->thread.holds_gil_bit >= 0  ? GIL_FROM_STATUS_BIT
                                                     : GIL_FROM_HOLDER;
+    L->runtime.gil_switch = gil_switch(L, L->runtime.gil_holder);
+    L->interp.gil_switch = gil_switch(L, L->interp.gil_holder);
     const uint64_t thread[] = {L->thread.next, L->thread.interp, L->thread.current_frame,
                                L->thread.base_frame,
                                L->thread.thread_id, L->thread.native_thread_id,

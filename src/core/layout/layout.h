@@ -47,6 +47,7 @@ struct py_layout {
         uint64_t main_thread;        /* the main thread's ident; LAYOUT_NONE when unknown */
         uint64_t gil_locked;         /* a runtime-wide GIL (before 3.12); else LAYOUT_NONE */
         uint64_t gil_holder;
+        uint64_t gil_switch;         /* its switch_number (layout_validate() derives it) */
         uint64_t gc;                 /* a runtime-wide GC state (3.8); else LAYOUT_NONE */
         uint64_t gc_collecting;      /* a runtime-wide GC (3.8); else LAYOUT_NONE */
     } runtime;
@@ -60,6 +61,7 @@ struct py_layout {
         uint64_t imports_modules;
         uint64_t gil_locked;         /* within the interpreter state */
         uint64_t gil_holder;         /* within the interpreter state */
+        uint64_t gil_switch;         /* its switch_number (layout_validate() derives it) */
         uint64_t code_object_generation;  /* LAYOUT_NONE before 3.14 */
     } interp;
 
@@ -90,6 +92,9 @@ struct py_layout {
         uint64_t previous;
     } errstack;
     enum layout_gil_source gil_source;
+    /* Where struct _gil_runtime_state keeps switch_number, from its last_holder (gen-layout;
+     * LAYOUT_NONE unknown). */
+    uint64_t gil_switch_from_holder;
 
     enum layout_frames frames;
     struct {
