@@ -72,6 +72,15 @@ static uint8_t *chunk_buffer(struct frames_thread *t, size_t len)
     return c->data;
 }
 
+/* The chain read is not one a thread can have: a frame's owner is no owner, or its caller
+ * lies above it in the chunk that holds both (a data stack grows upward). */
+static void torn(struct frames_thread *t, const char *why, uint64_t addr)
+{
+    t->torn = true;
+    t->done = true;
+    snprintf(t->error, sizeof t->error, "%s at 0x%" PRIx64, why, addr);
+}
+
 static void fail(struct frames_thread *t, const char *why, uint64_t addr)
 {
     t->failed = true;
@@ -193,6 +202,15 @@ static bool push_frame(struct frames_thread *t, uint64_t addr, uint64_t code, ui
     return true;
 }
 
+/* The largest owner value the version has (Include/internal/pycore_frame.h: owned by the
+ * thread, a generator, a frame object, the C stack, the interpreter). */
+static int max_owner(const struct py_layout *L)
+{
+    int max = L->frame.owner_generator + 1;
+    max = L->frame.owner_cstack > max ? L->frame.owner_cstack : max;
+    return L->frame.owner_interpreter > max ? L->frame.owner_interpreter : max;
+}
+
 /* Takes one frame header H at ADDR: keeps it if it is a Python frame, moves to its caller. */
 static void take_frame(const struct py_layout *L, struct frames_thread *t, const uint8_t *h)
 {
@@ -205,6 +223,19 @@ static void take_frame(const struct py_layout *L, struct frames_thread *t, const
     layout_read_u64(h, L->frame.size, L->frame.executable, &exec);
     layout_read_uint(h, L->frame.size, L->frame.instr_ptr, L->frame.instr_width, &instr);
     exec &= ~L->frame.executable_tag_mask;
+    if (layout_has(L->frame.owner) && owner > (uint64_t)max_owner(L)) {
+        torn(t, "frame owned by no one", t->pending);
+        return;
+    }
+    if (layout_has(L->frame.running)) {
+        uint64_t state = 0;
+        layout_read_uint(h, L->frame.size, L->frame.running, 1, &state);
+        int8_t s = (int8_t)(uint8_t)state;
+        if (s != L->frame.running_value && s != L->frame.unwinding_value) {
+            torn(t, "frame object no longer running", t->pending);
+            return;
+        }
+    }
     /* Frames the interpreter owns (entry shims on the C stack) are not Python frames; CPython's
      * own unwinder skips them too. */
     bool shim = (int)owner == L->frame.owner_cstack || (int)owner == L->frame.owner_interpreter;
@@ -248,6 +279,11 @@ static const uint8_t *prefetched(const struct py_layout *L, struct frames_thread
     return NULL;
 }
 
+static bool chunk_holds(const struct frames_chunk *c, uint64_t addr)
+{
+    return addr >= c->addr && addr - c->addr < c->len;
+}
+
 /* Follows T's chain through copied chunks until it ends or needs a read. */
 static void advance(struct proc *p, const struct py_layout *L, struct frames_thread *t)
 {
@@ -269,7 +305,13 @@ static void advance(struct proc *p, const struct py_layout *L, struct frames_thr
             t->steps--;
             return;
         }
+        uint64_t addr = t->pending;
         take_frame(L, t, h);
+        if (!t->done && t->pending >= addr && t->last_chunk < t->n_chunks &&
+            chunk_holds(&t->chunks[t->last_chunk], addr) &&
+            chunk_holds(&t->chunks[t->last_chunk], t->pending)) {
+            torn(t, "caller above its callee in the data stack", addr);
+        }
     }
 }
 
@@ -444,6 +486,7 @@ void frames_begin(struct frames_thread *t, uint64_t tstate)
     t->n_frames = 0;
     t->truncated = false;
     t->failed = false;
+    t->torn = false;
     t->error[0] = '\0';
     t->n_read = 0;
     t->next_older = 0;

@@ -296,29 +296,56 @@ static int check_layout(struct proc *p, const struct runtime *rt, uint64_t runti
     return check_frame(p, rt, tstate, err);
 }
 
-/* The newest frame of thread state TSTATE, if it has one, must run a code object. */
-static int check_frame(struct proc *p, const struct runtime *rt, uint64_t tstate,
-                       struct pt_error *err)
+/* How often check_frame() looks at a running thread's newest frame: a miss counts only when
+ * the thread's newest frame stayed the same while it was read, and it takes STABLE_MISSES. */
+enum { CHECK_FRAME_TRIES = 16, CHECK_FRAME_STABLE_MISSES = 3 };
+
+/* One look at the newest frame of TSTATE: 1 it runs a code object (or nothing, or None: entry
+ * frames the interpreter pushes itself, 3.14+), 0 it does not, -1 the frame moved meanwhile
+ * (a running thread: the look tells nothing). */
+static int frame_runs_code(struct proc *p, const struct runtime *rt, uint64_t tstate)
 {
     const struct py_layout *L = &rt->layout;
     uint64_t frame = 0;
+    uint64_t again = 0;
     uint64_t exec = 0;
     uint64_t type = 0;
-    if (tstate == 0 || rt->code_type_addr == 0 || newest_frame(p, L, tstate, &frame) < 0 ||
-        frame == 0) {
-        return 0;
+    if (newest_frame(p, L, tstate, &frame) < 0 || frame == 0) {
+        return 1;
     }
-    if (proc_read_bytes(p, frame + L->frame.executable, &exec, 8, NULL) < 0) {
-        return layout_misfit(rt, "its newest frame cannot be read", err);
-    }
+    bool read = proc_read_bytes(p, frame + L->frame.executable, &exec, 8, NULL) == 0;
     exec &= ~L->frame.executable_tag_mask;
-    /* Entry frames the interpreter pushes itself may run None instead (3.14+). */
-    if (exec == 0 || exec == rt->none_addr) {
+    if (read && (exec == 0 || exec == rt->none_addr)) {
+        return 1;
+    }
+    if (read && proc_read_bytes(p, exec + L->object.ob_type, &type, 8, NULL) == 0 &&
+        type == rt->code_type_addr) {
+        return 1;
+    }
+    if (newest_frame(p, L, tstate, &again) < 0 || again != frame) {
+        return -1;
+    }
+    return 0;
+}
+
+/* The newest frame of thread state TSTATE, if it has one, must run a code object. The thread
+ * may be running: what its frame pointer named may be gone by the time it is read, so the
+ * check looks again, and a wrong layout shows as misses on a frame that stays put. */
+static int check_frame(struct proc *p, const struct runtime *rt, uint64_t tstate,
+                       struct pt_error *err)
+{
+    int misses = 0;
+    if (tstate == 0 || rt->code_type_addr == 0) {
         return 0;
     }
-    if (proc_read_bytes(p, exec + L->object.ob_type, &type, 8, NULL) < 0 ||
-        type != rt->code_type_addr) {
-        return layout_misfit(rt, "its newest frame does not run a code object", err);
+    for (int i = 0; i < CHECK_FRAME_TRIES; i++) {
+        int rc = frame_runs_code(p, rt, tstate);
+        if (rc == 1) {
+            return 0;
+        }
+        if (rc == 0 && ++misses == CHECK_FRAME_STABLE_MISSES) {
+            return layout_misfit(rt, "its newest frame does not run a code object", err);
+        }
     }
     return 0;
 }

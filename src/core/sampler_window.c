@@ -408,7 +408,9 @@ static void count_snapshot(struct sampler_window *w, struct sampler_window_bucke
                                        t->gil == SNAP_YES,
                                        t->on_cpu == SNAP_YES,
                                        t->in_gc == SNAP_YES};
-            struct frame_source src = {t->frames, NULL, t->frames != NULL ? t->n_frames : 0};
+            /* Frames read while they changed are no stack the thread had: not counted. */
+            size_t nf = t->frames != NULL && !t->frames_torn ? t->n_frames : 0;
+            struct frame_source src = {t->frames, NULL, nf};
             count_thread(w, b, &th, &src);
             any_gc = any_gc || t->in_gc == SNAP_YES;
         }
@@ -426,7 +428,7 @@ static void count_compact(struct sampler_window *w, struct sampler_window_bucket
                                    t->thread_id,          t->name,
                                    t->name_len,           t->gil == SNAP_YES,
                                    t->on_cpu == SNAP_YES, t->in_gc == SNAP_YES};
-        struct frame_source src = {NULL, t->frames, t->n_frames};
+        struct frame_source src = {NULL, t->frames, t->frames_torn ? 0 : t->n_frames};
         count_thread(w, b, &th, &src);
         any_gc = any_gc || t->in_gc == SNAP_YES;
     }

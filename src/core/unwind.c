@@ -389,6 +389,7 @@ static int build_frames(struct unwind *u, const struct thread_ctx *t, long gc_at
     }
     out->n_frames = n;
     out->frames_truncated = fr->truncated || fr->failed;
+    out->frames_torn = fr->torn;
     return 0;
 }
 
@@ -520,6 +521,7 @@ static void sample_threads(struct unwind *u, uint64_t interp, const struct inter
         out->has_exception = t->has_exception;
         out->in_gc = thread_in_gc(t, in, gc_at);
         out->frames_truncated = fr->truncated || fr->failed;
+        out->frames_torn = fr->torn;
         out->n_frames = nf;
         /* An index until sample_finish() turns it into a pointer. */
         out->frames = (const struct sample_frame *)(uintptr_t)sb->n_frames;
@@ -554,6 +556,26 @@ static void sample_finish(struct sample_buf *sb)
     sb->out.warning = sb->out.n_warnings > 0 ? sb->warning : "";
 }
 
+/* Marks T's frames torn when one runs no code object, or stands at an instruction outside its
+ * code: a thread's stack that changed while it was read (frames.c checks the chain itself). */
+static void check_torn(struct unwind *u, struct thread_ctx *t)
+{
+    struct frames_thread *fr = &t->fr;
+    for (size_t i = 0; i < fr->n_frames && !fr->torn; i++) {
+        const struct frames_raw *raw = &fr->frames[i];
+        const struct code_info *ci = code_cache_find(u->codes, raw->code_addr);
+        if (ci == NULL || !code_instr_inside(ci, u->L, raw->instr_ptr)) {
+            fr->torn = true;
+            snprintf(fr->error, sizeof fr->error, "frame %zu at 0x%" PRIx64 " %s", i, raw->addr,
+                     ci == NULL ? "runs no code object" : "is at an instruction outside its code");
+        }
+    }
+    if (fr->torn) {
+        unwind_warn(u, "thread %" PRIu64 ": its stack changed while it was read (%s)",
+                    t->native_id, fr->error);
+    }
+}
+
 static int unwind_interp(struct unwind *u, uint64_t interp, const struct interp_fields *in,
                          bool main_interp, struct snap_interp *out)
 {
@@ -582,6 +604,9 @@ static int unwind_interp(struct unwind *u, uint64_t interp, const struct interp_
     unwind_threads_keep_hints(u, ts, n);
     load_codes(u, ts, n, main_interp,
                main_interp && layout_has(u->L->interp.code_object_generation));
+    for (size_t i = 0; i < n; i++) {
+        check_torn(u, &ts[i]);
+    }
     if (u->snap == NULL) {
         sample_threads(u, interp, in, ts, n);
         return 0;
