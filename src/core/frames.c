@@ -239,6 +239,7 @@ static void take_frame(const struct py_layout *L, struct frames_thread *t, const
     /* Frames the interpreter owns (entry shims on the C stack) are not Python frames; CPython's
      * own unwinder skips them too. */
     bool shim = (int)owner == L->frame.owner_cstack || (int)owner == L->frame.owner_interpreter;
+    t->last_owner = (int)owner;
     if (!shim && exec != 0 && !push_frame(t, t->pending, exec, instr)) {
         fail(t, "out of memory for frame", t->pending);
         return;
@@ -288,8 +289,20 @@ static bool chunk_holds(const struct frames_chunk *c, uint64_t addr)
 static void advance(struct proc *p, const struct py_layout *L, struct frames_thread *t)
 {
     while (!t->done) {
-        if (t->pending == 0 || t->pending == t->base_frame) {
+        if (t->pending == t->base_frame && t->base_frame != 0) {
             t->done = true;
+            return;
+        }
+        if (t->pending == 0) {
+            t->done = true;
+            /* A whole chain ends at an entry frame the C stack or the interpreter owns (3.12+;
+             * 3.15 also at the thread's base frame): one that stops short was read while it
+             * changed (a frame being pushed has no caller yet). */
+            bool entry_known = L->frame.owner_cstack >= 0 || L->frame.owner_interpreter >= 0;
+            if (t->steps > 0 && entry_known && t->last_owner != L->frame.owner_cstack &&
+                t->last_owner != L->frame.owner_interpreter) {
+                torn(t, "chain ends before the thread's first frame", t->current_frame);
+            }
             return;
         }
         if (t->steps++ == LIMIT_FRAMES) {

@@ -242,6 +242,10 @@ static int newest_frame(struct proc *p, const struct py_layout *L, uint64_t tsta
 static int check_frame(struct proc *p, const struct runtime *rt, uint64_t tstate,
                        struct pt_error *err);
 
+/* How often the checks look again at a running target: a miss counts only when what was read
+ * stayed the same while it was read (check_frame() takes STABLE_MISSES of them). */
+enum { CHECK_FRAME_TRIES = 16, CHECK_FRAME_STABLE_MISSES = 3 };
+
 static int layout_misfit(const struct runtime *rt, const char *why, struct pt_error *err)
 {
     return pt_error_set(err, PT_E_BADLAYOUT, 0,
@@ -285,6 +289,22 @@ static int check_layout(struct proc *p, const struct runtime *rt, uint64_t runti
     if (interp == 0 || (next == 0 && id != 0)) {
         return layout_misfit(rt, "no main interpreter where it should be", err);
     }
+    /* The first thread state may be freed (its thread ended) between the two reads: only one
+     * that stays first and still does not point back tells of a wrong layout. */
+    for (int i = 0; tstate != 0 && back != interp && i < CHECK_FRAME_TRIES; i++) {
+        uint64_t again = 0;
+        if (proc_read_bytes(p, interp + L->interp.threads_head, &again, 8, err) < 0) {
+            return -1;
+        }
+        if (again == tstate) {
+            return layout_misfit(rt, "its thread state does not point back to its interpreter",
+                                 err);
+        }
+        tstate = again;
+        if (tstate != 0 && proc_read_bytes(p, tstate + L->thread.interp, &back, 8, NULL) < 0) {
+            back = 0;
+        }
+    }
     if (tstate != 0 && back != interp) {
         return layout_misfit(rt, "its thread state does not point back to its interpreter", err);
     }
@@ -295,10 +315,6 @@ static int check_layout(struct proc *p, const struct runtime *rt, uint64_t runti
     }
     return check_frame(p, rt, tstate, err);
 }
-
-/* How often check_frame() looks at a running thread's newest frame: a miss counts only when
- * the thread's newest frame stayed the same while it was read, and it takes STABLE_MISSES. */
-enum { CHECK_FRAME_TRIES = 16, CHECK_FRAME_STABLE_MISSES = 3 };
 
 /* One look at the newest frame of TSTATE: 1 it runs a code object (or nothing, or None: entry
  * frames the interpreter pushes itself, 3.14+), 0 it does not, -1 the frame moved meanwhile

@@ -1,8 +1,8 @@
 """Fault-trial target: thousands of short threads a second, each logging who it was.
 
-`python churn.py READYFILE LOGFILE SECONDS`. Two spawner threads start threads in batches of
+`python churn.py READYFILE LOGFILE STOPFILE`. Two spawner threads start threads in batches of
 20 (each names itself churn-S-I, logs its ident, kernel tid and name, and ends) and join them,
-for SECONDS; READYFILE gets the pid once they run. Then LOGFILE gets every thread the process
+until STOPFILE exists (or 60 s passed); READYFILE gets the pid once they run. Then LOGFILE gets every thread the process
 had ({"threads": [[ident, tid, name], ...], "seconds": ..., "started": N}) and the process
 exits. Python 3.8+ (threading.get_native_id), stdlib only.
 """
@@ -44,7 +44,7 @@ def write(path, doc):
 
 
 def main():
-    ready, logfile, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    ready, logfile, stopfile = sys.argv[1], sys.argv[2], sys.argv[3]
     me()
     stop = threading.Event()
     spawners = [threading.Thread(target=spawn, args=(stop, i), name="spawner-%d" % i)
@@ -53,7 +53,9 @@ def main():
     for t in spawners:
         t.start()
     write(ready, {"pid": os.getpid()})
-    time.sleep(seconds)
+    deadline = started + 60
+    while not os.path.exists(stopfile) and time.monotonic() < deadline:
+        time.sleep(0.01)
     stop.set()
     for t in spawners:
         t.join()
