@@ -244,8 +244,8 @@ struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
         return NULL;
     }
     uint64_t units = 0;
-    if (layout_has(L->code.ob_size) && layout_read_u64(raw, L->code.size, L->code.ob_size, &units) &&
-        units <= CODE_MAX_UNITS) {
+    if (layout_has(L->code.ob_size) &&
+        layout_read_u64(raw, L->code.size, L->code.ob_size, &units) && units <= CODE_MAX_UNITS) {
         ci->n_units = units;
     }
     c->misses++;

@@ -35,7 +35,7 @@ struct code_info {
     uint8_t *linetable;
     size_t linetable_len;
     int firstlineno;
-    uint64_t n_units;      /* code units of its bytecode (3.11+); 0 when unknown */
+    uint64_t n_units; /* code units of its bytecode (3.11+); 0 when unknown */
     /* The last position looked up, so a frame parked at one instruction is decoded once. */
     uint64_t memo_instr;
     struct linetable_loc memo_loc;

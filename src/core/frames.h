@@ -79,7 +79,7 @@ struct frames_thread {
     size_t pref_at;
     bool pref_failed;
     size_t steps;
-    int last_owner;                 /* the owner of the last frame taken */
+    int last_owner; /* the owner of the last frame taken */
     bool done;
 };
 

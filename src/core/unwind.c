@@ -571,8 +571,8 @@ static void check_torn(struct unwind *u, struct thread_ctx *t)
         }
     }
     if (fr->torn) {
-        unwind_warn(u, "thread %" PRIu64 ": its stack changed while it was read (%s)",
-                    t->native_id, fr->error);
+        unwind_warn(u, "thread %" PRIu64 ": its stack changed while it was read (%s)", t->native_id,
+                    fr->error);
     }
 }
 

@@ -584,8 +584,10 @@ size_t unwind_threads_collect(struct unwind *u, uint64_t interp, const struct in
         /* A thread state freed while the list was read (a thread that ended) no longer
          * names its interpreter: what it holds now, and what it links to, is not a thread. */
         if (u->ts[n].interp != interp) {
-            unwind_warn(u, "interpreter %" PRId64 ": thread list changed while read (the "
-                        "thread state at 0x%" PRIx64 " was freed)", (int64_t)in->id, addr);
+            unwind_warn(u,
+                        "interpreter %" PRId64 ": thread list changed while read (the "
+                        "thread state at 0x%" PRIx64 " was freed)",
+                        (int64_t)in->id, addr);
             break;
         }
         addr = u->ts[n].next;
