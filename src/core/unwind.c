@@ -262,6 +262,9 @@ static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool m
     size_t n_next = 0;
     if (main_interp && !trust_cache) {
         n_next = uniq < UNWIND_CODE_GUESS ? uniq : UNWIND_CODE_GUESS;
+    }
+    /* No frame at all (a target dying, threads not started): ADDRS may be NULL. */
+    if (n_next > 0) {
         memcpy(u->code_guess_next, addrs, n_next * sizeof *addrs);
     }
     /* Those the head batch read ahead are checked from its copy; the rest are read now. */
