@@ -252,6 +252,11 @@ struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
     if (ci == NULL) {
         return NULL;
     }
+    uint64_t units = 0;
+    if (layout_has(L->code.ob_size) &&
+        layout_read_u64(raw, L->code.size, L->code.ob_size, &units) && units <= CODE_MAX_UNITS) {
+        ci->n_units = units;
+    }
     c->misses++;
     ci->serial = c->next_serial++;
     ci->used_in = c->round;
@@ -298,6 +303,18 @@ bool code_frame_incomplete(const struct code_info *ci, const struct py_layout *L
     }
     uint64_t start = ci->addr + L->code.code_adaptive;
     return instr < start + 2 * (uint64_t)ci->firsttraceable;
+}
+
+bool code_instr_inside(const struct code_info *ci, const struct py_layout *L, uint64_t instr)
+{
+    uint64_t offset = 0;
+    if (ci->n_units == 0 || L->frames == FRAMES_OBJECTS) {
+        return true;
+    }
+    if (!code_instr_offset(ci, L, instr, &offset)) {
+        return instr + 2 == ci->addr + L->code.code_adaptive;
+    }
+    return offset <= ci->n_units * 2;
 }
 
 int code_location(struct code_info *ci, const struct py_layout *L, uint64_t instr,

@@ -37,6 +37,7 @@ struct code_info {
     size_t linetable_len;
     int firstlineno;
     int firsttraceable; /* code units before the first traceable one; -1: unknown */
+    uint64_t n_units; /* code units of its bytecode (3.11+); 0 when unknown */
     /* The last position looked up, so a frame parked at one instruction is decoded once. */
     uint64_t memo_instr;
     struct linetable_loc memo_loc;
@@ -94,6 +95,10 @@ bool code_instr_offset(const struct code_info *ci, const struct py_layout *L, ui
  * __init__) is one for as long as it stands in a stack. False where the version has no rule. */
 bool code_frame_incomplete(const struct code_info *ci, const struct py_layout *L, uint64_t instr,
                            bool generator);
+/* Whether INSTR (as for code_instr_offset()) can be the instruction a frame of CI is at: inside
+ * its bytecode, or just before it (not started). True when the size is not known. A frame
+ * whose instruction is elsewhere was read while it changed (or is not a frame of CI). */
+bool code_instr_inside(const struct code_info *ci, const struct py_layout *L, uint64_t instr);
 
 /* The source position of a frame's current instruction in code object CI: INSTR is the frame's
  * instruction pointer (3.11+) or its f_lasti (frame objects). A frame that has not started

@@ -72,6 +72,15 @@ static uint8_t *chunk_buffer(struct frames_thread *t, size_t len)
     return c->data;
 }
 
+/* The chain read is not one a thread can have: a frame's owner is no owner, or its caller
+ * lies above it in the chunk that holds both (a data stack grows upward). */
+static void torn(struct frames_thread *t, const char *why, uint64_t addr)
+{
+    t->torn = true;
+    t->done = true;
+    snprintf(t->error, sizeof t->error, "%s at 0x%" PRIx64, why, addr);
+}
+
 static void fail(struct frames_thread *t, const char *why, uint64_t addr)
 {
     t->failed = true;
@@ -203,6 +212,15 @@ static bool push_frame(struct frames_thread *t, const struct frames_raw *f)
     return true;
 }
 
+/* The largest owner value the version has (Include/internal/pycore_frame.h: owned by the
+ * thread, a generator, a frame object, the C stack, the interpreter). */
+static int max_owner(const struct py_layout *L)
+{
+    int max = L->frame.owner_generator + 1;
+    max = L->frame.owner_cstack > max ? L->frame.owner_cstack : max;
+    return L->frame.owner_interpreter > max ? L->frame.owner_interpreter : max;
+}
+
 /* Takes one frame header H at ADDR: keeps it if it is a Python frame, moves to its caller.
  * PREFIX bytes before H were read with it (frames_prefix(), or 0). */
 static void take_frame(const struct py_layout *L, struct frames_thread *t, const uint8_t *h,
@@ -217,6 +235,19 @@ static void take_frame(const struct py_layout *L, struct frames_thread *t, const
     layout_read_u64(h, L->frame.size, L->frame.executable, &exec);
     layout_read_uint(h, L->frame.size, L->frame.instr_ptr, L->frame.instr_width, &instr);
     exec &= ~L->frame.executable_tag_mask;
+    if (layout_has(L->frame.owner) && owner > (uint64_t)max_owner(L)) {
+        torn(t, "frame owned by no one", t->pending);
+        return;
+    }
+    if (layout_has(L->frame.running)) {
+        uint64_t state = 0;
+        layout_read_uint(h, L->frame.size, L->frame.running, 1, &state);
+        int8_t s = (int8_t)(uint8_t)state;
+        if (s != L->frame.running_value && s != L->frame.unwinding_value) {
+            torn(t, "frame object no longer running", t->pending);
+            return;
+        }
+    }
     /* Frames the interpreter owns (entry shims on the C stack) are not Python frames; CPython's
      * own unwinder skips them too. */
     bool shim = (int)owner == L->frame.owner_cstack || (int)owner == L->frame.owner_interpreter;
@@ -227,6 +258,7 @@ static void take_frame(const struct py_layout *L, struct frames_thread *t, const
         f.exc_known = layout_read_u64(item, prefix, L->errstack.value, &f.exc_value) &&
                       layout_read_u64(item, prefix, L->errstack.previous, &f.exc_previous);
     }
+    t->last_owner = (int)owner;
     if (!shim && exec != 0 && !push_frame(t, &f)) {
         fail(t, "out of memory for frame", t->pending);
         return;
@@ -282,12 +314,29 @@ static struct proc_iov frame_region(const struct py_layout *L, uint64_t addr, si
     return (struct proc_iov){addr - pre, buf, pre + L->frame.size};
 }
 
+static bool chunk_holds(const struct frames_chunk *c, uint64_t addr)
+{
+    return addr >= c->addr && addr - c->addr < c->len;
+}
+
 /* Follows T's chain through copied chunks until it ends or needs a read. */
 static void advance(struct proc *p, const struct py_layout *L, struct frames_thread *t)
 {
     while (!t->done) {
-        if (t->pending == 0 || t->pending == t->base_frame) {
+        if (t->pending == t->base_frame && t->base_frame != 0) {
             t->done = true;
+            return;
+        }
+        if (t->pending == 0) {
+            t->done = true;
+            /* A whole chain ends at an entry frame the C stack or the interpreter owns (3.12+;
+             * 3.15 also at the thread's base frame): one that stops short was read while it
+             * changed (a frame being pushed has no caller yet). */
+            bool entry_known = L->frame.owner_cstack >= 0 || L->frame.owner_interpreter >= 0;
+            if (t->steps > 0 && entry_known && t->last_owner != L->frame.owner_cstack &&
+                t->last_owner != L->frame.owner_interpreter) {
+                torn(t, "chain ends before the thread's first frame", t->current_frame);
+            }
             return;
         }
         if (t->steps++ == LIMIT_FRAMES) {
@@ -305,7 +354,13 @@ static void advance(struct proc *p, const struct py_layout *L, struct frames_thr
             t->steps--;
             return;
         }
+        uint64_t addr = t->pending;
         take_frame(L, t, h, prefix);
+        if (!t->done && t->pending >= addr && t->last_chunk < t->n_chunks &&
+            chunk_holds(&t->chunks[t->last_chunk], addr) &&
+            chunk_holds(&t->chunks[t->last_chunk], t->pending)) {
+            torn(t, "caller above its callee in the data stack", addr);
+        }
     }
 }
 
@@ -481,6 +536,7 @@ void frames_begin(struct frames_thread *t, uint64_t tstate)
     t->n_frames = 0;
     t->truncated = false;
     t->failed = false;
+    t->torn = false;
     t->error[0] = '\0';
     t->n_read = 0;
     t->next_older = 0;

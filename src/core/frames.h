@@ -60,6 +60,8 @@ struct frames_thread {
     size_t n_frames;
     bool truncated;           /* deeper than LIMIT_FRAMES */
     bool failed;              /* a frame could not be read; ERROR says why */
+    bool torn;                /* the chain read is not one the thread can have had (it changed
+                               * while read): the walk stopped there; ERROR says why */
     char error[160];
     uint64_t *read_addrs;     /* frames read outside the chunks this time: next time's hint */
     size_t n_read;
@@ -87,6 +89,7 @@ struct frames_thread {
     size_t pref_at;
     bool pref_failed;
     size_t steps;
+    int last_owner; /* the owner of the last frame taken */
     bool done;
 };
 

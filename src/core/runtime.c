@@ -242,6 +242,10 @@ static int newest_frame(struct proc *p, const struct py_layout *L, uint64_t tsta
 static int check_frame(struct proc *p, const struct runtime *rt, uint64_t tstate,
                        struct pt_error *err);
 
+/* How often the checks look again at a running target: a miss counts only when what was read
+ * stayed the same while it was read (check_frame() takes STABLE_MISSES of them). */
+enum { CHECK_FRAME_TRIES = 16, CHECK_FRAME_STABLE_MISSES = 3 };
+
 static int layout_misfit(const struct runtime *rt, const char *why, struct pt_error *err)
 {
     return pt_error_set(err, PT_E_BADLAYOUT, 0,
@@ -285,6 +289,22 @@ static int check_layout(struct proc *p, const struct runtime *rt, uint64_t runti
     if (interp == 0 || (next == 0 && id != 0)) {
         return layout_misfit(rt, "no main interpreter where it should be", err);
     }
+    /* The first thread state may be freed (its thread ended) between the two reads: only one
+     * that stays first and still does not point back tells of a wrong layout. */
+    for (int i = 0; tstate != 0 && back != interp && i < CHECK_FRAME_TRIES; i++) {
+        uint64_t again = 0;
+        if (proc_read_bytes(p, interp + L->interp.threads_head, &again, 8, err) < 0) {
+            return -1;
+        }
+        if (again == tstate) {
+            return layout_misfit(rt, "its thread state does not point back to its interpreter",
+                                 err);
+        }
+        tstate = again;
+        if (tstate != 0 && proc_read_bytes(p, tstate + L->thread.interp, &back, 8, NULL) < 0) {
+            back = 0;
+        }
+    }
     if (tstate != 0 && back != interp) {
         return layout_misfit(rt, "its thread state does not point back to its interpreter", err);
     }
@@ -296,29 +316,52 @@ static int check_layout(struct proc *p, const struct runtime *rt, uint64_t runti
     return check_frame(p, rt, tstate, err);
 }
 
-/* The newest frame of thread state TSTATE, if it has one, must run a code object. */
-static int check_frame(struct proc *p, const struct runtime *rt, uint64_t tstate,
-                       struct pt_error *err)
+/* One look at the newest frame of TSTATE: 1 it runs a code object (or nothing, or None: entry
+ * frames the interpreter pushes itself, 3.14+), 0 it does not, -1 the frame moved meanwhile
+ * (a running thread: the look tells nothing). */
+static int frame_runs_code(struct proc *p, const struct runtime *rt, uint64_t tstate)
 {
     const struct py_layout *L = &rt->layout;
     uint64_t frame = 0;
+    uint64_t again = 0;
     uint64_t exec = 0;
     uint64_t type = 0;
-    if (tstate == 0 || rt->code_type_addr == 0 || newest_frame(p, L, tstate, &frame) < 0 ||
-        frame == 0) {
-        return 0;
+    if (newest_frame(p, L, tstate, &frame) < 0 || frame == 0) {
+        return 1;
     }
-    if (proc_read_bytes(p, frame + L->frame.executable, &exec, 8, NULL) < 0) {
-        return layout_misfit(rt, "its newest frame cannot be read", err);
-    }
+    bool read = proc_read_bytes(p, frame + L->frame.executable, &exec, 8, NULL) == 0;
     exec &= ~L->frame.executable_tag_mask;
-    /* Entry frames the interpreter pushes itself may run None instead (3.14+). */
-    if (exec == 0 || exec == rt->none_addr) {
+    if (read && (exec == 0 || exec == rt->none_addr)) {
+        return 1;
+    }
+    if (read && proc_read_bytes(p, exec + L->object.ob_type, &type, 8, NULL) == 0 &&
+        type == rt->code_type_addr) {
+        return 1;
+    }
+    if (newest_frame(p, L, tstate, &again) < 0 || again != frame) {
+        return -1;
+    }
+    return 0;
+}
+
+/* The newest frame of thread state TSTATE, if it has one, must run a code object. The thread
+ * may be running: what its frame pointer named may be gone by the time it is read, so the
+ * check looks again, and a wrong layout shows as misses on a frame that stays put. */
+static int check_frame(struct proc *p, const struct runtime *rt, uint64_t tstate,
+                       struct pt_error *err)
+{
+    int misses = 0;
+    if (tstate == 0 || rt->code_type_addr == 0) {
         return 0;
     }
-    if (proc_read_bytes(p, exec + L->object.ob_type, &type, 8, NULL) < 0 ||
-        type != rt->code_type_addr) {
-        return layout_misfit(rt, "its newest frame does not run a code object", err);
+    for (int i = 0; i < CHECK_FRAME_TRIES; i++) {
+        int rc = frame_runs_code(p, rt, tstate);
+        if (rc == 1) {
+            return 0;
+        }
+        if (rc == 0 && ++misses == CHECK_FRAME_STABLE_MISSES) {
+            return layout_misfit(rt, "its newest frame does not run a code object", err);
+        }
     }
     return 0;
 }

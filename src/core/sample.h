@@ -37,6 +37,7 @@ struct sample_thread {
     const struct sample_frame *frames; /* innermost first */
     size_t n_frames;
     bool frames_truncated;
+    bool frames_torn; /* read while it changed: statistics count one unreadable frame */
 };
 
 /* Everything a sample points at belongs to the unwinder that took it and stays valid until

@@ -417,6 +417,15 @@ static void count_whole(struct sampler_window *w, struct sampler_window_bucket *
     }
 }
 
+/* A stack read while it changed is no stack the thread had: its thread-sample counts as one
+ * unreadable frame, with that reason, so that it is counted apart and said (never as the
+ * functions its torn frames seem to name). */
+static const struct snap_frame torn_snap_frame = {.kind = SNAP_FRAME_UNREADABLE,
+                                                  .unreadable = SNAP_UNREADABLE_STACK};
+static const struct sample_frame torn_sample_frame = {NULL, 0, SAMPLE_OFFSET_UNKNOWN,
+                                                      SNAP_FRAME_UNREADABLE,
+                                                      SNAP_UNREADABLE_STACK};
+
 static void count_snapshot(struct sampler_window *w, struct sampler_window_bucket *b,
                            const struct snapshot *snap)
 {
@@ -437,6 +446,9 @@ static void count_snapshot(struct sampler_window *w, struct sampler_window_bucke
                                        t->on_cpu == SNAP_YES,
                                        t->in_gc == SNAP_YES};
             struct frame_source src = {t->frames, NULL, t->frames != NULL ? t->n_frames : 0};
+            if (t->frames_torn) {
+                src = (struct frame_source){&torn_snap_frame, NULL, 1};
+            }
             count_thread(w, b, &th, &src);
             any_gc = any_gc || t->in_gc == SNAP_YES;
             gc_unknown = gc_unknown || t->in_gc == SNAP_UNKNOWN;
@@ -457,6 +469,9 @@ static void count_compact(struct sampler_window *w, struct sampler_window_bucket
                                    t->name_len,           t->gil == SNAP_YES,
                                    t->on_cpu == SNAP_YES, t->in_gc == SNAP_YES};
         struct frame_source src = {NULL, t->frames, t->n_frames};
+        if (t->frames_torn) {
+            src = (struct frame_source){NULL, &torn_sample_frame, 1};
+        }
         count_thread(w, b, &th, &src);
         any_gc = any_gc || t->in_gc == SNAP_YES;
         gc_unknown = gc_unknown || t->in_gc == SNAP_UNKNOWN;

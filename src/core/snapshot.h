@@ -67,6 +67,8 @@ struct snap_thread {
     struct snap_frame *frames;  /* innermost first */
     size_t n_frames;
     bool frames_truncated;      /* deeper than LIMIT_FRAMES, or the walk stopped at an error */
+    bool frames_torn;           /* the stack changed while read: the frames may be no stack the
+                                 * thread had (a warning says why) */
 };
 
 /* One generation as the target's gc module shows it (get_count, get_threshold, get_stats).

@@ -187,6 +187,9 @@ static void write_thread(struct snapshot_json_out *w, const struct snap_interp *
     if (t->frames_truncated) {
         strbuf_puts(sb, ",\"frames_truncated\":true");
     }
+    if (t->frames_torn) {
+        strbuf_puts(sb, ",\"frames_torn\":true");
+    }
     strbuf_puts(sb, "}");
 }
 

@@ -159,6 +159,9 @@ static void write_thread(struct text_out *w, const struct snap_thread *t,
     strbuf_printf(sb, " (%s%smost recent call last):\n", words, words[0] != '\0' ? "; " : "");
     size_t n = t->frames != NULL ? t->n_frames : 0;
     /* The walk starts at the innermost frame, so a cut stack lacks its outermost callers. */
+    if (t->frames_torn) {
+        strbuf_puts(sb, "  ... (stack changed while read: these frames may be torn)\n");
+    }
     if (t->frames_truncated) {
         strbuf_puts(sb, "  ... (stack truncated)\n");
     } else if (n == 0) {

@@ -319,6 +319,9 @@ static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool m
     size_t n_next = 0;
     if (main_interp && !trust_cache) {
         n_next = uniq < UNWIND_CODE_GUESS ? uniq : UNWIND_CODE_GUESS;
+    }
+    /* No frame at all (a target dying, threads not started): ADDRS may be NULL. */
+    if (n_next > 0) {
         memcpy(u->code_guess_next, addrs, n_next * sizeof *addrs);
     }
     /* Those the head batch read ahead are checked from its copy; the rest are read now. */
@@ -510,6 +513,7 @@ static int build_frames(struct unwind *u, const struct thread_ctx *t, long gc_at
     }
     out->n_frames = k;
     out->frames_truncated = fr->truncated || fr->failed || cut;
+    out->frames_torn = fr->torn;
     return 0;
 }
 
@@ -640,6 +644,7 @@ static void sample_threads(struct unwind *u, uint64_t interp, const struct inter
         out->on_cpu = SNAP_UNKNOWN;
         out->has_exception = t->has_exception;
         out->in_gc = thread_in_gc(t, in, gc_at);
+        out->frames_torn = fr->torn;
         /* An index until sample_finish() turns it into a pointer. */
         out->frames = (const struct sample_frame *)(uintptr_t)sb->n_frames;
         struct sample_frame *f = sb->frames + sb->n_frames;
@@ -681,6 +686,26 @@ static void sample_finish(struct sample_buf *sb)
     sb->out.warning = sb->out.n_warnings > 0 ? sb->warning : "";
 }
 
+/* Marks T's frames torn when one runs no code object, or stands at an instruction outside its
+ * code: a thread's stack that changed while it was read (frames.c checks the chain itself). */
+static void check_torn(struct unwind *u, struct thread_ctx *t)
+{
+    struct frames_thread *fr = &t->fr;
+    for (size_t i = 0; i < fr->n_frames && !fr->torn; i++) {
+        const struct frames_raw *raw = &fr->frames[i];
+        const struct code_info *ci = code_cache_find(u->codes, raw->code_addr);
+        if (ci == NULL || !code_instr_inside(ci, u->L, raw->instr_ptr)) {
+            fr->torn = true;
+            snprintf(fr->error, sizeof fr->error, "frame %zu at 0x%" PRIx64 " %s", i, raw->addr,
+                     ci == NULL ? "runs no code object" : "is at an instruction outside its code");
+        }
+    }
+    if (fr->torn) {
+        unwind_warn(u, "thread %" PRIu64 ": its stack changed while it was read (%s)", t->native_id,
+                    fr->error);
+    }
+}
+
 static int unwind_interp(struct unwind *u, uint64_t interp, struct interp_fields *in,
                          bool main_interp, struct snap_interp *out)
 {
@@ -713,6 +738,9 @@ static int unwind_interp(struct unwind *u, uint64_t interp, struct interp_fields
                main_interp && layout_has(u->L->interp.code_object_generation));
     for (size_t i = 0; i < n && layout_has(u->L->code.firsttraceable); i++) {
         drop_incomplete(u, &ts[i]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        check_torn(u, &ts[i]);
     }
     if (u->snap == NULL) {
         sample_threads(u, interp, in, ts, n);

@@ -104,6 +104,7 @@ void unwind_threads_span(const struct py_layout *L, uint64_t *lo, size_t *len)
 {
     const uint64_t offs[] = {
         L->thread.next,
+        L->thread.interp,
         layout_has(L->thread.cframe) ? L->thread.cframe : L->thread.current_frame,
         L->thread.datastack_chunk,
         L->thread.base_frame,
@@ -625,10 +626,12 @@ static void parse_thread(const struct unwind *u, const uint8_t *ts, uint64_t add
     frames_begin(&t->fr, addr);
     t->addr = addr;
     t->next = 0;
+    t->interp = 0;
     t->thread_id = 0;
     t->native_id = 0;
     t->cframe = 0;
     layout_read_u64(ts, L->thread.size, L->thread.next, &t->next);
+    layout_read_u64(ts, L->thread.size, L->thread.interp, &t->interp);
     /* 3.11 and 3.12 keep the newest frame in the thread's current _PyCFrame, read later. */
     if (layout_has(L->thread.cframe)) {
         layout_read_u64(ts, L->thread.size, L->thread.cframe, &t->cframe);
@@ -739,7 +742,7 @@ size_t unwind_threads_collect(struct unwind *u, uint64_t interp, const struct in
     size_t n = 0;
     size_t guessed = main_interp ? read_known_threads(u, interp) : 0;
     uint64_t addr = in->threads_head;
-    while (addr != 0) {
+    for (size_t steps = 0; addr != 0 && steps <= LIMIT_THREADS; steps++) {
         struct pt_error e = {0};
         uint8_t *buf = u->ts_buf + (n < LIMIT_THREADS ? n : 0) * L->thread.size;
         if (n == LIMIT_THREADS) {
@@ -761,8 +764,21 @@ size_t unwind_threads_collect(struct unwind *u, uint64_t interp, const struct in
             }
         }
         parse_thread(u, buf, addr, in, &u->ts[n]);
+        /* A thread state freed while the list was read (a thread that ended) no longer
+         * names its interpreter: what it holds now, and what it links to, is not a thread. */
+        if (u->ts[n].interp != interp) {
+            unwind_warn(u,
+                        "interpreter %" PRId64 ": thread list changed while read (the "
+                        "thread state at 0x%" PRIx64 " was freed)",
+                        (int64_t)in->id, addr);
+            break;
+        }
         addr = u->ts[n].next;
-        n++;
+        /* A thread state made for a thread that has not started yet (the thread starting it
+         * makes it) belongs to no thread: no ident, no tid, no frames. */
+        if (u->ts[n].thread_id != 0) {
+            n++;
+        }
     }
     if (main_interp) {
         u->known.interp = interp;

@@ -30,6 +30,7 @@ struct threadnames;
 struct thread_ctx {
     uint64_t addr;
     uint64_t next;
+    uint64_t interp; /* the interpreter the thread state names: its own, unless freed */
     uint64_t thread_id;
     uint64_t native_id;
     uint64_t cframe; /* the current _PyCFrame (3.11, 3.12); 0 otherwise */

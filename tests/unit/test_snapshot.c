@@ -427,6 +427,37 @@ static void test_snapshot_write_json_adds_frames_truncated_only_when_true(void *
     snapshot_free(s);
 }
 
+static void test_snapshot_write_json_adds_frames_torn_only_when_true(void **state)
+{
+    (void)state;
+    struct snapshot *s = bare_snapshot(1, 2);
+    s->interps[0].threads[0].frames_torn = true;
+    char *got = write_json(s, false);
+    const char *first = strstr(got, "\"frames\":[],\"frames_torn\":true}");
+    assert_non_null(first);
+    assert_non_null(strstr(first + 1, "\"frames\":[]}"));
+    const char *mark = strstr(got, "frames_torn");
+    assert_null(strstr(mark + 1, "frames_torn"));
+    free(got);
+    snapshot_free(s);
+}
+
+static void test_snapshot_write_text_says_a_torn_stack_may_not_be_real(void **state)
+{
+    (void)state;
+    struct snapshot *s = bare_snapshot(1, 1);
+    struct snap_thread *t = &s->interps[0].threads[0];
+    give_frames(s, t, 1);
+    t->frames[0] = py_frame("inner", "a.py", 3);
+    t->frames_torn = true;
+    char *got = write_text(s, NULL);
+    assert_non_null(strstr(got, "most recent call last):\n"
+                                "  ... (stack changed while read: these frames may be torn)\n"
+                                "  File \"a.py\", line 3, in inner\n"));
+    free(got);
+    snapshot_free(s);
+}
+
 static void test_snapshot_write_json_lists_warnings_escaped(void **state)
 {
     (void)state;
@@ -820,6 +851,8 @@ int main(void)
         cmocka_unit_test(test_snapshot_write_json_writes_null_for_every_unknown_value),
         cmocka_unit_test(test_snapshot_write_json_names_every_frame_kind),
         cmocka_unit_test(test_snapshot_write_json_adds_frames_truncated_only_when_true),
+        cmocka_unit_test(test_snapshot_write_json_adds_frames_torn_only_when_true),
+        cmocka_unit_test(test_snapshot_write_text_says_a_torn_stack_may_not_be_real),
         cmocka_unit_test(test_snapshot_write_json_lists_warnings_escaped),
         cmocka_unit_test(test_snapshot_write_json_keeps_hostile_strings_on_one_valid_line),
         cmocka_unit_test(test_snapshot_write_json_writes_time_with_three_decimals),

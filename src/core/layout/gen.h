@@ -103,6 +103,9 @@ struct layout_gen {
     int64_t frameobj_back;
     int64_t frameobj_code;
     int64_t frameobj_lasti;
+    int64_t frameobj_executing;
+    int64_t frameobj_executing_value;
+    int64_t frameobj_unwinding_value;
     int64_t code_size;
     int64_t code_filename;
     int64_t code_name;

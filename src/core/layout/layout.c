@@ -78,6 +78,9 @@ void layout_apply_gen(const struct layout_gen *g, struct py_layout *L)
     L->frame.owner_generator = (int)g->frame_owned_by_generator;
     L->frame.owner_cstack = (int)g->frame_owned_by_cstack;
     L->frame.owner_interpreter = (int)g->frame_owned_by_interpreter;
+    L->frame.running = layout_gen_offset(g->frameobj_executing);
+    L->frame.running_value = (int)g->frameobj_executing_value;
+    L->frame.unwinding_value = (int)g->frameobj_unwinding_value;
     L->frame.executable_tag_mask = g->stackref_tag_bits < 0 ? 0 : (uint64_t)g->stackref_tag_bits;
     L->unicode.compact_size = layout_gen_offset(g->unicode_compact_size);
     L->unicode.kind_shift = (unsigned)g->unicode_kind_shift;
@@ -212,6 +215,7 @@ int layout_validate(struct py_layout *L, struct pt_error *err)
         return -1;
     }
     if (!field_fits(L->frame.owner, 1, L->frame.size) ||
+        !field_fits(L->frame.running, 1, L->frame.size) ||
         !field_fits(L->code.firstlineno, 4, L->code.size) ||
         !field_fits(L->code.firsttraceable, 4, L->code.size) ||
         (layout_has(L->thread.exc_state) &&

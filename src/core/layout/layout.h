@@ -108,6 +108,10 @@ struct py_layout {
         int owner_generator;
         int owner_cstack;            /* -1: no such owner */
         int owner_interpreter;       /* -1: no such owner */
+        uint64_t running;            /* a frame object's f_executing / f_state byte (3.8-3.10),
+                                      * else LAYOUT_NONE */
+        int running_value;           /* its value in a frame that runs */
+        int unwinding_value;         /* ... or that looks for an exception handler */
     } frame;
 
     struct {
@@ -120,6 +124,7 @@ struct py_layout {
         uint64_t code_adaptive;      /* start of the bytecode inside the code object */
         uint64_t firsttraceable;     /* int: a frame before this code unit has not started
                                       * (_PyFrame_IsIncomplete, 3.11+); LAYOUT_NONE before */
+        uint64_t ob_size;            /* its code units (3.11+); else LAYOUT_NONE */
     } code;
     enum layout_linetable linetable;
 

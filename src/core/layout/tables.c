@@ -65,6 +65,11 @@ static void fill_frames(const struct layout_gen *g, struct py_layout *L)
     }
     L->thread.datastack_chunk = layout_gen_offset(g->thread_datastack_chunk);
     L->code.code_adaptive = g->code_code_adaptive >= 0 ? (uint64_t)g->code_code_adaptive : 0;
+    /* With the bytecode inside the code object (3.11+) it is a variable-size object whose
+     * ob_size counts the code units, at ob_size's offset in every such object
+     * (Include/cpython/code.h: PyObject_VAR_HEAD). */
+    L->code.ob_size =
+        g->code_code_adaptive >= 0 ? layout_gen_offset(g->bytes_ob_size) : LAYOUT_NONE;
     /* co_lnotab until 3.9; 3.10's co_linetable has lines only; with 3.11's adaptive code
      * objects it became the location table with columns (Objects/locations.md). */
     if (g->code_lnotab >= 0) {

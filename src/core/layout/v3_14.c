@@ -122,6 +122,9 @@ int layout_v3_14_fill(const uint8_t *blob, size_t len, struct py_layout *L, stru
     L->code.linetable = d.code_object.linetable;
     L->code.firstlineno = d.code_object.firstlineno;
     L->code.code_adaptive = d.code_object.co_code_adaptive;
+    /* A code object is a variable-size object: ob_size (its code units) sits where it does in
+     * bytes objects (PyObject_VAR_HEAD). */
+    L->code.ob_size = d.bytes_object.ob_size;
     L->linetable = LINETABLE_LOCATIONS;
 
     L->object.ob_type = d.pyobject.ob_type;
