@@ -50,8 +50,8 @@ void gc_records_prefetched(struct gc_reader *g);
 /* Fills OUT from the GC state BUF[0..LEN) that was read at ADDR: picks the build family whose
  * invariants hold (generation0 points at the first generation's list head, every list head is
  * linked, totals are not negative), reads the collection records the state points to (3.15+;
- * one more read unless read ahead), and allocates in S. When no family fits, OUT->present stays false and a warning in S
- * says why. Returns -1 only on out of memory (PT_E_NOMEM in ERR). */
+ * one more read unless read ahead), and allocates in S. When no family fits, OUT->present
+ * stays false and a warning in S says why. Returns -1 only on out of memory (PT_E_NOMEM in ERR). */
 int gc_parse(struct gc_reader *g, struct snapshot *s, int64_t interp_id, uint64_t addr,
              const uint8_t *buf, size_t len, struct snap_gc *out, struct pt_error *err);
 

@@ -23,9 +23,10 @@
  * started by the thread state B read as last_holder.
  *   By G1 that collection began at a time t after C's read of the flag (so after all of A and
  *   B), by a thread T holding the GIL at t. No increment happened between A's and L's reads of
- *   switch_number (both gave one value, and it never decreases; 64 bits do not wrap). So by G2 every store that changed
- *   last_holder in that span belongs to a take whose increment comes after L's read: there is
- *   at most one such take (it keeps the mutex until its increment), call its store u. T holds
+ *   switch_number (both gave one value, and it never decreases; 64 bits do not wrap). So by G2
+ *   every store that changed last_holder in that span belongs to a take whose increment comes
+ *   after L's read: there is at most one such take (it keeps the mutex until its increment),
+ *   call its store u. T holds
  *   the GIL at t and that take only stores u after setting `locked`, so after T released it:
  *   t < u. Hence last_holder did not change from A's read of switch_number until t; at t it is
  *   T (T took the GIL and set it, or it was T already; while T holds the GIL no one else
