@@ -63,6 +63,7 @@ struct fd_cache {
 struct proc {
     pid_t pid;
     int mem_fd;   /* /proc/PID/mem, opened on first need */
+    int image_fd; /* /proc/PID/mem opened with the handle: reads EOF once that image is gone */
     bool use_mem; /* process_vm_readv was refused (ENOSYS, or EPERM under seccomp) */
     struct proc_counters counters;
     struct proc_map *maps; /* from the last proc_maps() */
@@ -194,6 +195,17 @@ static int open_proc_file(const struct proc *p, const char *name, struct pt_erro
     return fd;
 }
 
+/* /proc/PID/mem holds on to the memory of the image it was opened in, not to the process:
+ * once the process exec()s, that memory is freed and a read returns 0 bytes (fs/proc/base.c,
+ * mem_rw(): mmget_not_zero() fails), whereas a live image answers with data or EIO. -1 when
+ * it cannot be opened (then an exec is not noticed this way). */
+static int open_image(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+    return open(path, O_RDONLY | O_CLOEXEC);
+}
+
 struct proc *proc_open(pid_t pid, struct pt_error *err)
 {
     char path[64];
@@ -211,6 +223,7 @@ struct proc *proc_open(pid_t pid, struct pt_error *err)
     }
     p->pid = pid;
     p->mem_fd = -1;
+    p->image_fd = open_image(pid);
     /* Cached stat and schedstat fds stay open: leave half of what pytop may open for
      * everything else. */
     struct rlimit rl;
@@ -250,12 +263,62 @@ void proc_close(struct proc *p)
     if (p->mem_fd >= 0) {
         close(p->mem_fd);
     }
+    if (p->image_fd >= 0) {
+        close(p->image_fd);
+    }
     fd_cache_close(&p->stat_cache);
     fd_cache_close(&p->sched_cache);
     proc_maps_free(p->maps, p->nmaps);
     free(p->pause);
     proc_batch_free(p->batch);
     free(p);
+}
+
+int proc_exec_check(struct proc *p, struct pt_error *err)
+{
+    uint8_t byte;
+    ssize_t got;
+    if (p->image_fd < 0) {
+        return 0;
+    }
+    /* Any address does: only an image that is gone answers with 0 bytes. */
+    do {
+        got = pread(p->image_fd, &byte, 1, (off_t)PROC_IMAGE_PROBE_ADDR);
+    } while (got < 0 && errno == EINTR);
+    if (got != 0) {
+        return 0;
+    }
+    if (process_is_gone(p->pid)) {
+        return proc_file_failed(p, ESRCH, "memory", err);
+    }
+    return 1;
+}
+
+int proc_reopen(struct proc *p, struct pt_error *err)
+{
+    proc_resume(p);
+    int fd = open_image(p->pid);
+    if (fd < 0) {
+        return proc_file_failed(p, errno, "mem", err);
+    }
+    if (p->image_fd >= 0) {
+        close(p->image_fd);
+    }
+    p->image_fd = fd;
+    if (p->mem_fd >= 0) {
+        close(p->mem_fd);
+        p->mem_fd = -1;
+    }
+    p->use_mem = false;
+    /* The threads are new (an exec leaves one), and what was read ahead is of the old image. */
+    fd_cache_close(&p->stat_cache);
+    fd_cache_close(&p->sched_cache);
+    proc_maps_free(p->maps, p->nmaps);
+    p->maps = NULL;
+    p->nmaps = 0;
+    proc_batch_free(p->batch);
+    p->batch = proc_batch_new();
+    return 0;
 }
 
 pid_t proc_pid(const struct proc *p)
