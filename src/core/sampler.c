@@ -401,6 +401,10 @@ const struct snapshot *sampler_snapshot(struct sampler *s, bool tasks, struct pt
         proc_resume(s->proc);
     }
     if (snap == NULL) {
+        struct pt_error ex = {0};
+        if (check_exec(s, sampler_now(), &ex) < 0 && err != NULL) {
+            *err = ex;
+        }
         return NULL;
     }
     snapshot_free(s->latest);

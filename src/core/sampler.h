@@ -140,7 +140,7 @@ int sampler_follow_exec(struct sampler *s, struct runtime *rt, struct pt_error *
 
 /* Takes a full snapshot now (names, lines, GC, and the task graph when TASKS), with the same
  * caches the samples use, and keeps it as the latest; it is not counted as a sample. NULL on
- * failure (as unwind_snapshot()). Valid as sampler_latest() is. */
+ * failure (as unwind_snapshot(), or PT_E_EXEC as sampler_sample()). Valid as sampler_latest() is. */
 const struct snapshot *sampler_snapshot(struct sampler *s, bool tasks, struct pt_error *err);
 
 /* What the sampler's reader has done since it was made (all zero without a target). */
