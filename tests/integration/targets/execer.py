@@ -65,6 +65,7 @@ def main():
     worker.daemon = True
     worker.start()
     write_report(outfile)
+    print("pid %d" % os.getpid(), flush=True)  # what the TUI tests wait for
     if after:
         after_exec_main()
     else:
