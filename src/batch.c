@@ -31,8 +31,8 @@ struct batch {
     struct sampler *sampler;
     struct source_cache *src;
     FILE *out;
-    bool gone;          /* the target exited */
-    bool ended;         /* the target exec()ed a program pytop cannot follow: END_WHY says */
+    bool gone;  /* the target exited */
+    bool ended; /* the target exec()ed a program pytop cannot follow: END_WHY says */
     char end_why[256];
 };
 
@@ -174,7 +174,7 @@ static int write_interval(struct batch *b, double now, bool skip_empty)
         rc = 0;
         goto out;
     }
-    const char *why = b->ended                 ? b->end_why
+    const char *why = b->ended           ? b->end_why
                       : st->samples == 0 ? NULL
                       : b->gone          ? "the process exited"
                                          : snap_err.msg;

@@ -321,8 +321,8 @@ FILE *cli_open_output(const char *path)
 /* One full snapshot of the target, read through a sampler so that an exec() in the middle is
  * noticed and followed once (the snapshot is then the new program's, and says so). NULL with
  * ERR set on failure. */
-static struct snapshot *dump_read(const struct cli_options *o, struct proc *p,
-                                  struct runtime *rt, struct pt_error *err)
+static struct snapshot *dump_read(const struct cli_options *o, struct proc *p, struct runtime *rt,
+                                  struct pt_error *err)
 {
     struct sampler_opts so = {.rate_hz = 0, .window_s = 1, .blocking = o->blocking};
     struct sampler *s = sampler_new(p, rt, &so, err);

@@ -14,7 +14,7 @@ struct sampler_thread_key;
 enum live_state {
     LIVE_WAITING, /* no interpreter to sample yet: a command still starting, or a refusal */
     LIVE_SAMPLING,
-    LIVE_GONE, /* the target exited; the last frame keeps what was seen */
+    LIVE_GONE,   /* the target exited; the last frame keeps what was seen */
     LIVE_EXECED, /* the target exec()ed a program that cannot be followed: STATUS says which */
 };
 

@@ -359,15 +359,19 @@ int sampler_follow_exec(struct sampler *s, struct runtime *rt, struct pt_error *
     snprintf(program, sizeof program, "?");
     if (proc_reopen(s->proc, &e) < 0 || locate_new(s, &next, program, sizeof program, &e) < 0) {
         if (e.code == PT_E_NOTPY) {
-            return pt_error_set(err, e.code, 0, "process %d exec()ed %s; it is no longer a "
-                                "Python process", (int)pid, program);
+            return pt_error_set(err, e.code, 0,
+                                "process %d exec()ed %s; it is no longer a "
+                                "Python process",
+                                (int)pid, program);
         }
         if (e.code == PT_E_GONE || e.code == PT_E_NOPROC) {
             return pt_error_set(err, e.code, 0, "process %d exec()ed %s, then exited", (int)pid,
                                 program);
         }
-        return pt_error_set(err, e.code, e.sys_errno, "process %d exec()ed %s; pytop cannot "
-                            "read it: %s", (int)pid, program, e.msg);
+        return pt_error_set(err, e.code, e.sys_errno,
+                            "process %d exec()ed %s; pytop cannot "
+                            "read it: %s",
+                            (int)pid, program, e.msg);
     }
     *rt = next;
     sampler_window_clear(&s->window);
@@ -378,9 +382,8 @@ int sampler_follow_exec(struct sampler *s, struct runtime *rt, struct pt_error *
     struct timespec ts;
     s->reader_base = sampler_reader_counters(s);
     s->execed = true;
-    s->exec_time = clock_gettime(CLOCK_REALTIME, &ts) == 0
-                       ? (double)ts.tv_sec + (double)ts.tv_nsec / 1e9
-                       : -1;
+    s->exec_time =
+        clock_gettime(CLOCK_REALTIME, &ts) == 0 ? (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 : -1;
     snprintf(s->exec_program, sizeof s->exec_program, "%s", program);
     return 0;
 }
@@ -613,8 +616,7 @@ static struct sampler_stats *stats_build(const struct sampler *s, double now,
     st->backoff_s = s->fail_run > 1 ? s->backoff : 0;
     st->execed = s->execed;
     st->exec_time = s->exec_time;
-    if (s->execed && !copy_name(st, s->exec_program, strlen(s->exec_program),
-                                &st->exec_program)) {
+    if (s->execed && !copy_name(st, s->exec_program, strlen(s->exec_program), &st->exec_program)) {
         goto fail;
     }
     st->threads_truncated = v.counts.dropped_threads > 0;

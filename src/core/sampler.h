@@ -81,13 +81,13 @@ struct sampler_stats {
     bool functions_truncated; /* some frame seen in the window was not counted (bounds) */
     bool has_reader;          /* READER holds what the target's reader did since the reset */
     struct unwind_counters reader; /* code_entries: held now */
-    struct snap_str last_error; /* why the newest failed sample of the window failed; ptr NULL
-                                 * when none failed */
+    struct snap_str last_error;    /* why the newest failed sample of the window failed; ptr NULL
+                                    * when none failed */
     double backoff_s; /* > 0: failed samples in a row, so the next is tried only this long
                        * after the last (longer than the rate's period); 0: sampling at the
                        * rate */
-    bool execed;            /* the process exec()ed and the sampler follows the new program */
-    double exec_time;       /* when it was noticed: seconds since the epoch */
+    bool execed;      /* the process exec()ed and the sampler follows the new program */
+    double exec_time; /* when it was noticed: seconds since the epoch */
     struct snap_str exec_program; /* the new executable; ptr NULL when unknown */
 };
 
@@ -112,10 +112,10 @@ void sampler_free(struct sampler *s);
  * counted as an error and its error returned (-1): PT_E_GONE once the target has exited,
  * PT_E_EXEC once it has exec()ed (looked for after the first failure of a run, and every
  * quarter second; the message names the new executable), else what unwind_sample() and
- * (--blocking) proc_pause() give. The caller waits until sampler_due() before the next. With opts.blocking the target is
- * paused for the read and always resumed. Every few samples (an eighth of the window, 50 to
- * 250 ms) it also reads each thread's CPU time from the kernel. NOW is a monotonic time in
- * seconds. */
+ * (--blocking) proc_pause() give. The caller waits until sampler_due() before the next. With
+ * opts.blocking the target is paused for the read and always resumed. Every few samples (an eighth
+ * of the window, 50 to 250 ms) it also reads each thread's CPU time from the kernel. NOW is a
+ * monotonic time in seconds. */
 int sampler_sample(struct sampler *s, double now, struct pt_error *err);
 
 /* Reads the CPU time of the threads the sampler knows now, so that statistics taken right
@@ -140,7 +140,8 @@ int sampler_follow_exec(struct sampler *s, struct runtime *rt, struct pt_error *
 
 /* Takes a full snapshot now (names, lines, GC, and the task graph when TASKS), with the same
  * caches the samples use, and keeps it as the latest; it is not counted as a sample. NULL on
- * failure (as unwind_snapshot(), or PT_E_EXEC as sampler_sample()). Valid as sampler_latest() is. */
+ * failure (as unwind_snapshot(), or PT_E_EXEC as sampler_sample()). Valid as sampler_latest() is.
+ */
 const struct snapshot *sampler_snapshot(struct sampler *s, bool tasks, struct pt_error *err);
 
 /* What the sampler's reader has done since it was made (all zero without a target). */
