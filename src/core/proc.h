@@ -10,9 +10,8 @@
 struct pt_error;
 
 enum {
-    PROC_READ_MAX = 1 << 24,         /* largest single read */
-    PROC_IOV_MAX = 1024,             /* most regions in one proc_read_many() call */
-    PROC_IMAGE_PROBE_ADDR = 0x10000, /* the byte proc_exec_check() asks for */
+    PROC_READ_MAX = 1 << 24, /* largest single read */
+    PROC_IOV_MAX = 1024,     /* most regions in one proc_read_many() call */
 };
 
 /* One region of target memory to copy into DST. */

@@ -24,6 +24,9 @@
 #include "core/limits.h"
 #include "core/proc_batch.h"
 
+/* Where proc_exec_check() reads: address 0xfffffffffffff000 (open_image()). */
+static const off_t IMAGE_PROBE_OFFSET = -4096;
+
 enum {
     PAUSE_ROUNDS = 16, /* task-list passes before proc_pause() gives up on new threads */
     STAT_BYTES = 2048, /* one stat line: 52 numbers and a comm of at most 64 bytes */
@@ -197,13 +200,22 @@ static int open_proc_file(const struct proc *p, const char *name, struct pt_erro
 
 /* /proc/PID/mem holds on to the memory of the image it was opened in, not to the process:
  * once the process exec()s, that memory is freed and a read returns 0 bytes (fs/proc/base.c,
- * mem_rw(): mmget_not_zero() fails), whereas a live image answers with data or EIO. -1 when
- * it cannot be opened (then an exec is not noticed this way). */
+ * mem_rw(): mmget_not_zero() fails before any address is looked at), whereas a live image
+ * answers EIO for an address no mapping holds. The file is left at the top page of the
+ * address space, the kernel's half, where no target can map anything (nor make the read wait
+ * on a page fault); pread() would refuse that offset as negative, read() takes it
+ * (FMODE_UNSIGNED_OFFSET), and a failed read leaves it there. -1 when it cannot be opened
+ * (then an exec is not noticed this way). */
 static int open_image(pid_t pid)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
-    return open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0 && lseek(fd, IMAGE_PROBE_OFFSET, SEEK_SET) != IMAGE_PROBE_OFFSET) {
+        close(fd);
+        return -1;
+    }
+    return fd;
 }
 
 struct proc *proc_open(pid_t pid, struct pt_error *err)
@@ -281,9 +293,8 @@ int proc_exec_check(struct proc *p, struct pt_error *err)
     if (p->image_fd < 0) {
         return 0;
     }
-    /* Any address does: only an image that is gone answers with 0 bytes. */
     do {
-        got = pread(p->image_fd, &byte, 1, (off_t)PROC_IMAGE_PROBE_ADDR);
+        got = read(p->image_fd, &byte, 1);
     } while (got < 0 && errno == EINTR);
     if (got != 0) {
         return 0;
