@@ -30,7 +30,7 @@ static const double CPU_PERIOD_MAX_S = 0.25;
 static const double BACKOFF_MIN_S = 0.001;
 static const double BACKOFF_MAX_S = 0.25;
 /* An exec is looked for this often while samples succeed (and at the first failure): reads of
- * a new image of the same non-PIE binary may well succeed, and one pread a quarter second
+ * a new image of the same non-PIE binary may well succeed, and one read a quarter second
  * costs nothing. */
 static const double EXEC_CHECK_S = 0.25;
 /* How long a new program has to show a runtime after an exec: ld.so maps libpython within
@@ -360,8 +360,7 @@ int sampler_follow_exec(struct sampler *s, struct runtime *rt, struct pt_error *
     if (proc_reopen(s->proc, &e) < 0 || locate_new(s, &next, program, sizeof program, &e) < 0) {
         if (e.code == PT_E_NOTPY) {
             return pt_error_set(err, e.code, 0,
-                                "process %d exec()ed %s; it is no longer a "
-                                "Python process",
+                                "process %d exec()ed %s; it is no longer a Python process",
                                 (int)pid, program);
         }
         if (e.code == PT_E_GONE || e.code == PT_E_NOPROC) {
@@ -369,9 +368,8 @@ int sampler_follow_exec(struct sampler *s, struct runtime *rt, struct pt_error *
                                 program);
         }
         return pt_error_set(err, e.code, e.sys_errno,
-                            "process %d exec()ed %s; pytop cannot "
-                            "read it: %s",
-                            (int)pid, program, e.msg);
+                            "process %d exec()ed %s; pytop cannot read it: %s", (int)pid, program,
+                            e.msg);
     }
     *rt = next;
     sampler_window_clear(&s->window);
