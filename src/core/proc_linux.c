@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@ enum {
     PAUSE_ROUNDS = 16, /* task-list passes before proc_pause() gives up on new threads */
     STAT_BYTES = 2048, /* one stat line: 52 numbers and a comm of at most 64 bytes */
     MAPS_FIRST_BYTES = 1 << 16,
+    REAP_PERIOD_MS = 20, /* how long a pause lasts before the reaper looks (pause_state) */
     STAT_FD_STALE = 4, /* times the cache size: calls after which an unread stat fd may go */
 };
 
@@ -46,6 +48,21 @@ struct pause_state {
     pid_t tids[LIMIT_TASKS];           /* the task list of the current pass */
     struct seized seized[LIMIT_TASKS]; /* the threads stopped so far, sorted after each pass */
     size_t nseized;
+    /* A thread of pytop's own reaps the seized threads that exit while a pause lasts. A target
+     * thread that exec()s kills the others and waits (holding the target's cred_guard_mutex)
+     * until each is reaped; one we seized is ours to reap, and ptrace() cannot be interrupted
+     * while it waits for that mutex to seize the next thread: without a second thread both
+     * would wait for ever (fs/exec.c de_thread(), kernel/ptrace.c ptrace_attach()). */
+    pthread_t reaper;
+    bool reaper_started;
+    pthread_mutex_t lock; /* guards SEIZED, NSEIZED and the members below */
+    pthread_cond_t cond;
+    uint64_t pause_no; /* counts the pauses; odd while one lasts */
+    bool stop;
+    /* Seized threads a resume could not detach because they were dying (killed while
+     * stopped, as an exec kills them): still ours to reap once they are zombies. */
+    pid_t dying[LIMIT_TASKS];
+    size_t ndying;
 };
 
 /* An open /proc/PID/task/TID/FILE, kept so that reading the thread again costs one pread(). */
@@ -102,6 +119,7 @@ static ssize_t read_all(int fd, char *buf, size_t size)
 }
 
 static void fd_cache_close(struct fd_cache *c);
+static void pause_state_free(struct pause_state *ps);
 
 static int open_task_file(pid_t pid, pid_t tid, const char *file)
 {
@@ -281,7 +299,7 @@ void proc_close(struct proc *p)
     fd_cache_close(&p->stat_cache);
     fd_cache_close(&p->sched_cache);
     proc_maps_free(p->maps, p->nmaps);
-    free(p->pause);
+    pause_state_free(p->pause);
     proc_batch_free(p->batch);
     free(p);
 }
@@ -873,8 +891,104 @@ static int seize_thread(struct proc *p, pid_t tid, struct pt_error *err)
     }
     /* status >> 16 is 0 only in a signal-delivery-stop; then the signal was dequeued. */
     int sig = (status >> 16) == 0 ? WSTOPSIG(status) : 0;
+    pthread_mutex_lock(&ps->lock);
     ps->seized[ps->nseized++] = (struct seized){.tid = tid, .sig = sig};
+    pthread_mutex_unlock(&ps->lock);
     return 1;
+}
+
+/* Reaps TID if it is a zombie we trace (waitid() WEXITED only: a stop is left to the pausing
+ * thread). Returns true when it is gone: reaped now, or no child of ours any more. */
+static bool reap_if_exited(pid_t tid)
+{
+    siginfo_t info = {0};
+    int rc = waitid(P_PID, (id_t)tid, &info, WEXITED | WNOHANG | __WALL);
+    return rc < 0 ? errno == ECHILD : info.si_pid == tid;
+}
+
+/* The reaper: each REAP_PERIOD_MS that a pause lasts or a dying thread waits, reaps the
+ * seized and dying threads that exited. Idle otherwise. */
+static void *reap_exited(void *arg)
+{
+    struct pause_state *ps = arg;
+    pthread_mutex_lock(&ps->lock);
+    while (!ps->stop) {
+        if (ps->pause_no % 2 == 0 && ps->ndying == 0) {
+            pthread_cond_wait(&ps->cond, &ps->lock);
+            continue;
+        }
+        struct timespec at;
+        clock_gettime(CLOCK_MONOTONIC, &at);
+        at.tv_nsec += REAP_PERIOD_MS * 1000000L;
+        at.tv_sec += at.tv_nsec / 1000000000L;
+        at.tv_nsec %= 1000000000L;
+        uint64_t now = ps->pause_no;
+        pthread_cond_timedwait(&ps->cond, &ps->lock, &at);
+        if (ps->stop) {
+            break;
+        }
+        for (size_t i = 0; now % 2 == 1 && ps->pause_no == now && i < ps->nseized; i++) {
+            reap_if_exited(ps->seized[i].tid);
+        }
+        size_t kept = 0;
+        for (size_t i = 0; i < ps->ndying; i++) {
+            if (!reap_if_exited(ps->dying[i])) {
+                ps->dying[kept++] = ps->dying[i];
+            }
+        }
+        ps->ndying = kept;
+    }
+    pthread_mutex_unlock(&ps->lock);
+    return NULL;
+}
+
+/* The pause state, with its reaper running (signals blocked there: they are the program's).
+ * NULL when memory or a thread is lacking. */
+static struct pause_state *pause_state_new(void)
+{
+    struct pause_state *ps = calloc(1, sizeof *ps);
+    pthread_condattr_t ca;
+    sigset_t all;
+    sigset_t old;
+    if (ps == NULL) {
+        return NULL;
+    }
+    pthread_mutex_init(&ps->lock, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&ps->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    ps->reaper_started = pthread_create(&ps->reaper, NULL, reap_exited, ps) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return ps;
+}
+
+static void pause_state_free(struct pause_state *ps)
+{
+    if (ps == NULL) {
+        return;
+    }
+    if (ps->reaper_started) {
+        pthread_mutex_lock(&ps->lock);
+        ps->stop = true;
+        pthread_cond_signal(&ps->cond);
+        pthread_mutex_unlock(&ps->lock);
+        pthread_join(ps->reaper, NULL);
+    }
+    pthread_cond_destroy(&ps->cond);
+    pthread_mutex_destroy(&ps->lock);
+    free(ps);
+}
+
+/* Marks a pause as begun (odd PAUSE_NO) or over (even), for the reaper. */
+static void pause_mark(struct pause_state *ps)
+{
+    pthread_mutex_lock(&ps->lock);
+    ps->pause_no++;
+    pthread_cond_signal(&ps->cond);
+    pthread_mutex_unlock(&ps->lock);
 }
 
 int proc_pause(struct proc *p, struct pt_error *err)
@@ -885,11 +999,12 @@ int proc_pause(struct proc *p, struct pt_error *err)
     if (p->pid == getpid()) {
         return pt_error_set(err, PT_E_PERM, 0, "pytop cannot pause itself");
     }
-    if (p->pause == NULL && (p->pause = calloc(1, sizeof *p->pause)) == NULL) {
+    if (p->pause == NULL && (p->pause = pause_state_new()) == NULL) {
         return pt_error_set(err, PT_E_NOMEM, ENOMEM, "no memory for a thread list");
     }
     struct pause_state *ps = p->pause;
     p->paused = true;
+    pause_mark(ps);
     /* A running thread may start another before it is stopped, so list the threads again
      * until a pass finds none still running; stopped threads cannot start any. */
     for (int round = 0; round < PAUSE_ROUNDS; round++) {
@@ -910,7 +1025,9 @@ int proc_pause(struct proc *p, struct pt_error *err)
             }
             added += rc;
         }
+        pthread_mutex_lock(&ps->lock);
         qsort(ps->seized, ps->nseized, sizeof *ps->seized, compare_pids);
+        pthread_mutex_unlock(&ps->lock);
         if (added == 0) {
             return 0;
         }
@@ -928,14 +1045,19 @@ void proc_resume(struct proc *p)
         return;
     }
     struct pause_state *ps = p->pause;
+    pthread_mutex_lock(&ps->lock);
     for (size_t i = 0; i < ps->nseized; i++) {
         uintptr_t sig = (uintptr_t)ps->seized[i].sig;
-        if (ptrace(PTRACE_DETACH, ps->seized[i].tid, NULL, (void *)sig) < 0 && errno == ESRCH) {
-            /* Killed while stopped: its zombie is reported to us, its tracer, to reap. */
-            int status;
-            waitpid(ps->seized[i].tid, &status, __WALL | WNOHANG);
+        pid_t tid = ps->seized[i].tid;
+        /* Killed while stopped: its zombie is reported to us, its tracer, to reap, now or
+         * (still dying) by the reaper. */
+        if (ptrace(PTRACE_DETACH, tid, NULL, (void *)sig) < 0 && errno == ESRCH &&
+            !reap_if_exited(tid) && ps->ndying < LIMIT_TASKS) {
+            ps->dying[ps->ndying++] = tid;
         }
     }
     ps->nseized = 0;
+    pthread_mutex_unlock(&ps->lock);
+    pause_mark(ps);
     p->paused = false;
 }

@@ -38,6 +38,8 @@ static const double EXEC_CHECK_S = 0.25;
 static const double EXEC_SETTLE_S = 0.5;
 static const double EXEC_SETTLE_PYTHON_S = 5.0;
 static const double EXEC_RETRY_S = 0.01;
+/* How long a runtime found without its micro version waits for the new Python to write it. */
+static const double EXEC_VERSION_WAIT_S = 1.0;
 
 /* Each thread's CPU time (ns) as the kernel counted it at the last look. */
 struct cpu_seen {
@@ -305,6 +307,13 @@ static bool named_python(const char *path)
     return strstr(slash != NULL ? slash + 1 : path, "python") != NULL;
 }
 
+/* Whether VERSION names the micro version ("3.9.18", not "3.9"). */
+static bool version_is_complete(const char *version)
+{
+    const char *dot = strchr(version, '.');
+    return dot != NULL && strchr(dot + 1, '.') != NULL;
+}
+
 /* Whether a failure to locate the runtime may pass while the new program starts. */
 static bool may_settle(const struct pt_error *e)
 {
@@ -319,14 +328,23 @@ static int locate_new(struct sampler *s, struct runtime *next, char *program, si
                       struct pt_error *e)
 {
     double start = sampler_now();
+    struct runtime found;
+    bool have = false;
     current_program(s->proc, program, size);
     for (;;) {
-        if (runtime_locate(s->proc, next, e) == 0) {
-            return 0;
-        }
         double settle = named_python(program) ? EXEC_SETTLE_PYTHON_S : EXEC_SETTLE_S;
-        if (!may_settle(e) || sampler_now() - start >= settle) {
-            return -1;
+        bool late = sampler_now() - start >= settle;
+        if (runtime_locate(s->proc, &found, e) == 0) {
+            *next = found;
+            have = true;
+            /* Found before the new Python wrote its version out (before 3.11 the micro
+             * version may be read from Py_GetVersion()'s buffer only): soon it will have. */
+            if (version_is_complete(found.version) || late ||
+                sampler_now() - start >= EXEC_VERSION_WAIT_S) {
+                return 0;
+            }
+        } else if (have || !may_settle(e) || late) {
+            return have ? 0 : -1;
         }
         struct timespec ts = {0, (long)(EXEC_RETRY_S * 1e9)};
         nanosleep(&ts, NULL);
@@ -339,6 +357,7 @@ static int locate_new(struct sampler *s, struct runtime *next, char *program, si
         if (again > 0 && proc_reopen(s->proc, e) < 0) {
             return -1;
         }
+        have = have && again == 0;
         current_program(s->proc, program, size);
     }
 }
