@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,9 @@ enum {
     STAT_BYTES = 2048, /* one stat line: 52 numbers and a comm of at most 64 bytes */
     MAPS_FIRST_BYTES = 1 << 16,
     REAP_PERIOD_MS = 20, /* how long a pause lasts before the reaper looks (pause_state) */
+    STOP_WAIT_MS = 1000, /* how long wait_for_stop() waits for a thread to stop */
+    STOP_RETRY_MS = 10,  /* how often it interrupts the thread again */
+    STOP_SPINS = 1000,   /* how many times it yields the CPU before it naps instead */
     STAT_FD_STALE = 4, /* times the cache size: calls after which an unread stat fd may go */
 };
 
@@ -859,6 +863,41 @@ int proc_exe(struct proc *p, char *buf, size_t size, struct pt_error *err)
 /* Seizes and stops thread TID. Returns 1 when it is stopped (and recorded), 0 when it exited
  * or is a zombie, -1 on error. A seized thread is waited for before this returns, so every
  * recorded thread is stopped and can be detached. */
+/* Interrupts the seized thread TID and waits for its stop (or its end) into *STATUS. Returns
+ * TID, -1 (no such child), or 0 when no stop came within STOP_WAIT_MS. An interrupt sent while
+ * the thread exec()s can be lost (the seize waited for the exec to end), so it is sent again
+ * every STOP_RETRY_MS; the thread gets the CPU first (sched_yield) for the common case. */
+static pid_t wait_for_stop(pid_t tid, int *status)
+{
+    /* If this fails the thread is exiting, and waitpid reports that. */
+    ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
+    struct timespec start;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    long last_ms = 0;
+    for (unsigned spin = 0;; spin++) {
+        pid_t w = waitpid(tid, status, __WALL | WNOHANG);
+        if (w != 0 && !(w < 0 && errno == EINTR)) {
+            return w;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long ms = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+        if (ms >= STOP_WAIT_MS) {
+            return 0;
+        }
+        if (ms - last_ms >= STOP_RETRY_MS) {
+            ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
+            last_ms = ms;
+        }
+        if (spin < STOP_SPINS) {
+            sched_yield();
+        } else {
+            struct timespec nap = {0, 200 * 1000};
+            nanosleep(&nap, NULL);
+        }
+    }
+}
+
 static int seize_thread(struct proc *p, pid_t tid, struct pt_error *err)
 {
     struct pause_state *ps = p->pause;
@@ -881,11 +920,10 @@ static int seize_thread(struct proc *p, pid_t tid, struct pt_error *err)
                             "cannot pause thread %d of process %d: %s", (int)tid, (int)p->pid,
                             perm ? "not allowed, or already traced" : strerror(e));
     }
-    /* If this fails the thread is exiting, and waitpid reports that. */
-    ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
-    do {
-        w = waitpid(tid, &status, __WALL);
-    } while (w < 0 && errno == EINTR);
+    if ((w = wait_for_stop(tid, &status)) == 0) {
+        return pt_error_set(err, PT_E_IO, 0, "thread %d of process %d did not stop", (int)tid,
+                            (int)p->pid);
+    }
     if (w < 0 || !WIFSTOPPED(status)) {
         return 0;
     }
