@@ -37,7 +37,7 @@ enum {
     STOP_WAIT_MS = 1000, /* how long wait_for_stop() waits for a thread to stop */
     STOP_RETRY_MS = 10,  /* how often it interrupts the thread again */
     STOP_SPINS = 1000,   /* how many times it yields the CPU before it naps instead */
-    STAT_FD_STALE = 4, /* times the cache size: calls after which an unread stat fd may go */
+    STAT_FD_STALE = 4,   /* times the cache size: calls after which an unread stat fd may go */
 };
 
 /* A thread proc_pause() stopped. SIG is the signal it was about to take when it stopped
