@@ -4,6 +4,7 @@
 #include "batch.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,7 +31,9 @@ struct batch {
     struct sampler *sampler;
     struct source_cache *src;
     FILE *out;
-    bool gone; /* the target exited */
+    bool gone;  /* the target exited */
+    bool ended; /* the target exec()ed a program pytop cannot follow: END_WHY says */
+    char end_why[256];
 };
 
 static void on_signal(int sig)
@@ -64,9 +67,33 @@ static void sleep_until(double t)
     clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 }
 
+/* The target exec()ed: goes on with the new program when it is a Python pytop can read, else
+ * ends the batch saying why. Returns 0 when sampling goes on. */
+static int follow(struct batch *b)
+{
+    struct pt_error err = {0};
+    char exe[PATH_MAX];
+    if (sampler_follow_exec(b->sampler, &b->rt, &err) == 0) {
+        if (proc_exe(b->proc, exe, sizeof exe, NULL) < 0) {
+            snprintf(exe, sizeof exe, "?");
+        }
+        fprintf(stderr, "pytop: process %d exec()ed %s; following the new program\n",
+                (int)b->o->pid, exe);
+        return 0;
+    }
+    if (err.code == PT_E_GONE || err.code == PT_E_NOPROC) {
+        b->gone = true;
+    } else {
+        b->ended = true;
+        snprintf(b->end_why, sizeof b->end_why, "%s", err.msg);
+    }
+    return -1;
+}
+
 /* Samples from START until END: on the grid START + k / rate (a late sample is taken at once,
  * but ticks missed beyond it are skipped, never made up in a burst), or back to back at --rate
- * max. Stops early when the target exits or a signal asks. */
+ * max; failed samples in a row back off (sampler_due()). Stops early when the target exits,
+ * exec()s a program that cannot be followed, or a signal asks. */
 static void sample_interval(struct batch *b, double start, double end)
 {
     double period = b->o->rate_hz > 0 ? 1.0 / b->o->rate_hz : 0;
@@ -74,23 +101,30 @@ static void sample_interval(struct batch *b, double start, double end)
     double now = sampler_now();
     while (!stop_requested && now < end) {
         struct pt_error err = {0};
-        if (sampler_sample(b->sampler, now, &err) < 0 &&
-            (err.code == PT_E_GONE || err.code == PT_E_NOPROC)) {
-            b->gone = true;
-            return;
+        if (sampler_sample(b->sampler, now, &err) < 0) {
+            if (err.code == PT_E_GONE || err.code == PT_E_NOPROC) {
+                b->gone = true;
+                return;
+            }
+            if (err.code == PT_E_EXEC && follow(b) < 0) {
+                return;
+            }
         }
         now = sampler_now();
-        if (period <= 0) {
-            continue;
+        double next = now;
+        if (period > 0) {
+            tick++;
+            /* Late by more than a tick: take the newest missed one now and go on from there. */
+            if (start + (tick + 1) * period <= now) {
+                tick = (double)(uint64_t)((now - start) / period);
+            }
+            next = start + tick * period;
         }
-        tick++;
-        /* Late by more than a tick: take the newest missed one now and go on from there. */
-        if (start + (tick + 1) * period <= now) {
-            tick = (double)(uint64_t)((now - start) / period);
+        next = sampler_due(b->sampler, next);
+        if (next > now) {
+            sleep_until(next < end ? next : end);
+            now = sampler_now();
         }
-        double next = start + tick * period;
-        sleep_until(next < end ? next : end);
-        now = sampler_now();
     }
 }
 
@@ -132,14 +166,18 @@ static int write_interval(struct batch *b, double now, bool skip_empty)
     /* The document's snapshot is read in full once, at the end of its interval; the samples
      * before it were compact (names, lines and the GC only where shown). */
     struct pt_error snap_err = {0};
-    const struct snapshot *snap =
-        st->samples > 0 && !b->gone ? sampler_snapshot(b->sampler, false, &snap_err) : NULL;
+    const struct snapshot *snap = st->samples > 0 && !b->gone && !b->ended
+                                      ? sampler_snapshot(b->sampler, false, &snap_err)
+                                      : NULL;
     int rc = -1;
     if (snap == NULL && skip_empty && st->samples == 0) {
         rc = 0;
         goto out;
     }
-    const char *why = st->samples == 0 ? NULL : b->gone ? "the process exited" : snap_err.msg;
+    const char *why = b->ended           ? b->end_why
+                      : st->samples == 0 ? NULL
+                      : b->gone          ? "the process exited"
+                                         : snap_err.msg;
     if (snap == NULL && (snap = empty = empty_snapshot(b->o->pid, why, &err)) == NULL) {
         goto out;
     }
@@ -178,6 +216,10 @@ static int batch_loop(struct batch *b)
         if (b->gone) {
             fprintf(stderr, "pytop: process %d exited; stopping\n", (int)o->pid);
             return CLI_EXIT_OK;
+        }
+        if (b->ended) {
+            fprintf(stderr, "pytop: %s\n", b->end_why);
+            return CLI_EXIT_TARGET;
         }
         if (stop_requested) {
             return CLI_EXIT_OK;

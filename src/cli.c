@@ -19,9 +19,9 @@
 #include "core/error.h"
 #include "core/proc.h"
 #include "core/runtime.h"
+#include "core/sampler.h"
 #include "core/snapshot.h"
 #include "core/source.h"
-#include "core/unwind.h"
 #include "ui/ui.h"
 
 enum {
@@ -318,30 +318,45 @@ FILE *cli_open_output(const char *path)
     return f;
 }
 
+/* One full snapshot of the target, read through a sampler so that an exec() in the middle is
+ * noticed and followed once (the snapshot is then the new program's, and says so). NULL with
+ * ERR set on failure. */
+static struct snapshot *dump_read(const struct cli_options *o, struct proc *p, struct runtime *rt,
+                                  struct pt_error *err)
+{
+    struct sampler_opts so = {.rate_hz = 0, .window_s = 1, .blocking = o->blocking};
+    struct sampler *s = sampler_new(p, rt, &so, err);
+    if (s == NULL) {
+        return NULL;
+    }
+    const struct snapshot *snap = sampler_snapshot(s, true, err);
+    bool followed = false;
+    if (snap == NULL && err->code == PT_E_EXEC && sampler_follow_exec(s, rt, err) == 0) {
+        followed = true;
+        snap = sampler_snapshot(s, true, err);
+    }
+    struct snapshot *taken = snap != NULL ? sampler_take_latest(s) : NULL;
+    char exe[PATH_MAX];
+    if (taken != NULL && followed) {
+        if (proc_exe(p, exe, sizeof exe, NULL) < 0) {
+            snprintf(exe, sizeof exe, "?");
+        }
+        snapshot_warn(taken, "process %d exec()ed %s while it was read: this is the new program",
+                      (int)o->pid, exe);
+    }
+    sampler_free(s);
+    return taken;
+}
+
 static int run_dump(const struct cli_options *o)
 {
     struct pt_error err = {0};
     struct runtime rt;
-    struct unwind *u = NULL;
     struct snapshot *s = NULL;
     struct source_cache *src = NULL;
     int status = CLI_EXIT_TARGET;
     struct proc *p = proc_open(o->pid, &err);
-    if (p == NULL || locate(p, &rt, &err) < 0 || (u = unwind_new(p, &rt, &err)) == NULL) {
-        status = cli_target_error(&err, o->pid);
-        goto out;
-    }
-    /* --blocking: the target stands still while it is read, and always runs on afterwards. */
-    if (o->blocking && proc_pause(p, &err) < 0) {
-        status = cli_target_error(&err, o->pid);
-        goto out;
-    }
-    unwind_set_tasks(u, true);
-    s = unwind_snapshot(u, &err);
-    if (o->blocking) {
-        proc_resume(p);
-    }
-    if (s == NULL) {
+    if (p == NULL || locate(p, &rt, &err) < 0 || (s = dump_read(o, p, &rt, &err)) == NULL) {
         status = cli_target_error(&err, o->pid);
         goto out;
     }
@@ -369,7 +384,6 @@ static int run_dump(const struct cli_options *o)
 out:
     source_cache_free(src);
     snapshot_free(s);
-    unwind_free(u);
     proc_close(p);
     return status;
 }

@@ -61,6 +61,7 @@ struct live {
     struct proc *ui_proc;
     struct source_cache *ui_sources;
     struct snapshot_source ui_source;
+    char exec_note[160];
 };
 
 void live_frame_free(struct live_frame *f)
@@ -136,6 +137,7 @@ static void publish(struct live *l, double now)
     f->age_s = l->age_s;
     snprintf(f->command, sizeof f->command, "%s", l->command);
     snprintf(f->status, sizeof f->status, "%s", l->status);
+    snprintf(f->exec_note, sizeof f->exec_note, "%s", l->exec_note);
     pthread_mutex_lock(&l->lock);
     struct live_frame *old = l->ready;
     l->ready = f;
@@ -241,6 +243,36 @@ static void apply_requests(struct live *l, const struct requests *rq, double now
     }
 }
 
+/* The target exec()ed: samples the new program on when it is a Python pytop can read (the
+ * header notes it), else ends the view saying why. */
+static void follow_exec(struct live *l, double now)
+{
+    struct pt_error err = {0};
+    if (sampler_follow_exec(l->sampler, &l->rt, &err) == 0) {
+        char exe[256];
+        char when[16] = "?";
+        time_t t = time(NULL);
+        struct tm tm;
+        if (proc_exe(l->proc, exe, sizeof exe, NULL) < 0) {
+            snprintf(exe, sizeof exe, "?");
+        }
+        if (localtime_r(&t, &tm) != NULL) {
+            strftime(when, sizeof when, "%H:%M:%S", &tm);
+        }
+        const char *base = strrchr(exe, '/') != NULL ? strrchr(exe, '/') + 1 : exe;
+        snprintf(l->exec_note, sizeof l->exec_note, "exec()ed %.100s at %s", base, when);
+        if (proc_cmdline(l->proc, l->command, sizeof l->command, NULL) < 0) {
+            l->command[0] = '\0';
+        }
+        l->status[0] = '\0';
+        l->next_frame = sampler_now();
+        return;
+    }
+    snprintf(l->status, sizeof l->status, "%s", err.msg);
+    l->state = is_gone(&err) ? LIVE_GONE : LIVE_EXECED;
+    publish(l, now);
+}
+
 /* One sample, and a frame when one is due. Returns when to sample next. */
 static double step_sampling(struct live *l, const struct requests *rq, double now,
                             double next_sample)
@@ -257,17 +289,25 @@ static double step_sampling(struct live *l, const struct requests *rq, double no
             publish(l, now);
             return now;
         }
+        if (err.code == PT_E_EXEC) {
+            follow_exec(l, now);
+            if (l->state != LIVE_SAMPLING) {
+                return now;
+            }
+            now = sampler_now();
+        }
     }
     if (now >= l->next_frame) {
         publish(l, now);
         l->next_frame = now + rq->period_s;
     }
     if (l->opts.rate_hz <= 0) {
-        return now;
+        return sampler_due(l->sampler, now);
     }
-    /* Keep to the rate, but after a stall start afresh rather than catch up in a burst. */
+    /* Keep to the rate, but after a stall start afresh rather than catch up in a burst; a run
+     * of failed samples backs off. */
     double next = next_sample + 1.0 / l->opts.rate_hz;
-    return next < now - 1.0 / l->opts.rate_hz ? now : next;
+    return sampler_due(l->sampler, next < now - 1.0 / l->opts.rate_hz ? now : next);
 }
 
 static void *run(void *arg)
@@ -285,6 +325,7 @@ static void *run(void *arg)
             next = step_sampling(l, &rq, now, next);
             break;
         case LIVE_GONE:
+        case LIVE_EXECED:
             if (rq.reset) {
                 publish(l, now);
             }

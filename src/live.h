@@ -14,7 +14,8 @@ struct sampler_thread_key;
 enum live_state {
     LIVE_WAITING, /* no interpreter to sample yet: a command still starting, or a refusal */
     LIVE_SAMPLING,
-    LIVE_GONE, /* the target exited; the last frame keeps what was seen */
+    LIVE_GONE,   /* the target exited; the last frame keeps what was seen */
+    LIVE_EXECED, /* the target exec()ed a program that cannot be followed: STATUS says which */
 };
 
 struct live_opts {
@@ -41,6 +42,8 @@ struct live_frame {
     double age_s;                /* how long the target had run; < 0 unknown */
     char command[512];           /* the target's command line; "" unknown */
     char status[256];            /* why it waits, or the newest sample's error; "" none */
+    char exec_note[160];         /* the target exec()ed and is followed: "exec()ed PROGRAM at
+                                  * HH:MM:SS" (the latest exec); "" none */
 };
 
 struct live;

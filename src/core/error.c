@@ -74,6 +74,8 @@ const char *pt_error_name(enum pt_errcode code)
         return "malformed data";
     case PT_E_IO:
         return "I/O error";
+    case PT_E_EXEC:
+        return "process exec()ed";
     }
     return "unknown error";
 }

@@ -15,6 +15,7 @@ enum pt_errcode {
     PT_E_NOMEM,       /* out of memory */
     PT_E_FORMAT,      /* malformed bytes (ELF file, line table, string) */
     PT_E_IO,          /* a local file or OS call failed */
+    PT_E_EXEC,        /* the process exec()ed: the image that was being read is gone */
 };
 
 struct pt_error {

@@ -56,6 +56,16 @@ struct proc *proc_open(pid_t pid, struct pt_error *err);
 void proc_close(struct proc *p);
 pid_t proc_pid(const struct proc *p);
 
+/* Whether the process has exec()ed since the handle was opened (or last reopened): 1 it has
+ * (the memory the handle reads is another program's now), 0 not, or cannot be told. One
+ * system call: check it when reads fail and now and then, not per read. Errors: PT_E_GONE
+ * once the process has exited. */
+int proc_exec_check(struct proc *p, struct pt_error *err);
+
+/* After an exec, makes P read the new image: forgets the old image's memory handle, mappings,
+ * thread files and read-ahead. Errors: PT_E_GONE, PT_E_PERM, PT_E_IO. */
+int proc_reopen(struct proc *p, struct pt_error *err);
+
 /* Copies exactly LEN bytes at ADDR into DST, or fails: PT_E_READ (naming ADDR), PT_E_GONE,
  * PT_E_PERM. LEN is at most PROC_READ_MAX. */
 int proc_read_bytes(struct proc *p, uint64_t addr, void *dst, size_t len, struct pt_error *err);

@@ -8,6 +8,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,11 +26,18 @@
 #include "core/limits.h"
 #include "core/proc_batch.h"
 
+/* Where proc_exec_check() reads: address 0xfffffffffffff000 (open_image()). */
+static const off_t IMAGE_PROBE_OFFSET = -4096;
+
 enum {
     PAUSE_ROUNDS = 16, /* task-list passes before proc_pause() gives up on new threads */
     STAT_BYTES = 2048, /* one stat line: 52 numbers and a comm of at most 64 bytes */
     MAPS_FIRST_BYTES = 1 << 16,
-    STAT_FD_STALE = 4, /* times the cache size: calls after which an unread stat fd may go */
+    REAP_PERIOD_MS = 20, /* how long a pause lasts before the reaper looks (pause_state) */
+    STOP_WAIT_MS = 1000, /* how long wait_for_stop() waits for a thread to stop */
+    STOP_RETRY_MS = 10,  /* how often it interrupts the thread again */
+    STOP_SPINS = 1000,   /* how many times it yields the CPU before it naps instead */
+    STAT_FD_STALE = 4,   /* times the cache size: calls after which an unread stat fd may go */
 };
 
 /* A thread proc_pause() stopped. SIG is the signal it was about to take when it stopped
@@ -43,6 +52,21 @@ struct pause_state {
     pid_t tids[LIMIT_TASKS];           /* the task list of the current pass */
     struct seized seized[LIMIT_TASKS]; /* the threads stopped so far, sorted after each pass */
     size_t nseized;
+    /* A thread of pytop's own reaps the seized threads that exit while a pause lasts. A target
+     * thread that exec()s kills the others and waits (holding the target's cred_guard_mutex)
+     * until each is reaped; one we seized is ours to reap, and ptrace() cannot be interrupted
+     * while it waits for that mutex to seize the next thread: without a second thread both
+     * would wait for ever (fs/exec.c de_thread(), kernel/ptrace.c ptrace_attach()). */
+    pthread_t reaper;
+    bool reaper_started;
+    pthread_mutex_t lock; /* guards SEIZED, NSEIZED and the members below */
+    pthread_cond_t cond;
+    uint64_t pause_no; /* counts the pauses; odd while one lasts */
+    bool stop;
+    /* Seized threads a resume could not detach because they were dying (killed while
+     * stopped, as an exec kills them): still ours to reap once they are zombies. */
+    pid_t dying[LIMIT_TASKS];
+    size_t ndying;
 };
 
 /* An open /proc/PID/task/TID/FILE, kept so that reading the thread again costs one pread(). */
@@ -63,6 +87,7 @@ struct fd_cache {
 struct proc {
     pid_t pid;
     int mem_fd;   /* /proc/PID/mem, opened on first need */
+    int image_fd; /* /proc/PID/mem opened with the handle: reads EOF once that image is gone */
     bool use_mem; /* process_vm_readv was refused (ENOSYS, or EPERM under seccomp) */
     struct proc_counters counters;
     struct proc_map *maps; /* from the last proc_maps() */
@@ -98,6 +123,7 @@ static ssize_t read_all(int fd, char *buf, size_t size)
 }
 
 static void fd_cache_close(struct fd_cache *c);
+static void pause_state_free(struct pause_state *ps);
 
 static int open_task_file(pid_t pid, pid_t tid, const char *file)
 {
@@ -194,6 +220,26 @@ static int open_proc_file(const struct proc *p, const char *name, struct pt_erro
     return fd;
 }
 
+/* /proc/PID/mem holds on to the memory of the image it was opened in, not to the process:
+ * once the process exec()s, that memory is freed and a read returns 0 bytes (fs/proc/base.c,
+ * mem_rw(): mmget_not_zero() fails before any address is looked at), whereas a live image
+ * answers EIO for an address no mapping holds. The file is left at the top page of the
+ * address space, the kernel's half, where no target can map anything (nor make the read wait
+ * on a page fault); pread() would refuse that offset as negative, read() takes it
+ * (FMODE_UNSIGNED_OFFSET), and a failed read leaves it there. -1 when it cannot be opened
+ * (then an exec is not noticed this way). */
+static int open_image(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0 && lseek(fd, IMAGE_PROBE_OFFSET, SEEK_SET) != IMAGE_PROBE_OFFSET) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 struct proc *proc_open(pid_t pid, struct pt_error *err)
 {
     char path[64];
@@ -211,6 +257,7 @@ struct proc *proc_open(pid_t pid, struct pt_error *err)
     }
     p->pid = pid;
     p->mem_fd = -1;
+    p->image_fd = open_image(pid);
     /* Cached stat and schedstat fds stay open: leave half of what pytop may open for
      * everything else. */
     struct rlimit rl;
@@ -250,12 +297,61 @@ void proc_close(struct proc *p)
     if (p->mem_fd >= 0) {
         close(p->mem_fd);
     }
+    if (p->image_fd >= 0) {
+        close(p->image_fd);
+    }
     fd_cache_close(&p->stat_cache);
     fd_cache_close(&p->sched_cache);
     proc_maps_free(p->maps, p->nmaps);
-    free(p->pause);
+    pause_state_free(p->pause);
     proc_batch_free(p->batch);
     free(p);
+}
+
+int proc_exec_check(struct proc *p, struct pt_error *err)
+{
+    uint8_t byte;
+    ssize_t got;
+    if (p->image_fd < 0) {
+        return 0;
+    }
+    do {
+        got = read(p->image_fd, &byte, 1);
+    } while (got < 0 && errno == EINTR);
+    if (got != 0) {
+        return 0;
+    }
+    if (process_is_gone(p->pid)) {
+        return proc_file_failed(p, ESRCH, "memory", err);
+    }
+    return 1;
+}
+
+int proc_reopen(struct proc *p, struct pt_error *err)
+{
+    proc_resume(p);
+    int fd = open_image(p->pid);
+    if (fd < 0) {
+        return proc_file_failed(p, errno, "mem", err);
+    }
+    if (p->image_fd >= 0) {
+        close(p->image_fd);
+    }
+    p->image_fd = fd;
+    if (p->mem_fd >= 0) {
+        close(p->mem_fd);
+        p->mem_fd = -1;
+    }
+    p->use_mem = false;
+    /* The threads are new (an exec leaves one), and what was read ahead is of the old image. */
+    fd_cache_close(&p->stat_cache);
+    fd_cache_close(&p->sched_cache);
+    proc_maps_free(p->maps, p->nmaps);
+    p->maps = NULL;
+    p->nmaps = 0;
+    proc_batch_free(p->batch);
+    p->batch = proc_batch_new();
+    return 0;
 }
 
 pid_t proc_pid(const struct proc *p)
@@ -784,6 +880,41 @@ int proc_exe(struct proc *p, char *buf, size_t size, struct pt_error *err)
 /* Seizes and stops thread TID. Returns 1 when it is stopped (and recorded), 0 when it exited
  * or is a zombie, -1 on error. A seized thread is waited for before this returns, so every
  * recorded thread is stopped and can be detached. */
+/* Interrupts the seized thread TID and waits for its stop (or its end) into *STATUS. Returns
+ * TID, -1 (no such child), or 0 when no stop came within STOP_WAIT_MS. An interrupt sent while
+ * the thread exec()s can be lost (the seize waited for the exec to end), so it is sent again
+ * every STOP_RETRY_MS; the thread gets the CPU first (sched_yield) for the common case. */
+static pid_t wait_for_stop(pid_t tid, int *status)
+{
+    /* If this fails the thread is exiting, and waitpid reports that. */
+    ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
+    struct timespec start;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    long last_ms = 0;
+    for (unsigned spin = 0;; spin++) {
+        pid_t w = waitpid(tid, status, __WALL | WNOHANG);
+        if (w != 0 && !(w < 0 && errno == EINTR)) {
+            return w;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long ms = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+        if (ms >= STOP_WAIT_MS) {
+            return 0;
+        }
+        if (ms - last_ms >= STOP_RETRY_MS) {
+            ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
+            last_ms = ms;
+        }
+        if (spin < STOP_SPINS) {
+            sched_yield();
+        } else {
+            struct timespec nap = {0, 200 * 1000};
+            nanosleep(&nap, NULL);
+        }
+    }
+}
+
 static int seize_thread(struct proc *p, pid_t tid, struct pt_error *err)
 {
     struct pause_state *ps = p->pause;
@@ -806,18 +937,113 @@ static int seize_thread(struct proc *p, pid_t tid, struct pt_error *err)
                             "cannot pause thread %d of process %d: %s", (int)tid, (int)p->pid,
                             perm ? "not allowed, or already traced" : strerror(e));
     }
-    /* If this fails the thread is exiting, and waitpid reports that. */
-    ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
-    do {
-        w = waitpid(tid, &status, __WALL);
-    } while (w < 0 && errno == EINTR);
+    if ((w = wait_for_stop(tid, &status)) == 0) {
+        return pt_error_set(err, PT_E_IO, 0, "thread %d of process %d did not stop", (int)tid,
+                            (int)p->pid);
+    }
     if (w < 0 || !WIFSTOPPED(status)) {
         return 0;
     }
     /* status >> 16 is 0 only in a signal-delivery-stop; then the signal was dequeued. */
     int sig = (status >> 16) == 0 ? WSTOPSIG(status) : 0;
+    pthread_mutex_lock(&ps->lock);
     ps->seized[ps->nseized++] = (struct seized){.tid = tid, .sig = sig};
+    pthread_mutex_unlock(&ps->lock);
     return 1;
+}
+
+/* Reaps TID if it is a zombie we trace (waitid() WEXITED only: a stop is left to the pausing
+ * thread). Returns true when it is gone: reaped now, or no child of ours any more. */
+static bool reap_if_exited(pid_t tid)
+{
+    siginfo_t info = {0};
+    int rc = waitid(P_PID, (id_t)tid, &info, WEXITED | WNOHANG | __WALL);
+    return rc < 0 ? errno == ECHILD : info.si_pid == tid;
+}
+
+/* The reaper: each REAP_PERIOD_MS that a pause lasts or a dying thread waits, reaps the
+ * seized and dying threads that exited. Idle otherwise. */
+static void *reap_exited(void *arg)
+{
+    struct pause_state *ps = arg;
+    pthread_mutex_lock(&ps->lock);
+    while (!ps->stop) {
+        if (ps->pause_no % 2 == 0 && ps->ndying == 0) {
+            pthread_cond_wait(&ps->cond, &ps->lock);
+            continue;
+        }
+        struct timespec at;
+        clock_gettime(CLOCK_MONOTONIC, &at);
+        at.tv_nsec += REAP_PERIOD_MS * 1000000L;
+        at.tv_sec += at.tv_nsec / 1000000000L;
+        at.tv_nsec %= 1000000000L;
+        uint64_t now = ps->pause_no;
+        pthread_cond_timedwait(&ps->cond, &ps->lock, &at);
+        if (ps->stop) {
+            break;
+        }
+        for (size_t i = 0; now % 2 == 1 && ps->pause_no == now && i < ps->nseized; i++) {
+            reap_if_exited(ps->seized[i].tid);
+        }
+        size_t kept = 0;
+        for (size_t i = 0; i < ps->ndying; i++) {
+            if (!reap_if_exited(ps->dying[i])) {
+                ps->dying[kept++] = ps->dying[i];
+            }
+        }
+        ps->ndying = kept;
+    }
+    pthread_mutex_unlock(&ps->lock);
+    return NULL;
+}
+
+/* The pause state, with its reaper running (signals blocked there: they are the program's).
+ * NULL when memory or a thread is lacking. */
+static struct pause_state *pause_state_new(void)
+{
+    struct pause_state *ps = calloc(1, sizeof *ps);
+    pthread_condattr_t ca;
+    sigset_t all;
+    sigset_t old;
+    if (ps == NULL) {
+        return NULL;
+    }
+    pthread_mutex_init(&ps->lock, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&ps->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    ps->reaper_started = pthread_create(&ps->reaper, NULL, reap_exited, ps) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return ps;
+}
+
+static void pause_state_free(struct pause_state *ps)
+{
+    if (ps == NULL) {
+        return;
+    }
+    if (ps->reaper_started) {
+        pthread_mutex_lock(&ps->lock);
+        ps->stop = true;
+        pthread_cond_signal(&ps->cond);
+        pthread_mutex_unlock(&ps->lock);
+        pthread_join(ps->reaper, NULL);
+    }
+    pthread_cond_destroy(&ps->cond);
+    pthread_mutex_destroy(&ps->lock);
+    free(ps);
+}
+
+/* Marks a pause as begun (odd PAUSE_NO) or over (even), for the reaper. */
+static void pause_mark(struct pause_state *ps)
+{
+    pthread_mutex_lock(&ps->lock);
+    ps->pause_no++;
+    pthread_cond_signal(&ps->cond);
+    pthread_mutex_unlock(&ps->lock);
 }
 
 int proc_pause(struct proc *p, struct pt_error *err)
@@ -828,11 +1054,12 @@ int proc_pause(struct proc *p, struct pt_error *err)
     if (p->pid == getpid()) {
         return pt_error_set(err, PT_E_PERM, 0, "pytop cannot pause itself");
     }
-    if (p->pause == NULL && (p->pause = calloc(1, sizeof *p->pause)) == NULL) {
+    if (p->pause == NULL && (p->pause = pause_state_new()) == NULL) {
         return pt_error_set(err, PT_E_NOMEM, ENOMEM, "no memory for a thread list");
     }
     struct pause_state *ps = p->pause;
     p->paused = true;
+    pause_mark(ps);
     /* A running thread may start another before it is stopped, so list the threads again
      * until a pass finds none still running; stopped threads cannot start any. */
     for (int round = 0; round < PAUSE_ROUNDS; round++) {
@@ -853,7 +1080,9 @@ int proc_pause(struct proc *p, struct pt_error *err)
             }
             added += rc;
         }
+        pthread_mutex_lock(&ps->lock);
         qsort(ps->seized, ps->nseized, sizeof *ps->seized, compare_pids);
+        pthread_mutex_unlock(&ps->lock);
         if (added == 0) {
             return 0;
         }
@@ -871,14 +1100,19 @@ void proc_resume(struct proc *p)
         return;
     }
     struct pause_state *ps = p->pause;
+    pthread_mutex_lock(&ps->lock);
     for (size_t i = 0; i < ps->nseized; i++) {
         uintptr_t sig = (uintptr_t)ps->seized[i].sig;
-        if (ptrace(PTRACE_DETACH, ps->seized[i].tid, NULL, (void *)sig) < 0 && errno == ESRCH) {
-            /* Killed while stopped: its zombie is reported to us, its tracer, to reap. */
-            int status;
-            waitpid(ps->seized[i].tid, &status, __WALL | WNOHANG);
+        pid_t tid = ps->seized[i].tid;
+        /* Killed while stopped: its zombie is reported to us, its tracer, to reap, now or
+         * (still dying) by the reaper. */
+        if (ptrace(PTRACE_DETACH, tid, NULL, (void *)sig) < 0 && errno == ESRCH &&
+            !reap_if_exited(tid) && ps->ndying < LIMIT_TASKS) {
+            ps->dying[ps->ndying++] = tid;
         }
     }
     ps->nseized = 0;
+    pthread_mutex_unlock(&ps->lock);
+    pause_mark(ps);
     p->paused = false;
 }

@@ -3,7 +3,9 @@
 
 #include "core/sampler.h"
 
+#include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -11,6 +13,7 @@
 #include "core/error.h"
 #include "core/limits.h"
 #include "core/proc.h"
+#include "core/runtime.h"
 #include "core/sample.h"
 #include "core/sampler_window.h"
 #include "core/unwind.h"
@@ -22,6 +25,21 @@ static const double WINDOW_MAX_S = 86400.0;
 /* How often each thread's CPU time is read: an eighth of the window, within these bounds. */
 static const double CPU_PERIOD_MIN_S = 0.05;
 static const double CPU_PERIOD_MAX_S = 0.25;
+/* Failed samples in a row wait ever longer for the next: from the rate's period (this at
+ * --rate max, so that a failing sample never spins), doubling up to the cap. */
+static const double BACKOFF_MIN_S = 0.001;
+static const double BACKOFF_MAX_S = 0.25;
+/* An exec is looked for this often while samples succeed (and at the first failure): reads of
+ * a new image of the same non-PIE binary may well succeed, and one read a quarter second
+ * costs nothing. */
+static const double EXEC_CHECK_S = 0.25;
+/* How long a new program has to show a runtime after an exec: ld.so maps libpython within
+ * milliseconds, but a Python that is still starting may take longer on a loaded machine. */
+static const double EXEC_SETTLE_S = 0.5;
+static const double EXEC_SETTLE_PYTHON_S = 5.0;
+static const double EXEC_RETRY_S = 0.01;
+/* How long a runtime found without its micro version waits for the new Python to write it. */
+static const double EXEC_VERSION_WAIT_S = 1.0;
 
 /* Each thread's CPU time (ns) as the kernel counted it at the last look. */
 struct cpu_seen {
@@ -45,6 +63,17 @@ struct sampler {
     size_t n_cpu;
     struct cpu_seen *cpu_next;
     struct unwind_counters reader_base; /* the reader's counters at the last reset */
+    /* A run of failed samples: how many, the period between them now, when the next may be
+     * tried, and why the newest failed. */
+    unsigned fail_run;
+    double backoff;
+    double retry_at;
+    char last_error[sizeof((struct pt_error *)0)->msg];
+    double next_exec_check;
+    /* The exec the sampler followed, until the next reset. */
+    bool execed;
+    double exec_time;
+    char exec_program[PATH_MAX];
 };
 
 double sampler_now(void)
@@ -190,34 +219,189 @@ void sampler_update_cpu(struct sampler *s, double now)
     s->next_cpu = now + s->cpu_period;
 }
 
+/* Counts a failed sample with its reason, and backs off when it is not the first in a row. */
+static void note_failure(struct sampler *s, double now, const struct pt_error *e)
+{
+    double base = s->opts.rate_hz > 0 ? 1.0 / s->opts.rate_hz : BACKOFF_MIN_S;
+    double cap = base > BACKOFF_MAX_S ? base : BACKOFF_MAX_S;
+    s->fail_run++;
+    s->backoff = s->fail_run == 1 ? base : 2 * s->backoff > cap ? cap : 2 * s->backoff;
+    s->retry_at = now + s->backoff;
+    snprintf(s->last_error, sizeof s->last_error, "%s", e->msg);
+    sampler_add_error(s, now);
+}
+
+double sampler_due(const struct sampler *s, double planned)
+{
+    return s->fail_run > 0 && s->retry_at > planned ? s->retry_at : planned;
+}
+
+/* The executable of the process now, into BUF ("?" when it cannot be read). */
+static void current_program(struct proc *p, char *buf, size_t size)
+{
+    if (proc_exe(p, buf, size, NULL) < 0) {
+        snprintf(buf, size, "?");
+    }
+}
+
+/* Fails with PT_E_EXEC (or PT_E_GONE) when the process no longer runs the image the sampler
+ * reads. Returns 0 when it does, or cannot tell. */
+static int check_exec(struct sampler *s, double now, struct pt_error *e)
+{
+    char exe[PATH_MAX];
+    s->next_exec_check = now + EXEC_CHECK_S;
+    int rc = proc_exec_check(s->proc, e);
+    if (rc <= 0) {
+        return rc;
+    }
+    current_program(s->proc, exe, sizeof exe);
+    return pt_error_set(e, PT_E_EXEC, 0, "process %d exec()ed %s", (int)proc_pid(s->proc), exe);
+}
+
 int sampler_sample(struct sampler *s, double now, struct pt_error *err)
 {
     struct pt_error local = {0};
     struct pt_error *e = err != NULL ? err : &local;
     if (s->unwind == NULL) {
-        sampler_add_error(s, now);
-        return pt_error_set(e, PT_E_IO, 0, "no target to sample");
+        pt_error_set(e, PT_E_IO, 0, "no target to sample");
+        note_failure(s, now, e);
+        return -1;
+    }
+    if (!(now < s->next_exec_check) && check_exec(s, now, e) < 0) {
+        note_failure(s, now, e);
+        return -1;
     }
     /* --blocking: the target stands still while it is read, and always runs on afterwards
      * (also when pausing failed half-way). */
+    const struct sample *smp = NULL;
     if (s->opts.blocking && proc_pause(s->proc, e) < 0) {
         proc_resume(s->proc);
-        sampler_add_error(s, now);
-        return -1;
-    }
-    const struct sample *smp = unwind_sample(s->unwind, e);
-    if (s->opts.blocking) {
-        proc_resume(s->proc);
+    } else {
+        smp = unwind_sample(s->unwind, e);
+        if (s->opts.blocking) {
+            proc_resume(s->proc);
+        }
     }
     if (smp == NULL) {
-        sampler_add_error(s, now);
+        /* Reads that fail may mean the image is gone: find out at once, not in a second. */
+        struct pt_error ex = {0};
+        if (s->fail_run == 0 && e->code != PT_E_GONE && check_exec(s, now, &ex) < 0) {
+            *e = ex;
+        }
+        note_failure(s, now, e);
         return -1;
     }
+    s->fail_run = 0;
     sampler_window_add_sample(&s->window, smp, now);
     if (!(now < s->next_cpu)) {
         read_cpu(s, smp, now);
         s->next_cpu = now + s->cpu_period;
     }
+    return 0;
+}
+
+/* Whether the program at PATH is likely to become a Python: named like one. */
+static bool named_python(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return strstr(slash != NULL ? slash + 1 : path, "python") != NULL;
+}
+
+/* Whether VERSION names the micro version ("3.9.18", not "3.9"). */
+static bool version_is_complete(const char *version)
+{
+    const char *dot = strchr(version, '.');
+    return dot != NULL && strchr(dot + 1, '.') != NULL;
+}
+
+/* Whether a failure to locate the runtime may pass while the new program starts. */
+static bool may_settle(const struct pt_error *e)
+{
+    return e->code == PT_E_NOTPY || e->code == PT_E_BADLAYOUT || e->code == PT_E_READ ||
+           e->code == PT_E_FORMAT || e->code == PT_E_IO || e->code == PT_E_LIMIT;
+}
+
+/* Locates the runtime of the program the process runs now into *NEXT, waiting while it starts
+ * (and following the execs it makes on the way, as `env python3` does). PROGRAM gets its
+ * executable. */
+static int locate_new(struct sampler *s, struct runtime *next, char *program, size_t size,
+                      struct pt_error *e)
+{
+    double start = sampler_now();
+    struct runtime found;
+    bool have = false;
+    current_program(s->proc, program, size);
+    for (;;) {
+        double settle = named_python(program) ? EXEC_SETTLE_PYTHON_S : EXEC_SETTLE_S;
+        bool late = sampler_now() - start >= settle;
+        if (runtime_locate(s->proc, &found, e) == 0) {
+            *next = found;
+            have = true;
+            /* Found before the new Python wrote its version out (before 3.11 the micro
+             * version may be read from Py_GetVersion()'s buffer only): soon it will have. */
+            if (version_is_complete(found.version) || late ||
+                sampler_now() - start >= EXEC_VERSION_WAIT_S) {
+                return 0;
+            }
+        } else if (have || !may_settle(e) || late) {
+            return have ? 0 : -1;
+        }
+        struct timespec ts = {0, (long)(EXEC_RETRY_S * 1e9)};
+        nanosleep(&ts, NULL);
+        struct pt_error ex = {0};
+        int again = proc_exec_check(s->proc, &ex);
+        if (again < 0) {
+            *e = ex;
+            return -1;
+        }
+        if (again > 0 && proc_reopen(s->proc, e) < 0) {
+            return -1;
+        }
+        have = have && again == 0;
+        current_program(s->proc, program, size);
+    }
+}
+
+int sampler_follow_exec(struct sampler *s, struct runtime *rt, struct pt_error *err)
+{
+    struct pt_error e = {0};
+    struct runtime next;
+    char program[PATH_MAX];
+    pid_t pid = proc_pid(s->proc);
+    /* The old program's samples stay counted until the new one can be read. */
+    unwind_free(s->unwind);
+    s->unwind = NULL;
+    snapshot_free(s->latest);
+    s->latest = NULL;
+    s->n_cpu = 0;
+    s->next_exec_check = 0;
+    snprintf(program, sizeof program, "?");
+    if (proc_reopen(s->proc, &e) < 0 || locate_new(s, &next, program, sizeof program, &e) < 0) {
+        if (e.code == PT_E_NOTPY) {
+            return pt_error_set(err, e.code, 0,
+                                "process %d exec()ed %s; it is no longer a Python process",
+                                (int)pid, program);
+        }
+        if (e.code == PT_E_GONE || e.code == PT_E_NOPROC) {
+            return pt_error_set(err, e.code, 0, "process %d exec()ed %s, then exited", (int)pid,
+                                program);
+        }
+        return pt_error_set(err, e.code, e.sys_errno,
+                            "process %d exec()ed %s; pytop cannot read it: %s", (int)pid, program,
+                            e.msg);
+    }
+    *rt = next;
+    sampler_window_clear(&s->window);
+    s->fail_run = 0;
+    if ((s->unwind = unwind_new(s->proc, rt, err)) == NULL) {
+        return -1;
+    }
+    struct timespec ts;
+    s->reader_base = sampler_reader_counters(s);
+    s->execed = true;
+    s->exec_time =
+        clock_gettime(CLOCK_REALTIME, &ts) == 0 ? (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 : -1;
+    snprintf(s->exec_program, sizeof s->exec_program, "%s", program);
     return 0;
 }
 
@@ -237,6 +421,10 @@ const struct snapshot *sampler_snapshot(struct sampler *s, bool tasks, struct pt
         proc_resume(s->proc);
     }
     if (snap == NULL) {
+        struct pt_error ex = {0};
+        if (check_exec(s, sampler_now(), &ex) < 0 && err != NULL) {
+            *err = ex;
+        }
         return NULL;
     }
     snapshot_free(s->latest);
@@ -265,6 +453,7 @@ void sampler_reset(struct sampler *s)
 {
     sampler_window_clear(&s->window);
     s->reader_base = sampler_reader_counters(s);
+    s->execed = false;
 }
 
 /* ---- statistics: copies out of the window ---- */
@@ -439,6 +628,16 @@ static struct sampler_stats *stats_build(const struct sampler *s, double now,
             now_c.code_misses - b->code_misses,
             now_c.code_entries,
         };
+    }
+    if (st->errors > 0 && s->last_error[0] != '\0' &&
+        !copy_name(st, s->last_error, strlen(s->last_error), &st->last_error)) {
+        goto fail;
+    }
+    st->backoff_s = s->fail_run > 1 ? s->backoff : 0;
+    st->execed = s->execed;
+    st->exec_time = s->exec_time;
+    if (s->execed && !copy_name(st, s->exec_program, strlen(s->exec_program), &st->exec_program)) {
+        goto fail;
     }
     st->threads_truncated = v.counts.dropped_threads > 0;
     st->functions_truncated = v.counts.dropped_threads > 0 || v.counts.dropped_frames > 0;

@@ -83,6 +83,14 @@ struct sampler_stats {
     bool functions_truncated; /* some frame seen in the window was not counted (bounds) */
     bool has_reader;          /* READER holds what the target's reader did since the reset */
     struct unwind_counters reader; /* code_entries: held now */
+    struct snap_str last_error;    /* why the newest failed sample of the window failed; ptr NULL
+                                    * when none failed */
+    double backoff_s; /* > 0: failed samples in a row, so the next is tried only this long
+                       * after the last (longer than the rate's period); 0: sampling at the
+                       * rate */
+    bool execed;      /* the process exec()ed and the sampler follows the new program */
+    double exec_time; /* when it was noticed: seconds since the epoch */
+    struct snap_str exec_program; /* the new executable; ptr NULL when unknown */
 };
 
 /* Which thread sampler_stats_thread() tells about: the fields of struct sampler_thread. */
@@ -103,20 +111,39 @@ struct sampler *sampler_new(struct proc *p, const struct runtime *rt,
 void sampler_free(struct sampler *s);
 
 /* Takes one compact sample now (unwind_sample()) and adds it to the window; a failed sample is
- * counted as an error and its error returned (-1): PT_E_GONE once the target has exited, else
- * what unwind_sample() and (--blocking) proc_pause() give. With opts.blocking the target is
- * paused for the read and always resumed. Every few samples (an eighth of the window, 50 to
- * 250 ms) it also reads each thread's CPU time from the kernel. NOW is a monotonic time in
- * seconds. */
+ * counted as an error and its error returned (-1): PT_E_GONE once the target has exited,
+ * PT_E_EXEC once it has exec()ed (looked for after the first failure of a run, and every
+ * quarter second; the message names the new executable), else what unwind_sample() and
+ * (--blocking) proc_pause() give. The caller waits until sampler_due() before the next. With
+ * opts.blocking the target is paused for the read and always resumed. Every few samples (an eighth
+ * of the window, 50 to 250 ms) it also reads each thread's CPU time from the kernel. NOW is a
+ * monotonic time in seconds. */
 int sampler_sample(struct sampler *s, double now, struct pt_error *err);
 
 /* Reads the CPU time of the threads the sampler knows now, so that statistics taken right
  * after count it to the end (a document's interval, a refresh). */
 void sampler_update_cpu(struct sampler *s, double now);
 
+/* When the sample after one planned for PLANNED may be taken: PLANNED, or later while a run of
+ * failed samples backs off (the period doubles with each failure in a row, from the rate's
+ * own, or 1 ms at --rate max, up to 0.25 s); the first failure of a run keeps the rate. */
+double sampler_due(const struct sampler *s, double planned);
+
+/* After sampler_sample() failed with PT_E_EXEC: reopens the process, locates the new
+ * program's runtime into *RT (the one the sampler was made with), retrying while the program
+ * starts (half a second; 5 s when it is named like python) and following the execs it makes
+ * on the way, and starts afresh on it: the window, caches and latest snapshot of the old
+ * program are dropped, and the statistics carry the exec (execed, exec_time, exec_program)
+ * until the next sampler_reset(). Blocks while it waits. On failure the sampler has no target
+ * any more (every sample fails) and ERR's one-line message names the new program and why it
+ * cannot be read: PT_E_NOTPY "process 4242 exec()ed /bin/sleep; it is no longer a Python
+ * process", PT_E_GONE when it exited meanwhile, else runtime_locate()'s code. */
+int sampler_follow_exec(struct sampler *s, struct runtime *rt, struct pt_error *err);
+
 /* Takes a full snapshot now (names, lines, GC, and the task graph when TASKS), with the same
  * caches the samples use, and keeps it as the latest; it is not counted as a sample. NULL on
- * failure (as unwind_snapshot()). Valid as sampler_latest() is. */
+ * failure (as unwind_snapshot(), or PT_E_EXEC as sampler_sample()). Valid as sampler_latest() is.
+ */
 const struct snapshot *sampler_snapshot(struct sampler *s, bool tasks, struct pt_error *err);
 
 /* What the sampler's reader has done since it was made (all zero without a target). */

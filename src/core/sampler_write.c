@@ -67,10 +67,25 @@ static void json_head(void *ctx, struct snapshot_json_out *w)
     put_json_number(sb, st->window_s, 3);
     strbuf_printf(sb, ",\"thread_samples\":%" PRIu64 ",\"gc_samples\":%" PRIu64, st->thread_samples,
                   st->gc_samples);
+    strbuf_puts(sb, ",\"last_error\":");
+    strbuf_json_string(sb, st->last_error.ptr, st->last_error.len);
+    strbuf_puts(sb, ",\"backoff_s\":");
+    if (st->backoff_s > 0) {
+        put_json_number(sb, st->backoff_s, 3);
+    } else {
+        strbuf_puts(sb, "null");
+    }
     if (st->threads_truncated) {
         strbuf_puts(sb, ",\"threads_truncated\":true");
     }
     strbuf_puts(sb, "}");
+    if (st->execed) {
+        strbuf_puts(sb, ",\"exec\":{\"time\":");
+        put_json_number(sb, st->exec_time, 3);
+        strbuf_puts(sb, ",\"program\":");
+        strbuf_json_string(sb, st->exec_program.ptr, st->exec_program.len);
+        strbuf_puts(sb, "}");
+    }
     if (st->has_reader) {
         const struct unwind_counters *r = &st->reader;
         strbuf_printf(sb,
@@ -221,6 +236,22 @@ static void text_head(struct strbuf *sb, const struct snapshot *snap,
     strbuf_printf(sb, ", errors: %" PRIu64 " (", st->errors);
     put_number(sb, tries > 0 ? 100.0 * (double)st->errors / (double)tries : 0, 1, false, "?");
     strbuf_puts(sb, "%)\n");
+    if (st->last_error.ptr != NULL) {
+        strbuf_puts(sb, "Last error: ");
+        strbuf_text(sb, st->last_error.ptr, st->last_error.len);
+        if (st->backoff_s > 0) {
+            strbuf_puts(sb, " (failing in a row: retrying every ");
+            put_number(sb, st->backoff_s, 3, true, "?");
+            strbuf_puts(sb, " s)");
+        }
+        strbuf_puts(sb, "\n");
+    }
+    if (st->execed) {
+        strbuf_puts(sb, "Exec: the process exec()ed ");
+        strbuf_text(sb, st->exec_program.ptr != NULL ? st->exec_program.ptr : "?",
+                    st->exec_program.ptr != NULL ? st->exec_program.len : 1);
+        strbuf_puts(sb, "; following the new program\n");
+    }
 }
 
 static void put_cell(struct strbuf *sb, double pct)

@@ -421,6 +421,13 @@ static void take_frames(void)
     if (f == NULL) {
         return;
     }
+    /* The target became a program that cannot be read: the view ends, saying so. */
+    if (f->state == LIVE_EXECED) {
+        snprintf(ui.fatal, sizeof ui.fatal, "pytop: %s", f->status);
+        ui.quit = true;
+        live_frame_free(f);
+        return;
+    }
     /* A snapshot that could not be read keeps the last picture too. */
     if (f->state == LIVE_GONE || f->snap == NULL) {
         keep_last_picture(f);

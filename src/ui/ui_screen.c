@@ -51,10 +51,15 @@ static void right_marker(WINDOW *w, int y, int width, const char *text, const st
 
 static void header_line1(WINDOW *w, const struct ui_screen *s, int width, const struct ui_style *st)
 {
-    char marker[160] = "";
+    char marker[256] = "";
+    if (s->frame != NULL && s->frame->exec_note[0] != '\0') {
+        snprintf(marker, sizeof marker, "%s", s->frame->exec_note);
+    }
     if (s->exited) {
-        snprintf(marker, sizeof marker, "EXITED%s%s%s", s->exit_how != NULL ? " (" : "",
-                 s->exit_how != NULL ? s->exit_how : "", s->exit_how != NULL ? ")" : "");
+        size_t n = strlen(marker);
+        snprintf(marker + n, sizeof marker - n, "%sEXITED%s%s%s", n > 0 ? " " : "",
+                 s->exit_how != NULL ? " (" : "", s->exit_how != NULL ? s->exit_how : "",
+                 s->exit_how != NULL ? ")" : "");
     }
     if (s->frozen) {
         size_t n = strlen(marker);
@@ -169,7 +174,7 @@ static void sampling_text(char *buf, size_t size, const struct ui_screen *s, boo
     const struct sampler_stats *stats = s->frame != NULL ? s->frame->stats : NULL;
     char want[32];
     char got[32] = "-";
-    char failed[32] = "";
+    char failed[64] = "";
     if (s->rate_hz > 0) {
         snprintf(want, sizeof want, "%g Hz", s->rate_hz);
     } else {
@@ -185,6 +190,10 @@ static void sampling_text(char *buf, size_t size, const struct ui_screen *s, boo
         snprintf(failed, sizeof failed, "  failed %.1f%%",
                  all > 0 ? 100.0 * (double)stats->errors / (double)all : 0.0);
         *alert |= stats->errors > 0;
+        if (stats->backoff_s > 0) {
+            size_t n = strlen(failed);
+            snprintf(failed + n, sizeof failed - n, ", retry every %gs", stats->backoff_s);
+        }
     }
     int n = snprintf(buf, size, "rate %s/%s%s  refresh %gs", got, want, failed, s->delay);
     if (s->late_s > 0 && n > 0 && (size_t)n < size) {

@@ -758,7 +758,8 @@ static int check_task_stat_rereads_without_opening(struct fixture *f, pid_t targ
         cpu[0] += st[i].utime + st[i].stime;
     }
     int kept = count_fds();
-    if (kept != before + SPINNERS || !refuse_syscalls(SYS_openat, SYS_open)) {
+    /* One fd per thread, and the handle's own on the image (proc_exec_check()). */
+    if (kept != before + 1 + SPINNERS || !refuse_syscalls(SYS_openat, SYS_open)) {
         return 3;
     }
     for (int round = 0; round < 100; round++, usleep(2000)) {
@@ -862,6 +863,49 @@ static void test_proc_task_stat_of_a_reused_thread_id_reads_the_new_thread(void 
     assert_int_equal(rc, 0);
 }
 
+/* A child that exec()s /bin/sleep when told: the handle opened before notices the exec (and
+ * keeps saying so), reads the new image once reopened, and tells the exit apart. */
+static void test_proc_exec_check_notices_an_exec_and_reopen_follows_it(void **state)
+{
+    (void)state;
+    int go[2];
+    char exe[PATH_MAX] = "";
+    struct pt_error err = {0};
+    siginfo_t info;
+    assert_int_equal(pipe(go), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        char c;
+        close(go[1]);
+        if (read(go[0], &c, 1) == 1) {
+            execl("/bin/sleep", "sleep", "30", (char *)NULL);
+        }
+        _exit(1);
+    }
+    close(go[0]);
+    struct proc *p = proc_open(child, &err);
+    assert_non_null(p);
+    assert_int_equal(proc_exec_check(p, &err), 0);
+    assert_int_equal(write(go[1], "x", 1), 1);
+    int seen = 0;
+    for (int i = 0; i < 500 && (seen = proc_exec_check(p, &err)) == 0; i++) {
+        usleep(10000);
+    }
+    assert_int_equal(seen, 1);
+    assert_int_equal(proc_exec_check(p, &err), 1);
+    assert_int_equal(proc_exe(p, exe, sizeof exe, &err), 0);
+    assert_non_null(strstr(exe, "sleep"));
+    assert_int_equal(proc_reopen(p, &err), 0);
+    assert_int_equal(proc_exec_check(p, &err), 0);
+    kill(child, SIGKILL);
+    waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT);
+    expect_error(proc_exec_check(p, &err), &err, PT_E_GONE);
+    proc_close(p);
+    waitpid(child, NULL, 0);
+    close(go[1]);
+}
+
 int main(void)
 {
     struct CMUnitTest tests[] = {
@@ -886,6 +930,7 @@ int main(void)
         cmocka_unit_test(test_proc_open_file_opens_the_executable_through_the_target_root),
         cmocka_unit_test(test_proc_read_bytes_as_another_user_fails_with_perm),
         cmocka_unit_test(test_proc_read_many_falls_back_to_proc_mem_when_refused),
+        cmocka_unit_test(test_proc_exec_check_notices_an_exec_and_reopen_follows_it),
     };
     /* Every test gets a fixture; teardown kills the children a test started, even one that
      * failed half-way. */

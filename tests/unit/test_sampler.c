@@ -861,6 +861,44 @@ static void test_sampler_agrees_with_a_brute_force_count(void **state)
     free(rs);
 }
 
+/* A run of failed samples waits ever longer for the next (from the rate's period, doubling, up
+ * to 0.25 s; 1 ms at --rate max, so a failing sample never spins) and the statistics say why. */
+static void test_sampler_backs_off_a_run_of_failed_samples_and_says_why(void **state)
+{
+    (void)state;
+    static const double want[] = {0.01, 0.02, 0.04, 0.08, 0.16, 0.25, 0.25};
+    struct sampler *s = new_sampler(10);
+    struct pt_error err = {0};
+    double t = 1000.0;
+    struct sampler_stats *st = sampler_stats(s, t);
+    assert_null(st->last_error.ptr);
+    assert_true(st->backoff_s == 0);
+    sampler_stats_free(st);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        assert_int_equal(sampler_sample(s, t, &err), -1);
+        assert_true(near(sampler_due(s, t), t + want[i]));
+        assert_true(near(sampler_due(s, t + 1), t + 1));
+        t = sampler_due(s, t);
+    }
+    st = sampler_stats(s, t);
+    assert_int_equal(st->errors, 7);
+    assert_non_null(st->last_error.ptr);
+    assert_int_equal(st->last_error.len, strlen("no target to sample"));
+    assert_memory_equal(st->last_error.ptr, "no target to sample", st->last_error.len);
+    assert_true(near(st->backoff_s, 0.25));
+    sampler_stats_free(st);
+    sampler_free(s);
+
+    struct sampler_opts opts = {.rate_hz = 0, .window_s = 10};
+    s = sampler_new(NULL, NULL, &opts, &err);
+    assert_non_null(s);
+    assert_int_equal(sampler_sample(s, t, &err), -1);
+    assert_true(near(sampler_due(s, t), t + 0.001));
+    assert_int_equal(sampler_sample(s, t + 0.001, &err), -1);
+    assert_true(near(sampler_due(s, t + 0.001), t + 0.003));
+    sampler_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -882,6 +920,7 @@ int main(void)
         cmocka_unit_test(test_sampler_counts_code_objects_of_one_function_as_one),
         cmocka_unit_test(test_sampler_hint_never_serves_a_replaced_code_object),
         cmocka_unit_test(test_sampler_counts_compact_and_snapshot_samples_alike),
+        cmocka_unit_test(test_sampler_backs_off_a_run_of_failed_samples_and_says_why),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

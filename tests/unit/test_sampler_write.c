@@ -143,8 +143,8 @@ static void test_sampler_write_json_adds_sampling_shares_and_functions(void **st
     char *json = write_json(snap, &st);
     assert_non_null(strstr(json, "\"binary\":null},\"sampling\":{\"rate_hz\":100,"
                                  "\"achieved_hz\":10,\"samples\":4,\"errors\":0,"
-                                 "\"window_s\":0.4,\"thread_samples\":8,\"gc_samples\":0},"
-                                 "\"interpreters\":"));
+                                 "\"window_s\":0.4,\"thread_samples\":8,\"gc_samples\":0,"
+                                 "\"last_error\":null,\"backoff_s\":null},\"interpreters\":"));
     assert_non_null(strstr(json, "{\"tid\":100,\"thread_id\":1000,\"name\":\"spinner\","));
     assert_non_null(strstr(json, "\"in_gc\":false,\"gil_pct\":75,\"cpu_pct\":100,"
                                  "\"gc_pct\":0,\"frames\":[{\"function\":\"spin\""));
@@ -174,12 +174,21 @@ static void test_sampler_write_json_says_max_rate_unknowns_and_truncation(void *
         .n_functions = 1,
         .threads_truncated = true,
         .functions_truncated = true,
+        .errors = 9,
+        .last_error = str("cannot read 8 bytes at 0x10"),
+        .backoff_s = 0.25,
+        .execed = true,
+        .exec_time = 1764480000.5,
+        .exec_program = str("/usr/bin/python3.14"),
     };
     struct snapshot *snap = two_threads(); /* its threads are not in the statistics */
     char *json = write_json(snap, &st);
     assert_non_null(strstr(json, "{\"rate_hz\":\"max\",\"achieved_hz\":1234.6,\"samples\":1,"
-                                 "\"errors\":0,\"window_s\":0.333,"));
-    assert_non_null(strstr(json, ",\"threads_truncated\":true},\"interpreters\""));
+                                 "\"errors\":9,\"window_s\":0.333,"));
+    assert_non_null(strstr(json, ",\"last_error\":\"cannot read 8 bytes at 0x10\","
+                                 "\"backoff_s\":0.25,\"threads_truncated\":true},"
+                                 "\"exec\":{\"time\":1764480000.5,"
+                                 "\"program\":\"/usr/bin/python3.14\"},\"interpreters\""));
     assert_non_null(strstr(json, "\"gil_pct\":null,\"cpu_pct\":null,\"gc_pct\":null"));
     assert_non_null(strstr(json, "\"functions\":[{\"function\":null,\"file\":null,"
                                  "\"line\":null,\"own\":1,\"total\":1}],"
@@ -233,6 +242,20 @@ static void test_sampler_write_text_heads_the_dump_with_shares_and_functions(voi
                                  "  File \"/srv/app/worker.py\", line 10, in spin\n"));
     assert_int_equal(text[strlen(text) - 1], '\n');
     assert_int_equal(text[strlen(text) - 2], '\n');
+    assert_null(strstr(text, "Last error"));
+    assert_null(strstr(text, "Exec:"));
+    free(text);
+    /* Failed samples say why, and how they back off; a followed exec says so. */
+    st.errors = 3;
+    st.last_error = str("cannot read 8 bytes at 0x10");
+    st.backoff_s = 0.08;
+    st.execed = true;
+    st.exec_program = str("/usr/bin/python3.14");
+    text = write_text(snap, &st, 2);
+    assert_non_null(strstr(text, "errors: 3 (42.9%)\nLast error: cannot read 8 bytes at 0x10 "
+                                 "(failing in a row: retrying every 0.08 s)\n"
+                                 "Exec: the process exec()ed /usr/bin/python3.14; following the "
+                                 "new program\n"));
     free(text);
     snapshot_free(snap);
 }
