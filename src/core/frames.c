@@ -28,6 +28,7 @@ void frames_release(struct frames_thread *t)
     free(t->pref);
     free(t->hdr);
     free(t->read_addrs);
+    free(t->links);
     for (size_t i = 0; i < LIMIT_CHUNKS + 1; i++) {
         free(t->chunks[i].data);
     }
@@ -44,6 +45,8 @@ static void clear_walk(struct frames_thread *t)
     t->cap = keep.cap;
     t->read_addrs = keep.read_addrs;
     t->cap_read = keep.cap_read;
+    t->links = keep.links;
+    t->cap_links = keep.cap_links;
     t->pref = keep.pref;
     t->pref_cap = keep.pref_cap;
     t->hdr = keep.hdr;
@@ -55,6 +58,18 @@ static void clear_walk(struct frames_thread *t)
         t->chunks[i].data = keep.chunks[i].data;
         t->chunks[i].cap = keep.chunks[i].cap;
     }
+}
+
+/* Reads for a walk: with NOW from the target itself, else possibly from the read-ahead copy. */
+static int read_regions(struct proc *p, bool now, const struct proc_iov *iov, size_t n)
+{
+    return now ? proc_read_now(p, iov, n, NULL) : proc_read_many(p, iov, n, NULL);
+}
+
+static int read_one(struct proc *p, bool now, uint64_t addr, void *dst, size_t len)
+{
+    struct proc_iov one = {addr, dst, len};
+    return read_regions(p, now, &one, 1);
 }
 
 /* The buffer of T's next chunk, at least LEN bytes; NULL on out of memory. */
@@ -111,7 +126,7 @@ static void copy_older_chunk(struct proc *p, struct frames_thread *t)
     uint64_t used = 0;
     uint8_t *buf = chunk_buffer(t, CHUNK_MIN_SIZE);
     t->next_older = 0;
-    if (buf == NULL || proc_read_bytes(p, addr, buf, CHUNK_MIN_SIZE, NULL) < 0) {
+    if (buf == NULL || read_one(p, t->now, addr, buf, CHUNK_MIN_SIZE) < 0) {
         return;
     }
     layout_read_u64(buf, CHUNK_MIN_SIZE, CHUNK_SIZE_AT, &size);
@@ -124,8 +139,8 @@ static void copy_older_chunk(struct proc *p, struct frames_thread *t)
     }
     if (used > CHUNK_MIN_SIZE) {
         if ((buf = chunk_buffer(t, used)) == NULL ||
-            proc_read_bytes(p, addr + CHUNK_MIN_SIZE, buf + CHUNK_MIN_SIZE, used - CHUNK_MIN_SIZE,
-                            NULL) < 0) {
+            read_one(p, t->now, addr + CHUNK_MIN_SIZE, buf + CHUNK_MIN_SIZE,
+                     used - CHUNK_MIN_SIZE) < 0) {
             return;
         }
     }
@@ -197,16 +212,26 @@ size_t frames_prefix(const struct py_layout *L)
     return (size_t)d;
 }
 
+/* Room in *ITEMS (*CAP of SIZE bytes) for one more after N: doubled when full. */
+static bool room_for_one(void **items, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap) {
+        return true;
+    }
+    size_t ncap = *cap ? *cap * 2 : 16;
+    void *fresh = realloc(*items, ncap * size);
+    if (fresh == NULL) {
+        return false;
+    }
+    *items = fresh;
+    *cap = ncap;
+    return true;
+}
+
 static bool push_frame(struct frames_thread *t, const struct frames_raw *f)
 {
-    if (t->n_frames == t->cap) {
-        size_t ncap = t->cap ? t->cap * 2 : 16;
-        struct frames_raw *nf = realloc(t->frames, ncap * sizeof *nf);
-        if (nf == NULL) {
-            return false;
-        }
-        t->frames = nf;
-        t->cap = ncap;
+    if (!room_for_one((void **)&t->frames, &t->cap, t->n_frames, sizeof *f)) {
+        return false;
     }
     t->frames[t->n_frames++] = *f;
     return true;
@@ -221,28 +246,55 @@ static int max_owner(const struct py_layout *L)
     return L->frame.owner_interpreter > max ? L->frame.owner_interpreter : max;
 }
 
+void frames_link_parse(const struct py_layout *L, const uint8_t *h, uint64_t addr,
+                       struct frames_link *out)
+{
+    *out = (struct frames_link){.addr = addr};
+    layout_read_u64(h, L->frame.size, L->frame.previous, &out->previous);
+    layout_read_uint(h, L->frame.size, L->frame.owner, 1, &out->owner);
+    layout_read_u64(h, L->frame.size, L->frame.executable, &out->code_addr);
+    layout_read_uint(h, L->frame.size, L->frame.instr_ptr, L->frame.instr_width, &out->instr_ptr);
+    if (layout_has(L->frame.running)) {
+        layout_read_uint(h, L->frame.size, L->frame.running, 1, &out->state);
+    }
+    out->code_addr &= ~L->frame.executable_tag_mask;
+}
+
+bool frames_link_same(const struct frames_link *a, const struct frames_link *b, bool with_instr)
+{
+    return a->addr == b->addr && a->previous == b->previous && a->code_addr == b->code_addr &&
+           a->owner == b->owner && a->state == b->state &&
+           (!with_instr || a->instr_ptr == b->instr_ptr);
+}
+
+/* Keeps LINK in T's links (a walk takes at most LIMIT_FRAMES + 1 headers). */
+static bool keep_link(struct frames_thread *t, const struct frames_link *link)
+{
+    if (!room_for_one((void **)&t->links, &t->cap_links, t->n_links, sizeof *link)) {
+        return false;
+    }
+    t->links[t->n_links++] = *link;
+    return true;
+}
+
 /* Takes one frame header H at ADDR: keeps it if it is a Python frame, moves to its caller.
  * PREFIX bytes before H were read with it (frames_prefix(), or 0). */
 static void take_frame(const struct py_layout *L, struct frames_thread *t, const uint8_t *h,
                        size_t prefix)
 {
-    uint64_t prev = 0;
-    uint64_t owner = 0;
-    uint64_t exec = 0;
-    uint64_t instr = 0;
-    layout_read_u64(h, L->frame.size, L->frame.previous, &prev);
-    layout_read_uint(h, L->frame.size, L->frame.owner, 1, &owner);
-    layout_read_u64(h, L->frame.size, L->frame.executable, &exec);
-    layout_read_uint(h, L->frame.size, L->frame.instr_ptr, L->frame.instr_width, &instr);
-    exec &= ~L->frame.executable_tag_mask;
+    struct frames_link link;
+    frames_link_parse(L, h, t->pending, &link);
+    if (t->keep_links && !keep_link(t, &link)) {
+        fail(t, "out of memory for frame", t->pending);
+        return;
+    }
+    uint64_t owner = link.owner;
     if (layout_has(L->frame.owner) && owner > (uint64_t)max_owner(L)) {
         torn(t, "frame owned by no one", t->pending);
         return;
     }
     if (layout_has(L->frame.running)) {
-        uint64_t state = 0;
-        layout_read_uint(h, L->frame.size, L->frame.running, 1, &state);
-        int8_t s = (int8_t)(uint8_t)state;
+        int8_t s = (int8_t)(uint8_t)link.state;
         if (s != L->frame.running_value && s != L->frame.unwinding_value) {
             torn(t, "frame object no longer running", t->pending);
             return;
@@ -251,7 +303,8 @@ static void take_frame(const struct py_layout *L, struct frames_thread *t, const
     /* Frames the interpreter owns (entry shims on the C stack) are not Python frames; CPython's
      * own unwinder skips them too. */
     bool shim = (int)owner == L->frame.owner_cstack || (int)owner == L->frame.owner_interpreter;
-    struct frames_raw f = {.addr = t->pending, .code_addr = exec, .instr_ptr = instr};
+    struct frames_raw f = {
+        .addr = t->pending, .code_addr = link.code_addr, .instr_ptr = link.instr_ptr};
     f.generator = (int)owner == L->frame.owner_generator;
     if (f.generator && prefix > 0) {
         const uint8_t *item = h - prefix;
@@ -259,11 +312,11 @@ static void take_frame(const struct py_layout *L, struct frames_thread *t, const
                       layout_read_u64(item, prefix, L->errstack.previous, &f.exc_previous);
     }
     t->last_owner = (int)owner;
-    if (!shim && exec != 0 && !push_frame(t, &f)) {
+    if (!shim && link.code_addr != 0 && !push_frame(t, &f)) {
         fail(t, "out of memory for frame", t->pending);
         return;
     }
-    t->pending = prev;
+    t->pending = link.previous;
 }
 
 /* Remembers that the frame at ADDR had to be read outside the chunks. */
@@ -389,6 +442,7 @@ static void chunk_read(struct frames_thread *t, size_t i, bool ok)
 
 /* The regions gathered for one system call. */
 struct start_batch {
+    bool now;
     struct proc_iov iov[PROC_IOV_MAX];
     struct start_item item[PROC_IOV_MAX];
     size_t k;
@@ -402,10 +456,10 @@ static void start_flush(struct proc *p, struct start_batch *sb)
     if (*k == 0) {
         return;
     }
-    bool batch = proc_read_many(p, iov, *k, NULL) == 0;
+    bool batch = read_regions(p, sb->now, iov, *k) == 0;
     for (size_t j = 0; j < *k; j++) {
         struct frames_thread *t = item[j].t;
-        bool ok = batch || proc_read_bytes(p, iov[j].addr, iov[j].dst, iov[j].len, NULL) == 0;
+        bool ok = batch || read_one(p, sb->now, iov[j].addr, iov[j].dst, iov[j].len) == 0;
         if (item[j].slot >= 0) {
             chunk_read(t, (size_t)item[j].slot, ok);
         } else if (!ok) {
@@ -539,6 +593,8 @@ void frames_begin(struct frames_thread *t, uint64_t tstate)
     t->torn = false;
     t->error[0] = '\0';
     t->n_read = 0;
+    t->n_links = 0;
+    t->keep_links = false;
     t->next_older = 0;
     t->pending = 0;
     t->pref_at = 0;
@@ -581,6 +637,7 @@ static void read_starts(struct proc *p, const struct py_layout *L, struct frames
     struct proc_iov iov[PROC_IOV_MAX];
     int slot[PROC_IOV_MAX];
     sb.k = 0;
+    sb.now = n > 0 && ts[0]->now;
     for (size_t i = 0; i < n; i++) {
         struct frames_thread *t = ts[i];
         /* What the read-ahead had no room for is read now. */
@@ -624,13 +681,16 @@ static void keep_guess(struct frames_thread *t)
     }
 }
 
-void frames_walk(struct proc *p, const struct py_layout *L, struct frames_thread *const *ts,
-                 size_t n)
+static void walk(struct proc *p, const struct py_layout *L, struct frames_thread *const *ts,
+                 size_t n, bool now)
 {
     struct proc_iov iov[PROC_IOV_MAX];
     struct frames_thread *owner[PROC_IOV_MAX];
     size_t waiting = 0;
     size_t pre = frames_prefix(L);
+    for (size_t i = 0; i < n; i++) {
+        ts[i]->now = now;
+    }
     read_starts(p, L, ts, n);
     for (size_t i = 0; i < n; i++) {
         ts[i]->pending = ts[i]->current_frame;
@@ -659,10 +719,10 @@ void frames_walk(struct proc *p, const struct py_layout *L, struct frames_thread
         if (k == 0) {
             break;
         }
-        bool batch = proc_read_many(p, iov, k, NULL) == 0;
+        bool batch = read_regions(p, now, iov, k) == 0;
         for (size_t j = 0; j < k; j++) {
             struct frames_thread *t = owner[j];
-            if (!batch && proc_read_bytes(p, iov[j].addr, iov[j].dst, iov[j].len, NULL) < 0) {
+            if (!batch && read_one(p, now, iov[j].addr, iov[j].dst, iov[j].len) < 0) {
                 fail(t, "unreadable frame", t->pending);
                 continue;
             }
@@ -675,4 +735,16 @@ void frames_walk(struct proc *p, const struct py_layout *L, struct frames_thread
     for (size_t i = 0; i < n; i++) {
         keep_guess(ts[i]);
     }
+}
+
+void frames_walk(struct proc *p, const struct py_layout *L, struct frames_thread *const *ts,
+                 size_t n)
+{
+    walk(p, L, ts, n, false);
+}
+
+void frames_walk_now(struct proc *p, const struct py_layout *L, struct frames_thread *const *ts,
+                     size_t n)
+{
+    walk(p, L, ts, n, true);
 }

@@ -25,6 +25,26 @@ struct frames_raw {
     bool exc_known; /* exc_value and exc_previous were read */
 };
 
+/* One frame header as a walk took it, shims included: where it is and what it says. A later
+ * copy of the same header is compared with it (unwind_verify.c). */
+struct frames_link {
+    uint64_t addr;
+    uint64_t previous;
+    uint64_t code_addr; /* tag bits cleared */
+    uint64_t instr_ptr;
+    uint64_t owner;
+    uint64_t state; /* a frame object's running state (3.8-3.10); 0 elsewhere */
+};
+
+/* Takes the fields of the frame header H (L->frame.size bytes) at ADDR into OUT; fields the
+ * version lacks are 0. */
+void frames_link_parse(const struct py_layout *L, const uint8_t *h, uint64_t addr,
+                       struct frames_link *out);
+
+/* Whether two copies of one header say the same, the instruction pointer compared only when
+ * WITH_INSTR. */
+bool frames_link_same(const struct frames_link *a, const struct frames_link *b, bool with_instr);
+
 /* How many bytes before a frame read on its own are read with it: those of its generator's
  * exception state, where generators embed their frames (3.11+); else 0. */
 size_t frames_prefix(const struct py_layout *L);
@@ -55,6 +75,7 @@ struct frames_thread {
     uint64_t base_frame;      /* the chain's sentinel frame, not read; 0 when unknown */
     const uint64_t *hint;     /* frames read one by one last time, in chain order (a guess) */
     size_t n_hint;
+    bool keep_links; /* fill LINKS (snapshots verify their stacks with them) */
     /* outputs: Python frames newest first; shims skipped */
     struct frames_raw *frames;
     size_t n_frames;
@@ -63,6 +84,9 @@ struct frames_thread {
     bool torn;                /* the chain read is not one the thread can have had (it changed
                                * while read): the walk stopped there; ERROR says why */
     char error[160];
+    struct frames_link *links; /* with KEEP_LINKS: every header taken, newest first */
+    size_t n_links;
+    size_t cap_links;
     uint64_t *read_addrs;     /* frames read outside the chunks this time: next time's hint */
     size_t n_read;
     size_t cap_read;
@@ -90,6 +114,7 @@ struct frames_thread {
     bool pref_failed;
     size_t steps;
     int last_owner; /* the owner of the last frame taken */
+    bool now;       /* this walk reads with proc_read_now() */
     bool done;
 };
 
@@ -102,6 +127,11 @@ enum { FRAMES_HINT_MAX = 1024 }; /* frames remembered per thread for the next wa
  * each round of frames still missing (a chain that changed) costs one more. */
 void frames_walk(struct proc *p, const struct py_layout *L, struct frames_thread *const *ts,
                  size_t n);
+
+/* As frames_walk(), but every read is taken from the target itself (proc_read_now()), never
+ * from the read-ahead copy: for walking again a stack that changed while it was read. */
+void frames_walk_now(struct proc *p, const struct py_layout *L, struct frames_thread *const *ts,
+                     size_t n);
 
 /* Read-ahead, so that a steady walk needs no read of its own: adds to IOV[0..ROOM) the regions
  * the next walk of the thread whose state is at TSTATE will probably start with (what its last

@@ -25,6 +25,7 @@
 #include "core/tasks.h"
 #include "core/threadnames.h"
 #include "core/unwind_threads.h"
+#include "core/unwind_verify.h"
 
 /* Notes a part that could not be read: in the snapshot, or counted in the sample. */
 void unwind_warn(struct unwind *u, const char *fmt, ...)
@@ -125,6 +126,7 @@ void unwind_free(struct unwind *u)
     free(u->code_guess);
     free(u->code_guess_next);
     free(u->code_pre);
+    free(u->verify_buf);
     unwind_threads_free_hints(u->hints, u->cap_hints);
     unwind_threads_free_hints(u->next_hints, u->cap_next_hints);
     free(u->sample.threads);
@@ -723,9 +725,15 @@ static int unwind_interp(struct unwind *u, uint64_t interp, struct interp_fields
     unwind_threads_read_tids(u, ts, n, in);
     unwind_threads_give_hints(u, ts, n);
     for (size_t i = 0; i < n; i++) {
+        ts[i].fr.keep_links = u->snap != NULL;
         u->fr_ptrs[i] = &ts[i].fr;
     }
     frames_walk(u->proc, u->L, u->fr_ptrs, n);
+    /* A snapshot's stacks are what is drawn and written: each is checked against a later copy
+     * (samples keep their one read and count torn stacks apart). */
+    if (u->snap != NULL) {
+        unwind_verify_stacks(u, ts, n);
+    }
     for (size_t i = 0; i < n; i++) {
         if (ts[i].fr.failed) {
             unwind_warn(u, "thread %" PRIu64 ": stack cut short: %s", ts[i].native_id,

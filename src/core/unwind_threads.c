@@ -618,6 +618,23 @@ void unwind_threads_exc_chains(struct unwind *u, struct thread_ctx *ts, size_t n
     }
 }
 
+/* Where the thread state TS (L->thread.size bytes) says T's chain starts. */
+void unwind_threads_frame_inputs(const struct py_layout *L, const uint8_t *ts, struct thread_ctx *t)
+{
+    t->cframe = 0;
+    t->fr.current_frame = 0;
+    t->fr.chunk_addr = 0;
+    t->fr.base_frame = 0;
+    /* 3.11 and 3.12 keep the newest frame in the thread's current _PyCFrame, read later. */
+    if (layout_has(L->thread.cframe)) {
+        layout_read_u64(ts, L->thread.size, L->thread.cframe, &t->cframe);
+    } else {
+        layout_read_u64(ts, L->thread.size, L->thread.current_frame, &t->fr.current_frame);
+    }
+    layout_read_u64(ts, L->thread.size, L->thread.datastack_chunk, &t->fr.chunk_addr);
+    layout_read_u64(ts, L->thread.size, L->thread.base_frame, &t->fr.base_frame);
+}
+
 /* Takes what the walk needs out of the thread state TS (L->thread.size bytes) at ADDR. */
 static void parse_thread(const struct unwind *u, const uint8_t *ts, uint64_t addr,
                          const struct interp_fields *in, struct thread_ctx *t)
@@ -629,17 +646,9 @@ static void parse_thread(const struct unwind *u, const uint8_t *ts, uint64_t add
     t->interp = 0;
     t->thread_id = 0;
     t->native_id = 0;
-    t->cframe = 0;
     layout_read_u64(ts, L->thread.size, L->thread.next, &t->next);
     layout_read_u64(ts, L->thread.size, L->thread.interp, &t->interp);
-    /* 3.11 and 3.12 keep the newest frame in the thread's current _PyCFrame, read later. */
-    if (layout_has(L->thread.cframe)) {
-        layout_read_u64(ts, L->thread.size, L->thread.cframe, &t->cframe);
-    } else {
-        layout_read_u64(ts, L->thread.size, L->thread.current_frame, &t->fr.current_frame);
-    }
-    layout_read_u64(ts, L->thread.size, L->thread.datastack_chunk, &t->fr.chunk_addr);
-    layout_read_u64(ts, L->thread.size, L->thread.base_frame, &t->fr.base_frame);
+    unwind_threads_frame_inputs(L, ts, t);
     layout_read_u64(ts, L->thread.size, L->thread.thread_id, &t->thread_id);
     layout_read_u64(ts, L->thread.size, L->thread.native_thread_id, &t->native_id);
     t->gil = thread_gil(u, ts, in, addr);

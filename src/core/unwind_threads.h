@@ -53,6 +53,13 @@ struct thread_ctx {
      * (0 for none). */
     uint64_t exc_item;
     uint64_t own_exc;
+    /* A snapshot's later copy of the stack (unwind_verify.c): the thread is still to be
+     * settled, the copy differs from what the walk read, the thread state belongs to another
+     * thread now; the newest frame its _PyCFrame names in that copy (3.11, 3.12). */
+    bool copy_open;
+    bool copy_differs;
+    bool copy_gone;
+    uint64_t copy_cframe_frame;
     struct frames_thread fr; /* its buffers are kept for the next walk */
 };
 
@@ -168,6 +175,8 @@ struct unwind {
     size_t watch_counts_len; /* the counts' bytes it reads; 0 none */
     uint64_t watch_switches;
     uint8_t watch_counts[GC_COUNTS_MAX];
+    uint8_t *verify_buf; /* the later copies of a snapshot's frame headers (unwind_verify.c) */
+    size_t verify_cap;
     /* The walk in hand: a snapshot (SNAP set) or a compact sample (SNAP NULL). */
     struct snapshot *snap;
     struct sample_buf sample;
@@ -197,6 +206,11 @@ int unwind_threads_read_interp(struct unwind *u, uint64_t addr, const struct run
  * cap). Only the main interpreter's list is remembered for the next walk. */
 size_t unwind_threads_collect(struct unwind *u, uint64_t interp, const struct interp_fields *in,
                               bool main_interp);
+
+/* Where the thread state TS (L->thread.size bytes) says T's chain starts: T->cframe (3.11,
+ * 3.12) or T->fr.current_frame, and T->fr's chunk and base frame. */
+void unwind_threads_frame_inputs(const struct py_layout *L, const uint8_t *ts,
+                                 struct thread_ctx *t);
 
 /* Where 3.11 and 3.12 threads' chains start: each thread's current _PyCFrame, all read in one
  * batch per PROC_IOV_MAX threads. */
