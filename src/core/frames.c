@@ -260,6 +260,32 @@ void frames_link_parse(const struct py_layout *L, const uint8_t *h, uint64_t add
     out->code_addr &= ~L->frame.executable_tag_mask;
 }
 
+void frames_link_span(const struct py_layout *L, uint64_t *lo, size_t *len)
+{
+    const struct {
+        uint64_t off;
+        uint64_t width;
+    } fields[] = {
+        {L->frame.previous, 8},   {L->frame.owner, 1},
+        {L->frame.executable, 8}, {L->frame.instr_ptr, L->frame.instr_width},
+        {L->frame.running, 1},
+    };
+    uint64_t a = UINT64_MAX;
+    uint64_t b = 0;
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        if (layout_has(fields[i].off) && fields[i].off + fields[i].width <= L->frame.size) {
+            a = fields[i].off < a ? fields[i].off : a;
+            b = fields[i].off + fields[i].width > b ? fields[i].off + fields[i].width : b;
+        }
+    }
+    if (a >= b) {
+        a = 0;
+        b = L->frame.size;
+    }
+    *lo = a;
+    *len = (size_t)(b - a);
+}
+
 bool frames_link_same(const struct frames_link *a, const struct frames_link *b, bool with_instr)
 {
     return a->addr == b->addr && a->previous == b->previous && a->code_addr == b->code_addr &&

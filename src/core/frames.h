@@ -41,6 +41,10 @@ struct frames_link {
 void frames_link_parse(const struct py_layout *L, const uint8_t *h, uint64_t addr,
                        struct frames_link *out);
 
+/* The part of a frame header that holds what frames_link_parse() takes: LEN bytes from
+ * offset LO. */
+void frames_link_span(const struct py_layout *L, uint64_t *lo, size_t *len);
+
 /* Whether two copies of one header say the same, the instruction pointer compared only when
  * WITH_INSTR. */
 bool frames_link_same(const struct frames_link *a, const struct frames_link *b, bool with_instr);

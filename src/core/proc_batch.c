@@ -177,6 +177,12 @@ static int read_merged(struct proc_batch *b, const struct proc_iov *iov, size_t 
     return 0;
 }
 
+int proc_batch_read_merged(struct proc_batch *b, const struct proc_iov *iov, size_t n,
+                           proc_batch_reader read, void *ctx)
+{
+    return read_merged(b, iov, n, read, ctx);
+}
+
 static void record(struct proc_batch *b, const struct proc_iov *iov, size_t n)
 {
     for (size_t i = 0; i < n; i++) {

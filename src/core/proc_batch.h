@@ -24,6 +24,12 @@ void proc_batch_free(struct proc_batch *b);
 int proc_batch_read(struct proc_batch *b, const struct proc_iov *iov, size_t n,
                     proc_batch_reader read, void *ctx, struct proc_iov **rest, size_t *n_rest);
 
+/* Reads IOV[0..N) with READ, close regions merged into one, never from the read-ahead copy
+ * (nor recorded for it). Returns 0 when done; 1 when merging would not help or failed: the
+ * caller then reads them as they are. */
+int proc_batch_read_merged(struct proc_batch *b, const struct proc_iov *iov, size_t n,
+                           proc_batch_reader read, void *ctx);
+
 /* See proc_readahead_begin() and proc_readahead_end() in proc.h. */
 void proc_batch_readahead_begin(struct proc_batch *b, proc_batch_reader read, void *ctx);
 void proc_batch_readahead_end(struct proc_batch *b);

@@ -498,6 +498,9 @@ int proc_read_now(struct proc *p, const struct proc_iov *iov, size_t n, struct p
     if (check_iovs(iov, n, err) < 0) {
         return -1;
     }
+    if (p->batch != NULL && proc_batch_read_merged(p->batch, iov, n, plain_reader, p) == 0) {
+        return 0;
+    }
     return read_plain(p, iov, n, err);
 }
 

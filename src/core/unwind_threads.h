@@ -177,6 +177,8 @@ struct unwind {
     uint8_t watch_counts[GC_COUNTS_MAX];
     uint8_t *verify_buf; /* the later copies of a snapshot's frame headers (unwind_verify.c) */
     size_t verify_cap;
+    uint64_t link_lo; /* the part of a frame header it compares (frames_link_span()) */
+    size_t link_len;
     /* The walk in hand: a snapshot (SNAP set) or a compact sample (SNAP NULL). */
     struct snapshot *snap;
     struct sample_buf sample;
