@@ -34,4 +34,12 @@ int runtime_locate(struct proc *p, struct runtime *rt, struct pt_error *err);
 int runtime_locate_as(struct proc *p, uint64_t forced_version, struct runtime *rt,
                       struct pt_error *err);
 
+/* For a tool that knows what runtime_locate() learns from the binary (a memory image taken by
+ * tests/fuzz/capture.c, where there is no file to read): RT's runtime_addr, code_type_addr,
+ * none_addr, debug_build and binary are filled; HEXVERSION is the version to take when the
+ * target has no debug offsets, RUNTIME_SIZE _PyRuntime's st_size (0: unknown). Reads and
+ * checks the layout as runtime_locate() does, and gives its errors. */
+int runtime_adopt(struct proc *p, struct runtime *rt, uint64_t hexversion, uint64_t runtime_size,
+                  struct pt_error *err);
+
 #endif
