@@ -262,6 +262,9 @@ static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool m
     size_t n_next = 0;
     if (main_interp && !trust_cache) {
         n_next = uniq < UNWIND_CODE_GUESS ? uniq : UNWIND_CODE_GUESS;
+    }
+    /* No frames at all leave ADDRS unallocated (NULL), which memcpy() may not be handed. */
+    if (n_next > 0) {
         memcpy(u->code_guess_next, addrs, n_next * sizeof *addrs);
     }
     /* Those the head batch read ahead are checked from its copy; the rest are read now. */
@@ -471,9 +474,11 @@ static uint32_t frame_offset(const struct py_layout *L, const struct code_info *
     return (uint32_t)off;
 }
 
+/* Leaves *ITEMS allocated even when WANT is 0 (an interpreter without threads, a thread
+ * without frames), so that the sample's arrays are never NULL plus an offset. */
 static bool sample_reserve(void **items, size_t *cap, size_t want, size_t size)
 {
-    if (want <= *cap) {
+    if (want <= *cap && *items != NULL) {
         return true;
     }
     size_t ncap = *cap ? *cap * 2 : 64;
