@@ -15,6 +15,9 @@ struct runtime {
     uint64_t runtime_addr;    /* _PyRuntime in the target */
     uint64_t code_type_addr;  /* PyCode_Type; 0 when the binary does not export it */
     uint64_t none_addr;       /* _Py_NoneStruct; 0 when unknown */
+    uint64_t asyncio_debug_addr; /* _asyncio's .AsyncioDebug section (3.14+) when a tool knew
+                                  * it already (runtime_adopt()); 0: tasks.c looks for it in
+                                  * the mapped files */
     struct py_layout layout;
     char version[32];         /* "3.15.2" */
     bool debug_build;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/asyncdebug.h"
 #include "core/error.h"
 #include "core/limits.h"
 #include "core/proc.h"
@@ -112,9 +113,16 @@ int main(int argc, char **argv)
     keep_read(p, &t);
     struct unwind *u = rc == 0 ? unwind_new(p, &rt, &err) : NULL;
     struct snapshot *s = NULL;
+    struct asyncdebug_offsets async;
     if (u != NULL) {
         unwind_set_tasks(u, true);
         s = unwind_snapshot(u, &err);
+        keep_read(p, &t);
+        /* What tasks.c finds through the mapped files, which an image has not. */
+        proc_readahead_begin(p);
+        if (asyncdebug_locate(p, rt.binary, &async, NULL) == 1) {
+            rt.asyncio_debug_addr = async.addr;
+        }
         keep_read(p, &t);
         proc_readahead_begin(p);
         unwind_sample(u, NULL);
@@ -138,7 +146,7 @@ int main(int argc, char **argv)
     join(&t);
     struct image im = {
         .h = {rt.layout.hexversion, rt.runtime_addr, rt.code_type_addr, rt.none_addr, 0,
-              rt.debug_build ? IMAGE_DEBUG_BUILD : 0, (uint32_t)proc_pid(p)},
+              rt.asyncio_debug_addr, rt.debug_build ? IMAGE_DEBUG_BUILD : 0, (uint32_t)proc_pid(p)},
         .threads = threads,
         .n_threads = n_tids,
         .regions = t.r,

@@ -67,6 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rt.runtime_addr = h->runtime_addr;
     rt.code_type_addr = h->code_type_addr;
     rt.none_addr = h->none_addr;
+    rt.asyncio_debug_addr = h->asyncio_debug_addr;
     rt.debug_build = (h->flags & IMAGE_DEBUG_BUILD) != 0;
     snprintf(rt.binary, sizeof rt.binary, "/image/python");
     if (runtime_adopt(p, &rt, h->hexversion, h->runtime_size, &err) == 0) {

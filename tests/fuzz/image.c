@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char MAGIC[8] = {'p', 'y', 't', 'o', 'p', 'i', 'm', '1'};
+/* The last byte is the format's version: 2, or 1 without asyncio_debug_addr. */
+static const char MAGIC[8] = {'p', 'y', 't', 'o', 'p', 'i', 'm', '2'};
 
 /* Zero runs at least this long are not written out. */
 enum { ZERO_RUN = 64, HEADER_SIZE = 8 + 5 * 8 + 4 * 4 };
@@ -53,7 +54,8 @@ int image_parse(const uint8_t *buf, size_t len, struct image *out)
     struct cursor c = {buf, len};
     char magic[8];
     memset(out, 0, sizeof *out);
-    if (len < HEADER_SIZE || !get(&c, magic, sizeof magic) || memcmp(magic, MAGIC, 8) != 0) {
+    if (len < HEADER_SIZE || !get(&c, magic, sizeof magic) || memcmp(magic, MAGIC, 7) != 0 ||
+        (magic[7] != '1' && magic[7] != '2')) {
         return -1;
     }
     out->h.hexversion = get_u64(&c);
@@ -61,6 +63,7 @@ int image_parse(const uint8_t *buf, size_t len, struct image *out)
     out->h.code_type_addr = get_u64(&c);
     out->h.none_addr = get_u64(&c);
     out->h.runtime_size = get_u64(&c);
+    out->h.asyncio_debug_addr = magic[7] == '2' ? get_u64(&c) : 0;
     out->h.flags = get_u32(&c);
     out->h.pid = get_u32(&c);
     size_t n_threads = get_u32(&c);
@@ -176,8 +179,9 @@ int image_write(FILE *f, const struct image *im)
     }
     ok = ok && put_u64(f, im->h.hexversion) && put_u64(f, im->h.runtime_addr) &&
          put_u64(f, im->h.code_type_addr) && put_u64(f, im->h.none_addr) &&
-         put_u64(f, im->h.runtime_size) && put_u32(f, im->h.flags) && put_u32(f, im->h.pid) &&
-         put_u32(f, (uint32_t)im->n_threads) && put_u32(f, (uint32_t)pieces);
+         put_u64(f, im->h.runtime_size) && put_u64(f, im->h.asyncio_debug_addr) &&
+         put_u32(f, im->h.flags) && put_u32(f, im->h.pid) && put_u32(f, (uint32_t)im->n_threads) &&
+         put_u32(f, (uint32_t)pieces);
     for (size_t i = 0; i < im->n_threads; i++) {
         ok = ok && put_u32(f, im->threads[i].tid) && put_u32(f, (uint8_t)im->threads[i].state);
     }

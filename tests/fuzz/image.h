@@ -1,12 +1,14 @@
 /* image: the memory images the walker fuzzer reads (fuzz_walk.c, made by capture.c).
  *
  * Little-endian, in this order:
- *   header   "pytopim1"; u64 hexversion, runtime_addr, code_type_addr, none_addr, runtime_size;
- *            u32 flags (IMAGE_DEBUG_BUILD), pid, n_threads, n_regions
+ *   header   "pytopim2"; u64 hexversion, runtime_addr, code_type_addr, none_addr, runtime_size,
+ *            asyncio_debug_addr; u32 flags (IMAGE_DEBUG_BUILD), pid, n_threads, n_regions
+ *            ("pytopim1": the same without asyncio_debug_addr)
  *   threads  n_threads x (u32 tid, u32 state: the kernel's letter, 'S', 'R', ...)
  *   regions  n_regions x (u64 addr, u32 len | IMAGE_ZEROS, then LEN bytes unless IMAGE_ZEROS)
  * The header names what runtime_locate() learns from the binary and the layout needs (the
- * version when there are no debug offsets, the addresses of _PyRuntime, PyCode_Type and None);
+ * version when there are no debug offsets, the addresses of _PyRuntime, PyCode_Type, None and
+ * _asyncio's debug offsets, 0 when unknown);
  * the regions are the target memory a snapshot read. A region cut short by the end of the
  * input ends there; counts past the IMAGE_MAX_* limits are cut to them. */
 #ifndef PYTOP_FUZZ_IMAGE_H
@@ -29,6 +31,7 @@ struct image_header {
     uint64_t code_type_addr;
     uint64_t none_addr;
     uint64_t runtime_size;
+    uint64_t asyncio_debug_addr;
     uint32_t flags;
     uint32_t pid;
 };
