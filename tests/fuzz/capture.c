@@ -93,6 +93,50 @@ static void join(struct taken *t)
     t->n = m;
 }
 
+/* Locates the runtime, takes a snapshot with tasks and two samples, each phase's regions kept
+ * in T. *U is the unwinder (NULL when the runtime was not found). NULL with ERR on failure. */
+static struct snapshot *walk(struct proc *p, struct runtime *rt, struct taken *t,
+                             struct unwind **u, struct pt_error *err)
+{
+    struct asyncdebug_offsets async;
+    proc_readahead_begin(p);
+    int rc = runtime_locate(p, rt, err);
+    keep_read(p, t);
+    *u = rc == 0 ? unwind_new(p, rt, err) : NULL;
+    if (*u == NULL) {
+        return NULL;
+    }
+    unwind_set_tasks(*u, true);
+    struct snapshot *s = unwind_snapshot(*u, err);
+    keep_read(p, t);
+    /* What tasks.c finds through the mapped files, which an image has not. */
+    proc_readahead_begin(p);
+    if (asyncdebug_locate(p, rt->binary, &async, NULL) == 1) {
+        rt->asyncio_debug_addr = async.addr;
+    }
+    keep_read(p, t);
+    proc_readahead_begin(p);
+    unwind_sample(*u, NULL);
+    unwind_sample(*u, NULL);
+    keep_read(p, t);
+    return s;
+}
+
+/* The target's threads and their states; NULL when out of memory. */
+static struct image_thread *threads_of(struct proc *p, size_t *n)
+{
+    static pid_t tids[LIMIT_THREADS];
+    *n = 0;
+    proc_tasks(p, tids, LIMIT_THREADS, n, NULL);
+    struct image_thread *threads = calloc(*n ? *n : 1, sizeof *threads);
+    for (size_t i = 0; threads != NULL && i < *n; i++) {
+        struct proc_task_stat st = {.state = 'S'};
+        proc_task_stat(p, tids[i], &st, NULL);
+        threads[i] = (struct image_thread){(uint32_t)tids[i], st.state};
+    }
+    return threads;
+}
+
 int main(int argc, char **argv)
 {
     struct pt_error err = {0};
@@ -108,36 +152,10 @@ int main(int argc, char **argv)
         return 1;
     }
     t.p = p;
-    proc_readahead_begin(p);
-    int rc = runtime_locate(p, &rt, &err);
-    keep_read(p, &t);
-    struct unwind *u = rc == 0 ? unwind_new(p, &rt, &err) : NULL;
-    struct snapshot *s = NULL;
-    struct asyncdebug_offsets async;
-    if (u != NULL) {
-        unwind_set_tasks(u, true);
-        s = unwind_snapshot(u, &err);
-        keep_read(p, &t);
-        /* What tasks.c finds through the mapped files, which an image has not. */
-        proc_readahead_begin(p);
-        if (asyncdebug_locate(p, rt.binary, &async, NULL) == 1) {
-            rt.asyncio_debug_addr = async.addr;
-        }
-        keep_read(p, &t);
-        proc_readahead_begin(p);
-        unwind_sample(u, NULL);
-        unwind_sample(u, NULL);
-        keep_read(p, &t);
-    }
-    static pid_t tids[LIMIT_THREADS];
+    struct unwind *u = NULL;
+    struct snapshot *s = walk(p, &rt, &t, &u, &err);
     size_t n_tids = 0;
-    proc_tasks(p, tids, LIMIT_THREADS, &n_tids, NULL);
-    struct image_thread *threads = calloc(n_tids ? n_tids : 1, sizeof *threads);
-    for (size_t i = 0; threads != NULL && i < n_tids; i++) {
-        struct proc_task_stat st = {.state = 'S'};
-        proc_task_stat(p, tids[i], &st, NULL);
-        threads[i] = (struct image_thread){(uint32_t)tids[i], st.state};
-    }
+    struct image_thread *threads = threads_of(p, &n_tids);
     proc_resume(p);
     if (s == NULL || threads == NULL) {
         fprintf(stderr, "capture: %s\n", err.msg[0] ? err.msg : "out of memory");
@@ -145,6 +163,7 @@ int main(int argc, char **argv)
     }
     join(&t);
     struct image im = {
+        /* runtime_size 0: the binary's st_size of _PyRuntime is not kept in RT. */
         .h = {rt.layout.hexversion, rt.runtime_addr, rt.code_type_addr, rt.none_addr, 0,
               rt.asyncio_debug_addr, rt.debug_build ? IMAGE_DEBUG_BUILD : 0, (uint32_t)proc_pid(p)},
         .threads = threads,
