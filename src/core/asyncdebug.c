@@ -72,6 +72,18 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
+int asyncdebug_read_at(struct proc *p, uint64_t addr, struct asyncdebug_offsets *out,
+                       struct pt_error *err)
+{
+    uint8_t buf[ASYNCDEBUG_SECTION_SIZE];
+    if (proc_read_bytes(p, addr, buf, sizeof buf, err) < 0 ||
+        asyncdebug_parse_offsets(buf, sizeof buf, out, err) < 0) {
+        return -1;
+    }
+    out->addr = addr;
+    return 0;
+}
+
 /* Looks in one mapped file for the section; 1 found (OUT filled), 0 not, -1 bad. */
 static int examine(struct proc *p, const struct proc_map *maps, size_t n, const char *path,
                    struct asyncdebug_offsets *out, struct pt_error *err)
@@ -95,17 +107,14 @@ static int examine(struct proc *p, const struct proc_map *maps, size_t n, const 
     struct elf_section sec;
     uint64_t bias;
     uint64_t addr;
-    uint8_t buf[ASYNCDEBUG_SECTION_SIZE];
     if (elf_find_section(e, ".AsyncioDebug", &sec, NULL) == 0 &&
         elf_load_bias(e, first->start, first->offset, &bias, NULL) == 0 &&
         !__builtin_add_overflow(sec.addr, bias, &addr)) {
         /* The section is data the module fills at build time; read the target's copy. */
-        if (sec.size < sizeof buf || proc_read_bytes(p, addr, buf, sizeof buf, err) < 0 ||
-            asyncdebug_parse_offsets(buf, sizeof buf, out, err) < 0) {
-            found = -1;
+        if (sec.size < ASYNCDEBUG_SECTION_SIZE) {
+            found = pt_error_set(err, PT_E_FORMAT, 0, "%s: .AsyncioDebug is too short", path);
         } else {
-            out->addr = addr;
-            found = 1;
+            found = asyncdebug_read_at(p, addr, out, err) < 0 ? -1 : 1;
         }
     }
     elf_close(e);

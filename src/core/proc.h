@@ -143,4 +143,10 @@ enum {
 void proc_readahead_begin(struct proc *p);
 void proc_readahead_end(struct proc *p);
 
+/* Calls FN with each region read since the last proc_readahead_begin() (as recorded for the
+ * next one, so within its bounds), until FN returns nonzero. For tools that capture what a
+ * walk reads (tests/fuzz/capture.c). */
+typedef int (*proc_region_fn)(void *ctx, uint64_t addr, size_t len);
+void proc_readahead_each(const struct proc *p, proc_region_fn fn, void *ctx);
+
 #endif

@@ -4,10 +4,14 @@
 
 #include "core/proc_batch.h"
 
+#include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/error.h"
 
 /* Regions closer than this (or on one page) are read as one: the kernel pins the pages of every
  * remote region on its own, which costs far more than copying a few hundred bytes more. The
@@ -81,6 +85,28 @@ void proc_batch_free(struct proc_batch *b)
         free(b->data);
         free(b);
     }
+}
+
+static int check(const struct proc_iov *iov, size_t n, struct pt_error *err)
+{
+    if (n > PROC_IOV_MAX) {
+        return pt_error_set(err, PT_E_LIMIT, 0, "%zu regions in one read, at most %d", n,
+                            PROC_IOV_MAX);
+    }
+    for (size_t i = 0; i < n; i++) {
+        uintptr_t end;
+        if (iov[i].len > PROC_READ_MAX) {
+            return pt_error_set(err, PT_E_LIMIT, 0,
+                                "read of %zu bytes at 0x%" PRIx64 ", at most %d", iov[i].len,
+                                iov[i].addr, PROC_READ_MAX);
+        }
+        if ((uintptr_t)iov[i].addr != iov[i].addr ||
+            __builtin_add_overflow((uintptr_t)iov[i].addr, iov[i].len, &end)) {
+            return pt_error_set(err, PT_E_READ, EFAULT, "cannot read %zu bytes at 0x%" PRIx64,
+                                iov[i].len, iov[i].addr);
+        }
+    }
+    return 0;
 }
 
 static int cmp_key(const void *a, const void *b)
@@ -175,12 +201,6 @@ static int read_merged(struct proc_batch *b, const struct proc_iov *iov, size_t 
         }
     }
     return 0;
-}
-
-int proc_batch_read_merged(struct proc_batch *b, const struct proc_iov *iov, size_t n,
-                           proc_batch_reader read, void *ctx)
-{
-    return read_merged(b, iov, n, read, ctx);
 }
 
 static void record(struct proc_batch *b, const struct proc_iov *iov, size_t n)
@@ -289,6 +309,9 @@ static void read_spans(struct proc_batch *b, size_t from, size_t to, proc_batch_
 
 void proc_batch_readahead_begin(struct proc_batch *b, proc_batch_reader read, void *ctx)
 {
+    if (b == NULL) {
+        return;
+    }
     b->serving = false;
     b->n_spans = 0;
     if (b->n_record > 0) {
@@ -345,6 +368,43 @@ void proc_batch_readahead_begin(struct proc_batch *b, proc_batch_reader read, vo
 
 void proc_batch_readahead_end(struct proc_batch *b)
 {
+    if (b == NULL) {
+        return;
+    }
     b->serving = false;
     b->recording = false;
+}
+
+/* One region is a batch of one, whichever proc_<os>.c reads it. */
+int proc_read_bytes(struct proc *p, uint64_t addr, void *dst, size_t len, struct pt_error *err)
+{
+    struct proc_iov one = {.addr = addr, .dst = dst, .len = len};
+    return proc_read_many(p, &one, 1, err);
+}
+
+int proc_batch_start(struct proc_batch *b, const struct proc_iov **iov, size_t *n,
+                     proc_batch_reader read, void *ctx, struct pt_error *err)
+{
+    if (check(*iov, *n, err) < 0) {
+        return -1;
+    }
+    struct proc_iov *rest = NULL;
+    size_t n_rest = 0;
+    if (b != NULL && proc_batch_read(b, *iov, *n, read, ctx, &rest, &n_rest) == 0) {
+        return 0;
+    }
+    if (rest != NULL) {
+        *iov = rest;
+        *n = n_rest;
+    }
+    return 1;
+}
+
+void proc_batch_readahead_each(const struct proc_batch *b, proc_region_fn fn, void *ctx)
+{
+    for (size_t i = 0; b != NULL && i < b->n_record; i++) {
+        if (fn(ctx, b->record[i].addr, b->record[i].len) != 0) {
+            return;
+        }
+    }
 }

@@ -12,6 +12,7 @@
 typedef int (*proc_batch_reader)(void *ctx, const struct proc_iov *iov, size_t n);
 
 struct proc_batch;
+struct pt_error;
 
 /* NULL on out of memory. */
 struct proc_batch *proc_batch_new(void);
@@ -24,14 +25,18 @@ void proc_batch_free(struct proc_batch *b);
 int proc_batch_read(struct proc_batch *b, const struct proc_iov *iov, size_t n,
                     proc_batch_reader read, void *ctx, struct proc_iov **rest, size_t *n_rest);
 
-/* Reads IOV[0..N) with READ, close regions merged into one, never from the read-ahead copy
- * (nor recorded for it). Returns 0 when done; 1 when merging would not help or failed: the
- * caller then reads them as they are. */
-int proc_batch_read_merged(struct proc_batch *b, const struct proc_iov *iov, size_t n,
-                           proc_batch_reader read, void *ctx);
+/* What every proc_<os>.c's proc_read_many() does first: checks *IOV[0..*N) against its bounds
+ * (PT_E_LIMIT past PROC_IOV_MAX regions or PROC_READ_MAX bytes, PT_E_READ for a region past the
+ * end of the address space), then reads what read-ahead and merging can (B NULL: neither).
+ * Returns 0 when all is read, -1 (ERR filled) when the bounds refuse the call, 1 when *IOV and
+ * *N (then what is left) are for the caller to read region by region. */
+int proc_batch_start(struct proc_batch *b, const struct proc_iov **iov, size_t *n,
+                     proc_batch_reader read, void *ctx, struct pt_error *err);
 
-/* See proc_readahead_begin() and proc_readahead_end() in proc.h. */
+/* See proc_readahead_begin(), proc_readahead_end() and proc_readahead_each() in proc.h; B may
+ * be NULL (no read-ahead: they do nothing). */
 void proc_batch_readahead_begin(struct proc_batch *b, proc_batch_reader read, void *ctx);
 void proc_batch_readahead_end(struct proc_batch *b);
+void proc_batch_readahead_each(const struct proc_batch *b, proc_region_fn fn, void *ctx);
 
 #endif

@@ -276,16 +276,17 @@ static int plain_reader(void *ctx, const struct proc_iov *iov, size_t n);
 
 void proc_readahead_begin(struct proc *p)
 {
-    if (p->batch != NULL) {
-        proc_batch_readahead_begin(p->batch, plain_reader, p);
-    }
+    proc_batch_readahead_begin(p->batch, plain_reader, p);
 }
 
 void proc_readahead_end(struct proc *p)
 {
-    if (p->batch != NULL) {
-        proc_batch_readahead_end(p->batch);
-    }
+    proc_batch_readahead_end(p->batch);
+}
+
+void proc_readahead_each(const struct proc *p, proc_region_fn fn, void *ctx)
+{
+    proc_batch_readahead_each(p->batch, fn, ctx);
 }
 
 void proc_close(struct proc *p)
@@ -470,63 +471,17 @@ static int plain_reader(void *ctx, const struct proc_iov *iov, size_t n)
     return read_plain(ctx, iov, n, NULL);
 }
 
-/* Refuses a request no read could satisfy. Returns 0 or -1 naming the problem. */
-static int check_iovs(const struct proc_iov *iov, size_t n, struct pt_error *err)
-{
-    if (n > PROC_IOV_MAX) {
-        return pt_error_set(err, PT_E_LIMIT, 0, "%zu regions in one read, at most %d", n,
-                            PROC_IOV_MAX);
-    }
-    for (size_t i = 0; i < n; i++) {
-        uintptr_t end;
-        if (iov[i].len > PROC_READ_MAX) {
-            return pt_error_set(err, PT_E_LIMIT, 0,
-                                "read of %zu bytes at 0x%" PRIx64 ", at most %d", iov[i].len,
-                                iov[i].addr, PROC_READ_MAX);
-        }
-        if ((uintptr_t)iov[i].addr != iov[i].addr ||
-            __builtin_add_overflow((uintptr_t)iov[i].addr, iov[i].len, &end)) {
-            return pt_error_set(err, PT_E_READ, EFAULT, "cannot read %zu bytes at 0x%" PRIx64,
-                                iov[i].len, iov[i].addr);
-        }
-    }
-    return 0;
-}
-
+/* The same limits as every read (proc_batch_start() with no batch), never the read-ahead. */
 int proc_read_now(struct proc *p, const struct proc_iov *iov, size_t n, struct pt_error *err)
 {
-    if (check_iovs(iov, n, err) < 0) {
-        return -1;
-    }
-    if (p->batch != NULL && proc_batch_read_merged(p->batch, iov, n, plain_reader, p) == 0) {
-        return 0;
-    }
-    return read_plain(p, iov, n, err);
+    int rc = proc_batch_start(NULL, &iov, &n, plain_reader, p, err);
+    return rc <= 0 ? rc : read_plain(p, iov, n, err);
 }
 
 int proc_read_many(struct proc *p, const struct proc_iov *iov, size_t n, struct pt_error *err)
 {
-    if (check_iovs(iov, n, err) < 0) {
-        return -1;
-    }
-    /* Read-ahead and merging first; what they leave is read region by region. */
-    struct proc_iov *rest = NULL;
-    size_t n_rest = 0;
-    if (p->batch != NULL &&
-        proc_batch_read(p->batch, iov, n, plain_reader, p, &rest, &n_rest) == 0) {
-        return 0;
-    }
-    if (rest != NULL) {
-        iov = rest;
-        n = n_rest;
-    }
-    return read_plain(p, iov, n, err);
-}
-
-int proc_read_bytes(struct proc *p, uint64_t addr, void *dst, size_t len, struct pt_error *err)
-{
-    struct proc_iov one = {.addr = addr, .dst = dst, .len = len};
-    return proc_read_many(p, &one, 1, err);
+    int rc = proc_batch_start(p->batch, &iov, &n, plain_reader, p, err);
+    return rc <= 0 ? rc : read_plain(p, iov, n, err);
 }
 
 /* Reads all of /proc/PID/NAME, up to LIMIT bytes, into a new buffer the caller frees. */

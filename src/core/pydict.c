@@ -378,8 +378,9 @@ int pydict_read_uint(struct proc *p, const struct py_layout *L, uint64_t addr, u
         ndigits = tag >> L->pylong.non_size_bits;
         sign = tag & 3;
     } else {
-        /* Before 3.12 ob_size is the digit count, negative for negative numbers. */
-        ndigits = (int64_t)tag < 0 ? (uint64_t)(-(int64_t)tag) : tag;
+        /* Before 3.12 ob_size is the digit count, negative for negative numbers. Negated as
+         * unsigned: INT64_MIN, which a corrupt int may hold, has no signed negation. */
+        ndigits = (int64_t)tag < 0 ? 0 - tag : tag;
         sign = (int64_t)tag < 0 ? 2 : tag == 0 ? 1 : 0;
     }
     if (sign == 1 || ndigits == 0) {

@@ -403,6 +403,18 @@ static int read_layout(struct proc *p, struct runtime *rt, const struct candidat
     return check_layout(p, rt, cand->runtime_size, err);
 }
 
+int runtime_adopt(struct proc *p, struct runtime *rt, uint64_t hexversion, uint64_t runtime_size,
+                  struct pt_error *err)
+{
+    struct candidate cand = {.path = rt->binary,
+                             .runtime_addr = rt->runtime_addr,
+                             .rodata_hexversion = hexversion,
+                             .runtime_size = runtime_size};
+    memset(&rt->layout, 0, sizeof rt->layout);
+    rt->version[0] = '\0';
+    return read_layout(p, rt, &cand, 0, err);
+}
+
 int runtime_locate(struct proc *p, struct runtime *rt, struct pt_error *err)
 {
     return runtime_locate_as(p, 0, rt, err);

@@ -15,6 +15,9 @@ struct runtime {
     uint64_t runtime_addr;    /* _PyRuntime in the target */
     uint64_t code_type_addr;  /* PyCode_Type; 0 when the binary does not export it */
     uint64_t none_addr;       /* _Py_NoneStruct; 0 when unknown */
+    uint64_t asyncio_debug_addr; /* _asyncio's .AsyncioDebug section (3.14+) when a tool knew
+                                  * it already (runtime_adopt()); 0: tasks.c looks for it in
+                                  * the mapped files */
     struct py_layout layout;
     char version[32];         /* "3.15.2" */
     bool debug_build;
@@ -33,5 +36,13 @@ int runtime_locate(struct proc *p, struct runtime *rt, struct pt_error *err);
  * target says) whatever the target claims, for testing that a wrong layout is refused. */
 int runtime_locate_as(struct proc *p, uint64_t forced_version, struct runtime *rt,
                       struct pt_error *err);
+
+/* For a tool that knows what runtime_locate() learns from the binary (a memory image taken by
+ * tests/fuzz/capture.c, where there is no file to read): RT's runtime_addr, code_type_addr,
+ * none_addr, debug_build and binary are filled; HEXVERSION is the version to take when the
+ * target has no debug offsets, RUNTIME_SIZE _PyRuntime's st_size (0: unknown). Reads and
+ * checks the layout as runtime_locate() does, and gives its errors. */
+int runtime_adopt(struct proc *p, struct runtime *rt, uint64_t hexversion, uint64_t runtime_size,
+                  struct pt_error *err);
 
 #endif

@@ -843,7 +843,12 @@ int tasks_read_interp(struct tasks *t, struct snapshot *s, uint64_t interp_addr,
             return 0;
         }
         t->last_scan = now;
-        int r = asyncdebug_locate(t->proc, t->rt->binary, &t->off, &e);
+        int r;
+        if (t->rt->asyncio_debug_addr != 0) {
+            r = asyncdebug_read_at(t->proc, t->rt->asyncio_debug_addr, &t->off, &e) < 0 ? -1 : 1;
+        } else {
+            r = asyncdebug_locate(t->proc, t->rt->binary, &t->off, &e);
+        }
         if (r < 0) {
             if (!t->warned_bad) {
                 snapshot_warn(s, "asyncio tasks unavailable: %s", e.msg);

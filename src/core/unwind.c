@@ -598,9 +598,11 @@ static uint32_t frame_offset(const struct py_layout *L, const struct code_info *
     return (uint32_t)off;
 }
 
+/* Leaves *ITEMS allocated even when WANT is 0 (an interpreter without threads, a thread
+ * without frames), so that the sample's arrays are never NULL plus an offset. */
 static bool sample_reserve(void **items, size_t *cap, size_t want, size_t size)
 {
-    if (want <= *cap) {
+    if (want <= *cap && *items != NULL) {
         return true;
     }
     size_t ncap = *cap ? *cap * 2 : 64;

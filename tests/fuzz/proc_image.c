@@ -1,0 +1,268 @@
+/* proc_image: the proc interface (core/proc.h) over a memory image instead of a process. */
+#include "config.h"
+
+#include "proc_image.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/proc.h"
+#include "core/proc_batch.h"
+#include "image.h"
+
+struct proc {
+    struct image im;
+    struct proc_batch *batch;
+    struct proc_counters counters;
+};
+
+struct proc *proc_image_open(const uint8_t *buf, size_t len, const struct image_header **header,
+                             struct pt_error *err)
+{
+    struct proc *p = calloc(1, sizeof *p);
+    if (p == NULL) {
+        pt_error_set(err, PT_E_NOMEM, ENOMEM, "no memory for the image");
+        return NULL;
+    }
+    if (image_parse(buf, len, &p->im) < 0) {
+        free(p);
+        pt_error_set(err, PT_E_FORMAT, 0, "not a memory image");
+        return NULL;
+    }
+    p->batch = proc_batch_new();
+    *header = &p->im.h;
+    return p;
+}
+
+void proc_close(struct proc *p)
+{
+    if (p != NULL) {
+        image_release(&p->im);
+        proc_batch_free(p->batch);
+        free(p);
+    }
+}
+
+struct proc *proc_open(pid_t pid, struct pt_error *err)
+{
+    pt_error_set(err, PT_E_NOPROC, ESRCH, "no process with PID %d (an image has none)", (int)pid);
+    return NULL;
+}
+
+pid_t proc_pid(const struct proc *p)
+{
+    return (pid_t)p->im.h.pid;
+}
+
+struct proc_counters proc_get_counters(const struct proc *p)
+{
+    return p->counters;
+}
+
+long proc_clock_ticks(void)
+{
+    return 100;
+}
+
+/* The last region that starts at or before ADDR, or NULL. */
+static const struct image_region *region_at(const struct image *im, uint64_t addr)
+{
+    size_t lo = 0;
+    size_t hi = im->n_regions;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (im->regions[mid].addr <= addr) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo > 0 ? &im->regions[lo - 1] : NULL;
+}
+
+/* Copies [ADDR, ADDR + LEN) out of the regions that hold it, one after another. */
+static int read_one(struct proc *p, const struct proc_iov *r)
+{
+    uint64_t addr = r->addr;
+    size_t done = 0;
+    while (done < r->len) {
+        const struct image_region *g = region_at(&p->im, addr);
+        if (g == NULL || addr - g->addr >= g->len) {
+            return -1;
+        }
+        size_t off = (size_t)(addr - g->addr);
+        size_t n = g->len - off < r->len - done ? g->len - off : r->len - done;
+        if (g->data != NULL) {
+            memcpy((uint8_t *)r->dst + done, g->data + off, n);
+        } else {
+            memset((uint8_t *)r->dst + done, 0, n);
+        }
+        done += n;
+        addr += n;
+    }
+    p->counters.bytes += r->len;
+    return 0;
+}
+
+static int read_plain(struct proc *p, const struct proc_iov *iov, size_t n, struct pt_error *err)
+{
+    p->counters.syscalls++;
+    for (size_t i = 0; i < n; i++) {
+        if (read_one(p, &iov[i]) < 0) {
+            return pt_error_set(err, PT_E_READ, EFAULT, "cannot read %zu bytes at 0x%" PRIx64,
+                                iov[i].len, iov[i].addr);
+        }
+    }
+    return 0;
+}
+
+static int plain_reader(void *ctx, const struct proc_iov *iov, size_t n)
+{
+    return read_plain(ctx, iov, n, NULL);
+}
+
+/* As proc_linux.c's: the same limits, never the read-ahead. */
+int proc_read_now(struct proc *p, const struct proc_iov *iov, size_t n, struct pt_error *err)
+{
+    int rc = proc_batch_start(NULL, &iov, &n, plain_reader, p, err);
+    return rc <= 0 ? rc : read_plain(p, iov, n, err);
+}
+
+/* As proc_linux.c's: the same limits, then read-ahead and merging, then the rest. */
+int proc_read_many(struct proc *p, const struct proc_iov *iov, size_t n, struct pt_error *err)
+{
+    int rc = proc_batch_start(p->batch, &iov, &n, plain_reader, p, err);
+    return rc <= 0 ? rc : read_plain(p, iov, n, err);
+}
+
+void proc_readahead_begin(struct proc *p)
+{
+    proc_batch_readahead_begin(p->batch, plain_reader, p);
+}
+
+void proc_readahead_end(struct proc *p)
+{
+    proc_batch_readahead_end(p->batch);
+}
+
+void proc_readahead_each(const struct proc *p, proc_region_fn fn, void *ctx)
+{
+    proc_batch_readahead_each(p->batch, fn, ctx);
+}
+
+int proc_maps(struct proc *p, const struct proc_map **maps, size_t *n, struct pt_error *err)
+{
+    (void)p;
+    (void)err;
+    *maps = NULL;
+    *n = 0;
+    return 0;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+    pid_t x = *(const pid_t *)a;
+    pid_t y = *(const pid_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int proc_tasks(struct proc *p, pid_t *tids, size_t max, size_t *n, struct pt_error *err)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < p->im.n_threads && k < max; i++) {
+        tids[k++] = (pid_t)p->im.threads[i].tid;
+    }
+    (void)err;
+    qsort(tids, k, sizeof *tids, cmp_pid);
+    *n = k;
+    return 0;
+}
+
+static const struct image_thread *thread_of(const struct proc *p, pid_t tid)
+{
+    for (size_t i = 0; i < p->im.n_threads; i++) {
+        if ((pid_t)p->im.threads[i].tid == tid) {
+            return &p->im.threads[i];
+        }
+    }
+    return NULL;
+}
+
+int proc_task_stat(struct proc *p, pid_t tid, struct proc_task_stat *st, struct pt_error *err)
+{
+    const struct image_thread *t = thread_of(p, tid);
+    if (t == NULL) {
+        return pt_error_set(err, PT_E_GONE, ESRCH, "thread %d is gone", (int)tid);
+    }
+    *st = (struct proc_task_stat){.state = t->state, .utime = tid % 7, .stime = tid % 3};
+    return 0;
+}
+
+int proc_task_cputime(struct proc *p, pid_t tid, uint64_t *ns, struct pt_error *err)
+{
+    if (thread_of(p, tid) == NULL) {
+        return pt_error_set(err, PT_E_GONE, ESRCH, "thread %d is gone", (int)tid);
+    }
+    *ns = (uint64_t)tid * 1000;
+    return 0;
+}
+
+int proc_age(struct proc *p, double *seconds, struct pt_error *err)
+{
+    (void)p;
+    (void)err;
+    *seconds = 1.0;
+    return 0;
+}
+
+int proc_open_file(struct proc *p, const char *path, struct pt_error *err)
+{
+    (void)p;
+    return pt_error_set(err, PT_E_IO, ENOENT, "an image has no file %s", path);
+}
+
+int proc_cmdline(struct proc *p, char *buf, size_t size, struct pt_error *err)
+{
+    (void)p;
+    (void)err;
+    snprintf(buf, size, "image");
+    return 0;
+}
+
+int proc_exe(struct proc *p, char *buf, size_t size, struct pt_error *err)
+{
+    (void)p;
+    (void)err;
+    snprintf(buf, size, "/image/python");
+    return 0;
+}
+
+/* An image never exec()s. */
+int proc_exec_check(struct proc *p, struct pt_error *err)
+{
+    (void)p;
+    (void)err;
+    return 0;
+}
+
+int proc_reopen(struct proc *p, struct pt_error *err)
+{
+    (void)p;
+    return pt_error_set(err, PT_E_IO, 0, "a memory image cannot be reopened");
+}
+
+int proc_pause(struct proc *p, struct pt_error *err)
+{
+    (void)p;
+    (void)err;
+    return 0;
+}
+
+void proc_resume(struct proc *p)
+{
+    (void)p;
+}
