@@ -31,8 +31,8 @@
 /* Headers that lie close together are read as one region (a chunk's frames sit side by side,
  * and so do frame objects of one pool, before 3.11): at most SPAN_MAX bytes, none of it more
  * than GAP bytes from a header. Fewer regions cost the kernel less than the bytes between them
- * (manythreads on 3.9: 2 reads where one a header took 3, at about the same time). A batch's
- * copies take at most BATCH_BYTES. */
+ * (manythreads on 3.9: one more read a snapshot, where a region a header took two more). A
+ * batch's copies take at most BATCH_BYTES. */
 enum {
     VERIFY_GAP = 512,
     VERIFY_SPAN_MAX = 16 * 1024,
