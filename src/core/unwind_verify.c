@@ -58,6 +58,30 @@ struct copy_batch {
     size_t bytes; /* of u->verify_buf */
 };
 
+/* Compares link K of T's walk with the copy of its fields in HDR (at u->link_lo). */
+static void compare_link(const struct unwind *u, struct thread_ctx *t, size_t k, const uint8_t *hdr)
+{
+    struct frames_link later;
+    frames_link_parse(u->L, hdr, t->fr.links[k].addr, &later);
+    t->copy_differs |= !frames_link_same(&t->fr.links[k], &later, k != 0);
+}
+
+/* A region of headers that could not be read as one (the bytes between them may not be
+ * readable where a header is, as in a memory image): its headers one by one, up to the first
+ * that cannot be read either. */
+static void compare_one_by_one(struct unwind *u, const struct region *r)
+{
+    uint8_t hdr[LAYOUT_FRAME_HEADER_MAX] = {0};
+    for (size_t k = r->first; k <= r->last && !r->t->copy_differs; k++) {
+        struct proc_iov one = {r->t->fr.links[k].addr + u->link_lo, hdr + u->link_lo, u->link_len};
+        if (proc_read_now(u->proc, &one, 1, NULL) < 0) {
+            r->t->copy_differs = true;
+            return;
+        }
+        compare_link(u, r->t, k, hdr);
+    }
+}
+
 /* Compares one region of the later copy with what T's walk read. */
 static void compare(const struct unwind *u, const struct region *r, const struct proc_iov *iov)
 {
@@ -81,11 +105,9 @@ static void compare(const struct unwind *u, const struct region *r, const struct
         uint8_t hdr[LAYOUT_FRAME_HEADER_MAX] = {0};
         const uint8_t *buf = iov->dst;
         for (size_t k = r->first; k <= r->last; k++) {
-            struct frames_link later;
             memcpy(hdr + u->link_lo, buf + (fr->links[k].addr + u->link_lo - iov->addr),
                    u->link_len);
-            frames_link_parse(L, hdr, fr->links[k].addr, &later);
-            t->copy_differs |= !frames_link_same(&fr->links[k], &later, k != 0);
+            compare_link(u, t, k, hdr);
         }
     }
 }
@@ -116,6 +138,10 @@ static void flush(struct unwind *u, struct copy_batch *b)
     for (size_t j = 0; j < b->n; j++) {
         if (b->iov[j].len == 0 || (!ok && proc_read_now(u->proc, &b->iov[j], 1, NULL) < 0)) {
             /* Out of memory, or unreadable now; a thread state gone cannot be walked again. */
+            if (b->r[j].kind == REGION_LINKS && b->iov[j].len > 0 && b->r[j].last > b->r[j].first) {
+                compare_one_by_one(u, &b->r[j]);
+                continue;
+            }
             b->r[j].t->copy_differs = true;
             b->r[j].t->copy_gone |= b->r[j].kind == REGION_TSTATE;
             continue;
