@@ -282,7 +282,7 @@ static int by_gc_share(const void *a, const void *b)
 }
 
 /* The threads seen in the GC over the window, most first. UNTOLD: a collection runs now and
- * which thread runs it is not known. */
+ * which thread runs it is not known (also taken as so when a thread's share is not known). */
 static void add_threads(struct gc_view *v, const struct sampler_stats *st, int64_t interp,
                         bool untold)
 {
@@ -290,12 +290,17 @@ static void add_threads(struct gc_view *v, const struct sampler_stats *st, int64
     const struct sampler_thread *in_gc[SHOWN * 8];
     size_t n = 0;
     for (size_t i = 0; st != NULL && i < st->n_threads && n < SHOWN * 8; i++) {
-        if (st->threads[i].interp_id == interp && st->threads[i].gc_samples > 0) {
+        if (st->threads[i].interp_id != interp) {
+            continue;
+        }
+        /* A share that is not known: the window holds collections whose thread was not. */
+        untold = untold || isnan(st->threads[i].gc_pct);
+        if (st->threads[i].gc_samples > 0) {
             in_gc[n++] = &st->threads[i];
         }
     }
     if (n == 0 && untold) {
-        add(v, UI_DIM, "  Which thread collects is not known (pytop did not see the collection "
+        add(v, UI_DIM, "  Which thread collects is not known (pytop did not see the collections "
                        "start: see in_gc in pytop(1))");
         return;
     }
