@@ -375,7 +375,40 @@ void proc_batch_readahead_end(struct proc_batch *b)
     b->recording = false;
 }
 
-/* One region is a batch of one, whichever proc_<os>.c reads it. */
+static int backend_reader(void *ctx, const struct proc_iov *iov, size_t n)
+{
+    return proc_backend_read(ctx, iov, n, NULL);
+}
+
+/* The same limits as every read (no batch), never the read-ahead. */
+int proc_read_now(struct proc *p, const struct proc_iov *iov, size_t n, struct pt_error *err)
+{
+    int rc = proc_batch_start(NULL, &iov, &n, backend_reader, p, err);
+    return rc <= 0 ? rc : proc_backend_read(p, iov, n, err);
+}
+
+int proc_read_many(struct proc *p, const struct proc_iov *iov, size_t n, struct pt_error *err)
+{
+    int rc = proc_batch_start(proc_backend_batch(p), &iov, &n, backend_reader, p, err);
+    return rc <= 0 ? rc : proc_backend_read(p, iov, n, err);
+}
+
+void proc_readahead_begin(struct proc *p)
+{
+    proc_batch_readahead_begin(proc_backend_batch(p), backend_reader, p);
+}
+
+void proc_readahead_end(struct proc *p)
+{
+    proc_batch_readahead_end(proc_backend_batch(p));
+}
+
+void proc_readahead_each(const struct proc *p, proc_region_fn fn, void *ctx)
+{
+    proc_batch_readahead_each(proc_backend_batch(p), fn, ctx);
+}
+
+/* One region is a batch of one, whichever backend reads it. */
 int proc_read_bytes(struct proc *p, uint64_t addr, void *dst, size_t len, struct pt_error *err)
 {
     struct proc_iov one = {.addr = addr, .dst = dst, .len = len};

@@ -33,6 +33,13 @@ int proc_batch_read(struct proc_batch *b, const struct proc_iov *iov, size_t n,
 int proc_batch_start(struct proc_batch *b, const struct proc_iov **iov, size_t *n,
                      proc_batch_reader read, void *ctx, struct pt_error *err);
 
+/* What a proc backend (proc_<os>.c; tests/fuzz/proc_image.c) gives the reads proc_batch.c
+ * implements for all of them (proc_read_many(), proc_read_now(), proc_read_bytes(), the
+ * read-ahead): its batch (NULL: no merging, no read-ahead), and its own read of N regions, each
+ * exactly as given (0, or -1 with ERR, which may be NULL, filled). */
+struct proc_batch *proc_backend_batch(const struct proc *p);
+int proc_backend_read(struct proc *p, const struct proc_iov *iov, size_t n, struct pt_error *err);
+
 /* See proc_readahead_begin(), proc_readahead_end() and proc_readahead_each() in proc.h; B may
  * be NULL (no read-ahead: they do nothing). */
 void proc_batch_readahead_begin(struct proc_batch *b, proc_batch_reader read, void *ctx);

@@ -272,21 +272,9 @@ struct proc *proc_open(pid_t pid, struct pt_error *err)
     return p;
 }
 
-static int plain_reader(void *ctx, const struct proc_iov *iov, size_t n);
-
-void proc_readahead_begin(struct proc *p)
+struct proc_batch *proc_backend_batch(const struct proc *p)
 {
-    proc_batch_readahead_begin(p->batch, plain_reader, p);
-}
-
-void proc_readahead_end(struct proc *p)
-{
-    proc_batch_readahead_end(p->batch);
-}
-
-void proc_readahead_each(const struct proc *p, proc_region_fn fn, void *ctx)
-{
-    proc_batch_readahead_each(p->batch, fn, ctx);
+    return p->batch;
 }
 
 void proc_close(struct proc *p)
@@ -453,7 +441,7 @@ static int read_mem(struct proc *p, const struct proc_iov *iov, size_t n, struct
     return 0;
 }
 
-static int read_plain(struct proc *p, const struct proc_iov *iov, size_t n, struct pt_error *err)
+int proc_backend_read(struct proc *p, const struct proc_iov *iov, size_t n, struct pt_error *err)
 {
     struct batch_pos pos = {0, 0};
     batch_advance(iov, n, &pos, 0);
@@ -464,24 +452,6 @@ static int read_plain(struct proc *p, const struct proc_iov *iov, size_t n, stru
         }
     }
     return read_mem(p, iov, n, &pos, err);
-}
-
-static int plain_reader(void *ctx, const struct proc_iov *iov, size_t n)
-{
-    return read_plain(ctx, iov, n, NULL);
-}
-
-/* The same limits as every read (proc_batch_start() with no batch), never the read-ahead. */
-int proc_read_now(struct proc *p, const struct proc_iov *iov, size_t n, struct pt_error *err)
-{
-    int rc = proc_batch_start(NULL, &iov, &n, plain_reader, p, err);
-    return rc <= 0 ? rc : read_plain(p, iov, n, err);
-}
-
-int proc_read_many(struct proc *p, const struct proc_iov *iov, size_t n, struct pt_error *err)
-{
-    int rc = proc_batch_start(p->batch, &iov, &n, plain_reader, p, err);
-    return rc <= 0 ? rc : read_plain(p, iov, n, err);
 }
 
 /* Reads all of /proc/PID/NAME, up to LIMIT bytes, into a new buffer the caller frees. */

@@ -108,7 +108,7 @@ static int read_one(struct proc *p, const struct proc_iov *r)
     return 0;
 }
 
-static int read_plain(struct proc *p, const struct proc_iov *iov, size_t n, struct pt_error *err)
+int proc_backend_read(struct proc *p, const struct proc_iov *iov, size_t n, struct pt_error *err)
 {
     p->counters.syscalls++;
     for (size_t i = 0; i < n; i++) {
@@ -120,38 +120,9 @@ static int read_plain(struct proc *p, const struct proc_iov *iov, size_t n, stru
     return 0;
 }
 
-static int plain_reader(void *ctx, const struct proc_iov *iov, size_t n)
+struct proc_batch *proc_backend_batch(const struct proc *p)
 {
-    return read_plain(ctx, iov, n, NULL);
-}
-
-/* As proc_linux.c's: the same limits, never the read-ahead. */
-int proc_read_now(struct proc *p, const struct proc_iov *iov, size_t n, struct pt_error *err)
-{
-    int rc = proc_batch_start(NULL, &iov, &n, plain_reader, p, err);
-    return rc <= 0 ? rc : read_plain(p, iov, n, err);
-}
-
-/* As proc_linux.c's: the same limits, then read-ahead and merging, then the rest. */
-int proc_read_many(struct proc *p, const struct proc_iov *iov, size_t n, struct pt_error *err)
-{
-    int rc = proc_batch_start(p->batch, &iov, &n, plain_reader, p, err);
-    return rc <= 0 ? rc : read_plain(p, iov, n, err);
-}
-
-void proc_readahead_begin(struct proc *p)
-{
-    proc_batch_readahead_begin(p->batch, plain_reader, p);
-}
-
-void proc_readahead_end(struct proc *p)
-{
-    proc_batch_readahead_end(p->batch);
-}
-
-void proc_readahead_each(const struct proc *p, proc_region_fn fn, void *ctx)
-{
-    proc_batch_readahead_each(p->batch, fn, ctx);
+    return p->batch;
 }
 
 int proc_maps(struct proc *p, const struct proc_map **maps, size_t *n, struct pt_error *err)
