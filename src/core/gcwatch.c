@@ -64,8 +64,13 @@ uint64_t gcwatch_update(struct gcwatch *w, const struct gcwatch_head *head,
 {
     const struct gcwatch_head *a = &w->seen[0];
     const struct gcwatch_head *b = &w->seen[1];
-    if (head->collecting == 0 || late == NULL || !late->ok) {
+    bool unproven = false;
+    if (head->collecting == 0) {
         w->collector = 0;
+    } else if (late == NULL || !late->ok) {
+        /* Nothing proven by this walk, nothing lost: a later walk that reads the same counts
+         * still sees the collection of the carried start (Carry above holds across it). */
+        unproven = true;
     } else if (may_have_seen_start(w) && a->switches == late->switches) {
         w->collector = b->holder;
         w->base = b->collections;
@@ -75,5 +80,5 @@ uint64_t gcwatch_update(struct gcwatch *w, const struct gcwatch_head *head,
     memmove(&w->seen[0], &w->seen[1], 2 * sizeof w->seen[0]);
     w->seen[2] = *head;
     w->n_seen += w->n_seen < 3;
-    return w->collector;
+    return unproven ? 0 : w->collector;
 }
