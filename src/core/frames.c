@@ -228,13 +228,14 @@ static bool room_for_one(void **items, size_t *cap, size_t n, size_t size)
     return true;
 }
 
-static bool push_frame(struct frames_thread *t, const struct frames_raw *f)
+/* A slot for one more frame, or NULL on out of memory. The caller fills it in place: a frame
+ * built on the stack and copied stalls on store forwarding (perf: a third of a deep sample). */
+static struct frames_raw *push_frame(struct frames_thread *t)
 {
-    if (!room_for_one((void **)&t->frames, &t->cap, t->n_frames, sizeof *f)) {
-        return false;
+    if (!room_for_one((void **)&t->frames, &t->cap, t->n_frames, sizeof *t->frames)) {
+        return NULL;
     }
-    t->frames[t->n_frames++] = *f;
-    return true;
+    return &t->frames[t->n_frames++];
 }
 
 /* The largest owner value the version has (Include/internal/pycore_frame.h: owned by the
@@ -329,18 +330,26 @@ static void take_frame(const struct py_layout *L, struct frames_thread *t, const
     /* Frames the interpreter owns (entry shims on the C stack) are not Python frames; CPython's
      * own unwinder skips them too. */
     bool shim = (int)owner == L->frame.owner_cstack || (int)owner == L->frame.owner_interpreter;
-    struct frames_raw f = {
-        .addr = t->pending, .code_addr = link.code_addr, .instr_ptr = link.instr_ptr};
-    f.generator = (int)owner == L->frame.owner_generator;
-    if (f.generator && prefix > 0) {
-        const uint8_t *item = h - prefix;
-        f.exc_known = layout_read_u64(item, prefix, L->errstack.value, &f.exc_value) &&
-                      layout_read_u64(item, prefix, L->errstack.previous, &f.exc_previous);
-    }
     t->last_owner = (int)owner;
-    if (!shim && link.code_addr != 0 && !push_frame(t, &f)) {
-        fail(t, "out of memory for frame", t->pending);
-        return;
+    if (!shim && link.code_addr != 0) {
+        struct frames_raw *f = push_frame(t);
+        if (f == NULL) {
+            fail(t, "out of memory for frame", t->pending);
+            return;
+        }
+        f->addr = t->pending;
+        f->code_addr = link.code_addr;
+        f->instr_ptr = link.instr_ptr;
+        f->code = NULL;
+        f->generator = (int)owner == L->frame.owner_generator;
+        f->exc_known = false;
+        f->exc_value = 0;
+        f->exc_previous = 0;
+        if (f->generator && prefix > 0) {
+            const uint8_t *item = h - prefix;
+            f->exc_known = layout_read_u64(item, prefix, L->errstack.value, &f->exc_value) &&
+                           layout_read_u64(item, prefix, L->errstack.previous, &f->exc_previous);
+        }
     }
     t->pending = link.previous;
 }

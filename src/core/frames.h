@@ -8,6 +8,7 @@
 
 #include "core/limits.h"
 
+struct code_info;
 struct proc;
 struct proc_iov;
 struct py_layout;
@@ -17,6 +18,7 @@ struct frames_raw {
     uint64_t addr;            /* the frame's own address */
     uint64_t code_addr;
     uint64_t instr_ptr;
+    struct code_info *code; /* its code-cache entry: NULL from the walk, set by unwind.c */
     /* A generator's frame read on its own (3.11+) brings its generator's exception state,
      * the item of the thread's handled-exception chain at addr - exc_state_before_frame. */
     uint64_t exc_value;

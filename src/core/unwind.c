@@ -240,13 +240,12 @@ static int cmp_failure(const void *a, const void *b)
                    &((const struct code_failure *)b)->addr);
 }
 
-/* The cache entry of raw frame F's code object, or NULL with *WHY saying why there is none.
- * LAST: the entry of the frame before (recursion repeats one code object), or NULL. */
+/* The cache entry of raw frame F's code object (settle_frames() found it), or NULL with *WHY
+ * saying why there is none. */
 static struct code_info *frame_code(const struct unwind *u, const struct frames_raw *f,
-                                    struct code_info *last, enum snap_unreadable *why)
+                                    enum snap_unreadable *why)
 {
-    struct code_info *ci =
-        last != NULL && last->addr == f->code_addr ? last : code_cache_find(u->codes, f->code_addr);
+    struct code_info *ci = f->code;
     if (ci != NULL) {
         *why = SNAP_UNREADABLE_NONE;
         return ci;
@@ -373,22 +372,46 @@ static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool m
     }
 }
 
-/* Drops from T's frames those that have not started (code_frame_incomplete(): the __init__
- * cleanup shim, a frame caught before its first instruction), as Python's own views do. A
- * frame whose code object is unknown stays. */
-static void drop_incomplete(const struct unwind *u, struct thread_ctx *t)
+/* Gives each of T's frames its code-cache entry (load_codes() brought them in), drops those
+ * that have not started (code_frame_incomplete(): the __init__ cleanup shim, a frame caught
+ * before its first instruction) as Python's own views do, and marks T's frames torn when one
+ * runs no code object or stands at an instruction outside its code: a stack that changed
+ * while it was read (frames.c checks the chain itself). One pass, one lookup a frame at most:
+ * recursion repeats the entry of the frame before. */
+static void settle_frames(struct unwind *u, struct thread_ctx *t)
 {
     struct frames_thread *fr = &t->fr;
+    bool incomplete = layout_has(u->L->code.firsttraceable);
+    struct code_info *last = NULL;
     size_t kept = 0;
     for (size_t i = 0; i < fr->n_frames; i++) {
-        const struct frames_raw *f = &fr->frames[i];
-        const struct code_info *ci = code_cache_find(u->codes, f->code_addr);
-        if (ci != NULL && code_frame_incomplete(ci, u->L, f->instr_ptr, f->generator)) {
+        struct frames_raw *f = &fr->frames[i];
+        struct code_info *ci = last != NULL && last->addr == f->code_addr
+                                   ? last
+                                   : code_cache_find(u->codes, f->code_addr);
+        f->code = ci;
+        last = ci != NULL ? ci : last;
+        /* A frame whose code object is unknown stays. */
+        if (incomplete && ci != NULL &&
+            code_frame_incomplete(ci, u->L, f->instr_ptr, f->generator)) {
             continue;
         }
-        fr->frames[kept++] = *f;
+        if (kept != i) {
+            fr->frames[kept] = *f;
+        }
+        if (!fr->torn && (ci == NULL || !code_instr_inside(ci, u->L, f->instr_ptr))) {
+            fr->torn = true;
+            snprintf(fr->error, sizeof fr->error, "frame %zu at 0x%" PRIx64 " %s", kept,
+                     f->addr,
+                     ci == NULL ? "runs no code object" : "is at an instruction outside its code");
+        }
+        kept++;
     }
     fr->n_frames = kept;
+    if (fr->torn) {
+        unwind_warn(u, "thread %" PRIu64 ": its stack changed while it was read (%s)", t->native_id,
+                    fr->error);
+    }
 }
 
 /* Where the frame that started a running collection sits in T's chain (3.15+ marks it):
@@ -490,7 +513,7 @@ static int build_frames(struct unwind *u, const struct thread_ctx *t, long gc_at
         }
         struct snap_frame *f = &out->frames[k++];
         enum snap_unreadable why;
-        struct code_info *ci = frame_code(u, &fr->frames[i], NULL, &why);
+        struct code_info *ci = frame_code(u, &fr->frames[i], &why);
         struct linetable_loc loc = {-1, -1, -1, -1};
         struct pt_error e = {0};
         if (ci == NULL) {
@@ -652,7 +675,6 @@ static void sample_threads(struct unwind *u, uint64_t interp, const struct inter
         /* An index until sample_finish() turns it into a pointer. */
         out->frames = (const struct sample_frame *)(uintptr_t)sb->n_frames;
         struct sample_frame *f = sb->frames + sb->n_frames;
-        struct code_info *last = NULL;
         bool cut = false;
         nf = 0;
         /* Frames are taken as build_frames() takes them, unreadable ones included. */
@@ -663,16 +685,19 @@ static void sample_threads(struct unwind *u, uint64_t interp, const struct inter
             }
             const struct frames_raw *raw = &fr->frames[j];
             enum snap_unreadable why;
-            struct code_info *ci = frame_code(u, raw, last, &why);
+            struct code_info *ci = frame_code(u, raw, &why);
             if (ci == NULL) {
                 f[nf++] = (struct sample_frame){NULL, 0, SAMPLE_OFFSET_UNKNOWN,
                                                 SNAP_FRAME_UNREADABLE, why};
                 cut = why == SNAP_UNREADABLE_STACK;
                 continue;
             }
-            last = ci;
-            f[nf++] = (struct sample_frame){ci, ci->serial, frame_offset(u->L, ci, raw),
-                                            SNAP_FRAME_PYTHON, SNAP_UNREADABLE_NONE};
+            struct sample_frame *out_f = &f[nf++];
+            out_f->code = ci;
+            out_f->code_serial = ci->serial;
+            out_f->offset = frame_offset(u->L, ci, raw);
+            out_f->kind = SNAP_FRAME_PYTHON;
+            out_f->unreadable = SNAP_UNREADABLE_NONE;
         }
         out->frames_truncated = fr->truncated || fr->failed || cut;
         out->n_frames = nf;
@@ -688,26 +713,6 @@ static void sample_finish(struct sample_buf *sb)
     sb->out.threads = sb->threads;
     sb->out.n_threads = sb->n_threads;
     sb->out.warning = sb->out.n_warnings > 0 ? sb->warning : "";
-}
-
-/* Marks T's frames torn when one runs no code object, or stands at an instruction outside its
- * code: a thread's stack that changed while it was read (frames.c checks the chain itself). */
-static void check_torn(struct unwind *u, struct thread_ctx *t)
-{
-    struct frames_thread *fr = &t->fr;
-    for (size_t i = 0; i < fr->n_frames && !fr->torn; i++) {
-        const struct frames_raw *raw = &fr->frames[i];
-        const struct code_info *ci = code_cache_find(u->codes, raw->code_addr);
-        if (ci == NULL || !code_instr_inside(ci, u->L, raw->instr_ptr)) {
-            fr->torn = true;
-            snprintf(fr->error, sizeof fr->error, "frame %zu at 0x%" PRIx64 " %s", i, raw->addr,
-                     ci == NULL ? "runs no code object" : "is at an instruction outside its code");
-        }
-    }
-    if (fr->torn) {
-        unwind_warn(u, "thread %" PRIu64 ": its stack changed while it was read (%s)", t->native_id,
-                    fr->error);
-    }
 }
 
 static int unwind_interp(struct unwind *u, uint64_t interp, struct interp_fields *in,
@@ -746,11 +751,8 @@ static int unwind_interp(struct unwind *u, uint64_t interp, struct interp_fields
     unwind_threads_exc_chains(u, ts, n);
     load_codes(u, ts, n, main_interp,
                main_interp && layout_has(u->L->interp.code_object_generation));
-    for (size_t i = 0; i < n && layout_has(u->L->code.firsttraceable); i++) {
-        drop_incomplete(u, &ts[i]);
-    }
     for (size_t i = 0; i < n; i++) {
-        check_torn(u, &ts[i]);
+        settle_frames(u, &ts[i]);
     }
     if (u->snap == NULL) {
         sample_threads(u, interp, in, ts, n);
