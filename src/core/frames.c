@@ -407,10 +407,106 @@ static bool chunk_holds(const struct frames_chunk *c, uint64_t addr)
     return addr >= c->addr && addr - c->addr < c->len;
 }
 
+/* What the tight loop of in_chunk_run() needs of the layout, checked once per walk. */
+struct frames_fast {
+    bool ok; /* the layout fits the tight loop: 8-byte instruction pointer, no running state */
+    size_t size;
+    size_t previous;
+    size_t executable;
+    size_t instr_ptr;
+    size_t owner;
+    uint64_t tag_mask;
+    int max_owner;
+};
+
+static struct frames_fast fast_layout(const struct py_layout *L)
+{
+    struct frames_fast f = {0};
+    const uint64_t offs[] = {L->frame.previous, L->frame.executable, L->frame.instr_ptr};
+    f.ok = L->frames == FRAMES_INTERPRETER && L->frame.instr_width == 8 &&
+           !layout_has(L->frame.running) && layout_has(L->frame.owner) &&
+           L->frame.owner < L->frame.size && L->frame.size <= LAYOUT_FRAME_HEADER_MAX;
+    for (size_t i = 0; i < sizeof offs / sizeof offs[0] && f.ok; i++) {
+        f.ok = layout_has(offs[i]) && offs[i] <= L->frame.size && L->frame.size - offs[i] >= 8;
+    }
+    if (!f.ok) {
+        return f;
+    }
+    f.size = (size_t)L->frame.size;
+    f.previous = (size_t)L->frame.previous;
+    f.executable = (size_t)L->frame.executable;
+    f.instr_ptr = (size_t)L->frame.instr_ptr;
+    f.owner = (size_t)L->frame.owner;
+    f.tag_mask = L->frame.executable_tag_mask;
+    f.max_owner = max_owner(L);
+    return f;
+}
+
+/* The common case of a sample in one tight loop: frames that lie in the chunk of the frame
+ * before, taken as take_frame() takes them (a sample keeps no links; frames in chunks bring no
+ * bytes before them). Stops, leaving the frame to advance(), at anything else: the end of the
+ * chain, a frame outside that chunk, one owned by no one, the frame limit. */
+static void in_chunk_run(const struct py_layout *L, const struct frames_fast *fp,
+                         struct frames_thread *t)
+{
+    if (t->last_chunk >= t->n_chunks) {
+        return;
+    }
+    const struct frames_chunk *c = &t->chunks[t->last_chunk];
+    while (t->steps < LIMIT_FRAMES) {
+        uint64_t addr = t->pending;
+        if (addr == 0 || addr == t->base_frame || addr < c->addr || addr - c->addr > c->len ||
+            c->len - (addr - c->addr) < fp->size) {
+            return;
+        }
+        const uint8_t *h = c->data + (addr - c->addr);
+        uint64_t previous;
+        uint64_t code;
+        uint64_t instr;
+        int owner = h[fp->owner];
+        if (owner > fp->max_owner) {
+            return;
+        }
+        memcpy(&previous, h + fp->previous, 8);
+        memcpy(&code, h + fp->executable, 8);
+        memcpy(&instr, h + fp->instr_ptr, 8);
+        code &= ~fp->tag_mask;
+        t->steps++;
+        t->last_owner = owner;
+        if (owner != L->frame.owner_cstack && owner != L->frame.owner_interpreter && code != 0) {
+            struct frames_raw *f = push_frame(t);
+            if (f == NULL) {
+                fail(t, "out of memory for frame", addr);
+                return;
+            }
+            f->addr = addr;
+            f->code_addr = code;
+            f->instr_ptr = instr;
+            f->code = NULL;
+            f->generator = owner == L->frame.owner_generator;
+            f->exc_known = false;
+            f->exc_value = 0;
+            f->exc_previous = 0;
+        }
+        t->pending = previous;
+        if (previous >= addr && chunk_holds(c, previous)) {
+            torn(t, "caller above its callee in the data stack", addr);
+            return;
+        }
+    }
+}
+
 /* Follows T's chain through copied chunks until it ends or needs a read. */
-static void advance(struct proc *p, const struct py_layout *L, struct frames_thread *t)
+static void advance(struct proc *p, const struct py_layout *L, const struct frames_fast *fp,
+                    struct frames_thread *t)
 {
     while (!t->done) {
+        if (fp->ok && !t->keep_links) {
+            in_chunk_run(L, fp, t);
+            if (t->done) {
+                return;
+            }
+        }
         if (t->pending == t->base_frame && t->base_frame != 0) {
             t->done = true;
             return;
@@ -723,13 +819,14 @@ static void walk(struct proc *p, const struct py_layout *L, struct frames_thread
     struct frames_thread *owner[PROC_IOV_MAX];
     size_t waiting = 0;
     size_t pre = frames_prefix(L);
+    struct frames_fast fp = fast_layout(L);
     for (size_t i = 0; i < n; i++) {
         ts[i]->now = now;
     }
     read_starts(p, L, ts, n);
     for (size_t i = 0; i < n; i++) {
         ts[i]->pending = ts[i]->current_frame;
-        advance(p, L, ts[i]);
+        advance(p, L, &fp, ts[i]);
         waiting += !ts[i]->done;
     }
     /* Each thread still walking has a header buffer of its own (kept for the next walk);
@@ -764,7 +861,7 @@ static void walk(struct proc *p, const struct py_layout *L, struct frames_thread
             t->steps++;
             note_read(t, t->pending);
             take_frame(L, t, t->hdr + pre, pre);
-            advance(p, L, t);
+            advance(p, L, &fp, t);
         }
     }
     for (size_t i = 0; i < n; i++) {

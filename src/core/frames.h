@@ -19,6 +19,7 @@ struct frames_raw {
     uint64_t code_addr;
     uint64_t instr_ptr;
     struct code_info *code; /* its code-cache entry: NULL from the walk, set by unwind.c */
+    uint32_t offset;        /* its bytecode offset (sample.h), set with CODE */
     /* A generator's frame read on its own (3.11+) brings its generator's exception state,
      * the item of the thread's handled-exception chain at addr - exc_state_before_frame. */
     uint64_t exc_value;

@@ -372,6 +372,17 @@ static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool m
     }
 }
 
+/* The frame's bytecode offset, as the line tables take it (code_instr_offset()). */
+static uint32_t frame_offset(const struct py_layout *L, const struct code_info *ci,
+                             const struct frames_raw *f)
+{
+    uint64_t off;
+    if (!code_instr_offset(ci, L, f->instr_ptr, &off) || off >= SAMPLE_OFFSET_UNKNOWN) {
+        return SAMPLE_OFFSET_UNKNOWN;
+    }
+    return (uint32_t)off;
+}
+
 /* Gives each of T's frames its code-cache entry (load_codes() brought them in), drops those
  * that have not started (code_frame_incomplete(): the __init__ cleanup shim, a frame caught
  * before its first instruction) as Python's own views do, and marks T's frames torn when one
@@ -381,25 +392,50 @@ static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool m
 static void settle_frames(struct unwind *u, struct thread_ctx *t)
 {
     struct frames_thread *fr = &t->fr;
-    bool incomplete = layout_has(u->L->code.firsttraceable);
+    const struct py_layout *L = u->L;
+    bool incomplete_known = layout_has(L->code.firsttraceable);
+    /* The frame before: recursion repeats its code object, and often its instruction. */
     struct code_info *last = NULL;
+    uint64_t last_instr = 0;
+    bool last_gen = false;
+    bool last_incomplete = false;
+    bool last_inside = false;
+    uint32_t last_offset = SAMPLE_OFFSET_UNKNOWN;
     size_t kept = 0;
     for (size_t i = 0; i < fr->n_frames; i++) {
         struct frames_raw *f = &fr->frames[i];
         struct code_info *ci = last != NULL && last->addr == f->code_addr
                                    ? last
                                    : code_cache_find(u->codes, f->code_addr);
+        bool incomplete = false;
+        bool inside = false;
+        uint32_t offset = SAMPLE_OFFSET_UNKNOWN;
+        if (ci != NULL && ci == last && f->instr_ptr == last_instr && f->generator == last_gen) {
+            incomplete = last_incomplete;
+            inside = last_inside;
+            offset = last_offset;
+        } else if (ci != NULL) {
+            incomplete = incomplete_known &&
+                         code_frame_incomplete(ci, L, f->instr_ptr, f->generator);
+            inside = code_instr_inside(ci, L, f->instr_ptr);
+            offset = frame_offset(L, ci, f);
+            last = ci;
+            last_instr = f->instr_ptr;
+            last_gen = f->generator;
+            last_incomplete = incomplete;
+            last_inside = inside;
+            last_offset = offset;
+        }
         f->code = ci;
-        last = ci != NULL ? ci : last;
+        f->offset = offset;
         /* A frame whose code object is unknown stays. */
-        if (incomplete && ci != NULL &&
-            code_frame_incomplete(ci, u->L, f->instr_ptr, f->generator)) {
+        if (incomplete) {
             continue;
         }
         if (kept != i) {
             fr->frames[kept] = *f;
         }
-        if (!fr->torn && (ci == NULL || !code_instr_inside(ci, u->L, f->instr_ptr))) {
+        if (!fr->torn && !inside) {
             fr->torn = true;
             snprintf(fr->error, sizeof fr->error, "frame %zu at 0x%" PRIx64 " %s", kept,
                      f->addr,
@@ -610,17 +646,6 @@ static int read_gc(struct unwind *u, const struct interp_fields *in, bool main_i
     return 0;
 }
 
-/* The frame's bytecode offset, as the line tables take it (code_instr_offset()). */
-static uint32_t frame_offset(const struct py_layout *L, const struct code_info *ci,
-                             const struct frames_raw *f)
-{
-    uint64_t off;
-    if (!code_instr_offset(ci, L, f->instr_ptr, &off) || off >= SAMPLE_OFFSET_UNKNOWN) {
-        return SAMPLE_OFFSET_UNKNOWN;
-    }
-    return (uint32_t)off;
-}
-
 /* Leaves *ITEMS allocated even when WANT is 0 (an interpreter without threads, a thread
  * without frames), so that the sample's arrays are never NULL plus an offset. */
 static bool sample_reserve(void **items, size_t *cap, size_t want, size_t size)
@@ -695,7 +720,7 @@ static void sample_threads(struct unwind *u, uint64_t interp, const struct inter
             struct sample_frame *out_f = &f[nf++];
             out_f->code = ci;
             out_f->code_serial = ci->serial;
-            out_f->offset = frame_offset(u->L, ci, raw);
+            out_f->offset = raw->offset;
             out_f->kind = SNAP_FRAME_PYTHON;
             out_f->unreadable = SNAP_UNREADABLE_NONE;
         }
