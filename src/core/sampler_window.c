@@ -295,8 +295,9 @@ static uint32_t frame_pair(struct sampler_table *t, uint32_t *hint, uint32_t ti,
 
 /* Counts frame I of thread TI's stack: in OWN when it is the innermost, in TOTAL the first
  * time its function shows up in this stack. HINT: the frame's entries in the thread's last
- * stack, or NULL. */
-static void count_frame(struct sampler_window *w, struct sampler_window_bucket *b, uint32_t ti,
+ * stack, or NULL. Returns whether the frame's function is counted in this stack (false: it was
+ * dropped for want of memory). */
+static bool count_frame(struct sampler_window *w, struct sampler_window_bucket *b, uint32_t ti,
                         const struct frame_source *src, size_t i, bool own,
                         struct sampler_table_hint *hint)
 {
@@ -305,11 +306,11 @@ static void count_frame(struct sampler_window *w, struct sampler_window_bucket *
     if (fi == SAMPLER_TABLE_NONE) {
         b->c.dropped_frames++;
         w->counts.dropped_frames++;
-        return;
+        return false;
     }
     struct sampler_table_func *fe = sampler_table_func_at(t, fi);
     if (fe->stack_mark == w->stack_serial) {
-        return;
+        return true;
     }
     uint32_t pi = frame_pair(t, hint != NULL ? &hint->pair : NULL, ti, fi);
     struct pair_delta *d = pi != SAMPLER_TABLE_NONE ? pair_delta(w, b, pi) : NULL;
@@ -323,7 +324,7 @@ static void count_frame(struct sampler_window *w, struct sampler_window_bucket *
         }
         b->c.dropped_frames++;
         w->counts.dropped_frames++;
-        return;
+        return false;
     }
     struct sampler_table_pair *p = sampler_table_pair_at(t, pi);
     fe->stack_mark = w->stack_serial;
@@ -335,6 +336,7 @@ static void count_frame(struct sampler_window *w, struct sampler_window_bucket *
         p->own++;
         fe->own++;
     }
+    return true;
 }
 
 /* What the window counts of one thread-sample besides its frames. */
@@ -388,14 +390,21 @@ static void count_thread(struct sampler_window *w, struct sampler_window_bucket 
     struct sampler_table_hint *hints =
         n > 0 ? sampler_table_thread_hints(&w->table, ti, n, &n_hints) : NULL;
     bool innermost = true;
+    /* Recursion repeats a code object: a frame running the code of the counted frame before it
+     * adds nothing (its function is counted once a stack), so it is not looked up. */
+    uint64_t counted_code = 0;
     for (size_t i = 0; i < n; i++) {
         /* Shims are C-owned entry frames, not Python functions (DESIGN.md). */
         if (is_shim(src, i)) {
             continue;
         }
+        uint64_t code = src->compact != NULL ? src->compact[i].code_serial : 0;
+        if (code != 0 && code == counted_code) {
+            continue;
+        }
         size_t depth = n - 1 - i;
         struct sampler_table_hint *hint = hints != NULL && depth < n_hints ? &hints[depth] : NULL;
-        count_frame(w, b, ti, src, i, innermost, hint);
+        counted_code = count_frame(w, b, ti, src, i, innermost, hint) ? code : 0;
         innermost = false;
     }
 }
