@@ -40,6 +40,9 @@ struct span {
 
 struct proc_batch {
     struct merge_key *keys;  /* PROC_IOV_MAX */
+    uint32_t *order;         /* PROC_IOV_MAX: the last batch's regions in address order */
+    size_t order_n;          /* the size of that batch, its regions of nonzero length */
+    size_t order_k;
     struct proc_iov *merged; /* PROC_IOV_MAX */
     struct proc_iov *rest;   /* PROC_IOV_MAX */
     uint8_t *bounce;
@@ -63,10 +66,12 @@ struct proc_batch *proc_batch_new(void)
     struct proc_batch *b = calloc(1, sizeof *b);
     if (b != NULL) {
         b->keys = malloc(PROC_IOV_MAX * sizeof *b->keys);
+        b->order = malloc(PROC_IOV_MAX * sizeof *b->order);
         b->merged = malloc(PROC_IOV_MAX * sizeof *b->merged);
         b->rest = malloc(PROC_IOV_MAX * sizeof *b->rest);
     }
-    if (b == NULL || b->keys == NULL || b->merged == NULL || b->rest == NULL) {
+    if (b == NULL || b->keys == NULL || b->order == NULL || b->merged == NULL ||
+        b->rest == NULL) {
         proc_batch_free(b);
         return NULL;
     }
@@ -77,6 +82,7 @@ void proc_batch_free(struct proc_batch *b)
 {
     if (b != NULL) {
         free(b->keys);
+        free(b->order);
         free(b->merged);
         free(b->rest);
         free(b->bounce);
@@ -130,6 +136,27 @@ static bool mergeable(uint64_t end, uint64_t start, uint64_t next, uint64_t next
     return close_enough(end, next) && top - start <= MERGE_RUN_MAX;
 }
 
+/* A repeated walk reads the same regions in the same order: the address order the last batch
+ * of N regions (K of them not empty) sorted into is tried first, and kept when it still sorts
+ * these (one pass, no sort). Returns whether b->keys holds them in address order. */
+static bool reuse_order(struct proc_batch *b, const struct proc_iov *iov, size_t n, size_t k)
+{
+    if (n != b->order_n || k != b->order_k) {
+        return false;
+    }
+    uint64_t prev = 0;
+    for (size_t i = 0; i < k; i++) {
+        uint32_t at = b->order[i];
+        /* The last order names K distinct regions; all of them must still be not empty. */
+        if (at >= n || iov[at].len == 0 || iov[at].addr < prev) {
+            return false;
+        }
+        prev = iov[at].addr;
+        b->keys[i] = (struct merge_key){prev, at};
+    }
+    return true;
+}
+
 /* Reads the N regions as fewer, merged ones where they lie close together. Returns 0 when
  * done, 1 when merging would not help or failed (the caller then reads them as they are). */
 static int read_merged(struct proc_batch *b, const struct proc_iov *iov, size_t n,
@@ -140,11 +167,22 @@ static int read_merged(struct proc_batch *b, const struct proc_iov *iov, size_t 
     }
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        if (iov[i].len > 0) {
-            b->keys[k++] = (struct merge_key){iov[i].addr, (uint32_t)i};
-        }
+        k += iov[i].len > 0;
     }
-    qsort(b->keys, k, sizeof *b->keys, cmp_key);
+    if (!reuse_order(b, iov, n, k)) {
+        k = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (iov[i].len > 0) {
+                b->keys[k++] = (struct merge_key){iov[i].addr, (uint32_t)i};
+            }
+        }
+        qsort(b->keys, k, sizeof *b->keys, cmp_key);
+        for (size_t i = 0; i < k; i++) {
+            b->order[i] = b->keys[i].index;
+        }
+        b->order_n = n;
+        b->order_k = k;
+    }
     /* The merged regions (DST: the region itself when it stands alone, NULL when it holds
      * several) and the bounce space they need. */
     size_t m = 0;

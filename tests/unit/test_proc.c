@@ -318,6 +318,35 @@ static void test_proc_read_many_reads_close_regions_in_any_order_and_overlapping
     }
 }
 
+/* A repeated batch reuses the address order the last one sorted into: a batch of the same size
+ * whose regions moved, or one that leaves a region empty, must still read every region right. */
+static void test_proc_read_many_reads_a_repeated_batch_right_when_its_regions_move(void **state)
+{
+    struct fixture *f = *state;
+    struct proc *p = open_child(f, spawn(f, fill_body));
+    enum { REGIONS = 24, LEN = 48 };
+    unsigned char out[REGIONS][LEN];
+    struct proc_iov iov[REGIONS];
+    /* Rounds: ascending, the same again, reversed, with one region empty, shuffled. */
+    for (int round = 0; round < 5; round++) {
+        size_t at[REGIONS];
+        for (size_t k = 0; k < REGIONS; k++) {
+            size_t slot = round == 2 ? REGIONS - 1 - k : round == 4 ? (k * 7) % REGIONS : k;
+            at[k] = 3000 + slot * 40 + (size_t)round;
+            size_t len = round == 3 && k == 5 ? 0 : LEN;
+            memset(out[k], 0, sizeof out[k]);
+            iov[k] = (struct proc_iov){addr_of(f->buf + at[k]), out[k], len};
+        }
+        struct pt_error err = {0};
+        assert_int_equal(proc_read_many(p, iov, REGIONS, &err), 0);
+        for (size_t k = 0; k < REGIONS; k++) {
+            for (size_t i = 0; i < iov[k].len; i++) {
+                assert_int_equal(out[k][i], pattern(at[k] + i));
+            }
+        }
+    }
+}
+
 static void test_proc_readahead_serves_what_the_last_walk_read_in_one_call(void **state)
 {
     struct fixture *f = *state;
@@ -914,6 +943,7 @@ int main(void)
         cmocka_unit_test(test_proc_read_bytes_reads_a_child_buffer),
         cmocka_unit_test(test_proc_read_many_reads_fifty_regions_in_one_system_call),
         cmocka_unit_test(test_proc_read_many_reads_close_regions_in_any_order_and_overlapping),
+        cmocka_unit_test(test_proc_read_many_reads_a_repeated_batch_right_when_its_regions_move),
         cmocka_unit_test(test_proc_readahead_serves_what_the_last_walk_read_in_one_call),
         cmocka_unit_test(test_proc_read_now_is_never_served_from_the_readahead_copy),
         cmocka_unit_test(test_proc_read_bytes_fails_with_read_error_at_an_unmapped_address),
