@@ -224,7 +224,9 @@ static int batch_loop(struct batch *b)
         if (stop_requested) {
             return CLI_EXIT_OK;
         }
-        start = now > end + o->delay ? now : end;
+        /* Writing that ate half an interval or more starts the next one afresh: on the grid
+         * it would be short, or empty. */
+        start = now - end >= o->delay / 2 ? now : end;
     }
     return CLI_EXIT_OK;
 }
