@@ -627,6 +627,7 @@ static struct sampler_stats *stats_build(const struct sampler *s, double now,
             now_c.code_hits - b->code_hits,
             now_c.code_misses - b->code_misses,
             now_c.code_entries,
+            now_c.kept_stacks - b->kept_stacks,
         };
     }
     if (st->errors > 0 && s->last_error[0] != '\0' &&

@@ -91,9 +91,10 @@ static void json_head(void *ctx, struct snapshot_json_out *w)
         strbuf_printf(sb,
                       ",\"reader\":{\"reads\":%" PRIu64 ",\"bytes\":%" PRIu64
                       ",\"failed_reads\":%" PRIu64 ",\"code_cache\":{\"hits\":%" PRIu64
-                      ",\"misses\":%" PRIu64 ",\"entries\":%" PRIu64 "}}",
+                      ",\"misses\":%" PRIu64 ",\"entries\":%" PRIu64 "},\"kept_stacks\":%" PRIu64
+                      "}",
                       r->reads, r->bytes, r->failed_reads, r->code_hits, r->code_misses,
-                      r->code_entries);
+                      r->code_entries, r->kept_stacks);
     }
 }
 

@@ -156,6 +156,7 @@ struct unwind_counters unwind_get_counters(const struct unwind *u)
         .code_hits = cc.hits + u->trusted_hits,
         .code_misses = cc.misses,
         .code_entries = cc.entries,
+        .kept_stacks = u->idle_threads,
     };
 }
 
@@ -756,11 +757,18 @@ static int unwind_interp(struct unwind *u, uint64_t interp, struct interp_fields
     unwind_threads_read_cframes(u, ts, n);
     unwind_threads_read_tids(u, ts, n, in);
     unwind_threads_give_hints(u, ts, n);
+    /* Idle threads keep the stack the last walk read (unwind_threads.c); the others are
+     * walked. */
+    size_t n_walk = 0;
     for (size_t i = 0; i < n; i++) {
+        if (ts[i].idle) {
+            u->idle_threads++;
+            continue;
+        }
         ts[i].fr.keep_links = u->snap != NULL;
-        u->fr_ptrs[i] = &ts[i].fr;
+        u->fr_ptrs[n_walk++] = &ts[i].fr;
     }
-    frames_walk(u->proc, u->L, u->fr_ptrs, n);
+    frames_walk(u->proc, u->L, u->fr_ptrs, n_walk);
     /* A snapshot's stacks are what is drawn and written: each is checked against a later copy
      * (samples keep their one read and count torn stacks apart). */
     if (u->snap != NULL) {
@@ -778,6 +786,12 @@ static int unwind_interp(struct unwind *u, uint64_t interp, struct interp_fields
                main_interp && layout_has(u->L->interp.code_object_generation));
     for (size_t i = 0; i < n; i++) {
         settle_frames(u, &ts[i]);
+        /* A stack read (or kept) cleanly may be kept by the next walk if the thread idles. */
+        const struct frames_thread *fr = &ts[i].fr;
+        bool clean = main_interp && fr->done && !fr->failed && !fr->torn;
+        ts[i].kept_walk = clean ? u->walk_serial : 0;
+        ts[i].kept_frame_input = layout_has(u->L->thread.cframe) ? ts[i].cframe
+                                                                  : fr->current_frame;
     }
     if (u->snap == NULL) {
         sample_threads(u, interp, in, ts, n);
@@ -818,6 +832,7 @@ static int walk(struct unwind *u, struct snap_interp *interps, size_t *n_interps
     size_t n = 0;
     u->n_next_hints = 0; /* what a failed walk left */
     code_cache_begin(u->codes);
+    unwind_threads_idle_begin(u);
     if (unwind_threads_read_head(u, &rf, &in0, &in0_ok, err) < 0) {
         return -1;
     }
@@ -854,6 +869,7 @@ static int walk(struct unwind *u, struct snap_interp *interps, size_t *n_interps
         u->known.interp = 0;
     }
     unwind_threads_commit_hints(u);
+    unwind_threads_idle_end(u);
     *n_interps = n;
     return 0;
 }

@@ -19,6 +19,7 @@ struct unwind_counters {
     uint64_t code_hits;      /* code objects served by the cache */
     uint64_t code_misses;    /* code objects read and decoded */
     uint64_t code_entries;   /* code objects cached now */
+    uint64_t kept_stacks;    /* thread stacks kept, not read: the thread cannot have run */
 };
 
 struct unwind;

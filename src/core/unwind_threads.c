@@ -339,6 +339,55 @@ static bool reserve_threads(struct unwind *u, size_t n)
     return true;
 }
 
+/* Idle threads. In a GIL build a thread changes its Python stack only while it holds the
+ * GIL, and where every thread state that runs takes the GIL first (3.13+:
+ * gil_counts_every_switch), a take by another thread state than the last holder bumps the
+ * GIL's switch_number (Python/ceval_gil.c, take_gil()). So when the main interpreter's switch
+ * count and holder read at the start of this walk equal those read at the start of the last,
+ * no thread state but that holder took the GIL in between, and every other thread's stack is
+ * what the last walk read (its reads came after that walk's count: a change after them would
+ * have moved the count). Such a thread keeps its frames instead of reading them again; its
+ * thread state is still read (status bits, the list, its frame field, which must not have
+ * moved). Before 3.13 a thread state swapped in under a held GIL (PyThreadState_Swap) runs
+ * without a take, so the proof does not hold and every stack is read. */
+
+/* Whether the thread at slot T, whose state is now at ADDR, has a stack the last walk read
+ * cleanly and is not the GIL's last holder: one this walk may keep. */
+static bool may_keep(const struct unwind *u, const struct thread_ctx *t, uint64_t addr)
+{
+    return u->idle_known && t->kept_walk != 0 && t->kept_walk + 1 == u->walk_serial &&
+           t->addr == addr && addr != u->idle_holder;
+}
+
+/* This walk's switch count and holder (the head batch read them): the next walk's reference,
+ * and compared with the last walk's. */
+static void idle_check(struct unwind *u, const struct interp_fields *in0)
+{
+    if (!u->L->gil_counts_every_switch || u->L->free_threaded || !u->watch_asked) {
+        return;
+    }
+    u->idle_next_known = true;
+    u->idle_next_switches = u->watch_switches;
+    u->idle_next_holder = in0->gil_holder;
+    u->idle_now = u->idle_known && u->watch_switches == u->idle_switches &&
+                  in0->gil_holder == u->idle_holder;
+}
+
+void unwind_threads_idle_begin(struct unwind *u)
+{
+    u->walk_serial++;
+    u->idle_now = false;
+    u->idle_next_known = false;
+}
+
+void unwind_threads_idle_end(struct unwind *u)
+{
+    u->idle_known = u->idle_next_known;
+    u->idle_switches = u->idle_next_switches;
+    u->idle_holder = u->idle_next_holder;
+    u->idle_predict = u->idle_now;
+}
+
 enum { GUESS_BACKOFF = 16 };
 
 /* Adds to IOV[0..ROOM) what the walk of known thread J will probably start with: its stack
@@ -414,7 +463,9 @@ int unwind_threads_read_head(struct unwind *u, struct runtime_fields *rf, struct
         u->guess_backoff -= u->guess_backoff > 0;
         if (reserve_threads(u, m)) {
             for (; guessed < m && n < PROC_IOV_MAX; guessed++) {
-                n += thread_guesses(u, guessed, stacks, iov + n, PROC_IOV_MAX - n);
+                bool idle = u->idle_predict && u->snap == NULL &&
+                            may_keep(u, &u->ts[guessed], k->addrs[guessed]);
+                n += thread_guesses(u, guessed, stacks && !idle, iov + n, PROC_IOV_MAX - n);
             }
         }
     }
@@ -438,10 +489,12 @@ int unwind_threads_read_head(struct unwind *u, struct runtime_fields *rf, struct
         u->n_code_guess = codes; /* the rest did not fit: not read ahead */
     }
     u->code_pre_ok = ok && codes > 0;
+    u->idle_now = false;
     if (ok) {
         *in0_ok = rf->interpreters_head == k->interp;
         if (*in0_ok) {
             interp_finish(u, rf, in0);
+            idle_check(u, in0);
         }
         if (*in0_ok && u->watch_asked) {
             watch_finish(u, k->interp, in0);
@@ -635,12 +688,24 @@ void unwind_threads_frame_inputs(const struct py_layout *L, const uint8_t *ts, s
     layout_read_u64(ts, L->thread.size, L->thread.base_frame, &t->fr.base_frame);
 }
 
+/* The thread state's field the walk starts from: its current frame, or on 3.11 and 3.12 its
+ * current _PyCFrame; 0 unknown. */
+static uint64_t frame_input(const struct py_layout *L, const uint8_t *ts)
+{
+    uint64_t v = 0;
+    layout_read_u64(ts, L->thread.size,
+                    layout_has(L->thread.cframe) ? L->thread.cframe : L->thread.current_frame, &v);
+    return v;
+}
+
 /* Takes what the walk needs out of the thread state TS (L->thread.size bytes) at ADDR. */
 static void parse_thread(const struct unwind *u, const uint8_t *ts, uint64_t addr,
                          const struct interp_fields *in, struct thread_ctx *t)
 {
     const struct py_layout *L = u->L;
-    frames_begin(&t->fr, addr);
+    if (!t->idle) {
+        frames_begin(&t->fr, addr);
+    }
     t->addr = addr;
     t->next = 0;
     t->interp = 0;
@@ -648,7 +713,9 @@ static void parse_thread(const struct unwind *u, const uint8_t *ts, uint64_t add
     t->native_id = 0;
     layout_read_u64(ts, L->thread.size, L->thread.next, &t->next);
     layout_read_u64(ts, L->thread.size, L->thread.interp, &t->interp);
-    unwind_threads_frame_inputs(L, ts, t);
+    if (!t->idle) {
+        unwind_threads_frame_inputs(L, ts, t);
+    }
     layout_read_u64(ts, L->thread.size, L->thread.thread_id, &t->thread_id);
     layout_read_u64(ts, L->thread.size, L->thread.native_thread_id, &t->native_id);
     t->gil = thread_gil(u, ts, in, addr);
@@ -772,6 +839,9 @@ size_t unwind_threads_collect(struct unwind *u, uint64_t interp, const struct in
                 break;
             }
         }
+        u->ts[n].idle = main_interp && u->snap == NULL && u->idle_now &&
+                        may_keep(u, &u->ts[n], addr) &&
+                        frame_input(u->L, buf) == u->ts[n].kept_frame_input;
         parse_thread(u, buf, addr, in, &u->ts[n]);
         /* A thread state freed while the list was read (a thread that ended) no longer
          * names its interpreter: what it holds now, and what it links to, is not a thread. */

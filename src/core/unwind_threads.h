@@ -44,6 +44,12 @@ struct thread_ctx {
     uint32_t tid_guess;
     bool tid_pre;
     bool stack_pre;          /* frames_guess() was asked for its stack in the head batch */
+    /* An idle thread keeps its stack (see "Idle threads" in unwind_threads.c): the walk that
+     * last read or kept FR's frames cleanly (its serial, 0 none), the thread state's frame
+     * field then, and whether this walk keeps them. */
+    uint64_t kept_walk;
+    uint64_t kept_frame_input;
+    bool idle;
     enum snap_bool gil;
     enum snap_bool gil_requested;
     enum snap_bool has_exception;
@@ -185,6 +191,20 @@ struct unwind {
     uint64_t trusted_hits;  /* code entries served on the generation's word */
     unsigned guess_backoff; /* walks left before stacks are read ahead again */
     bool names_read;        /* thread names have been read once */
+    /* Idle threads (unwind_threads.c): this walk's serial; the main interpreter's GIL switch
+     * count and holder as the last walk read them (when IDLE_KNOWN), and as this one does;
+     * whether they are unchanged (IDLE_NOW), and were at the last walk (IDLE_PREDICT: the
+     * head batch then leaves idle threads' stacks out). */
+    uint64_t walk_serial;
+    bool idle_known;
+    uint64_t idle_switches;
+    uint64_t idle_holder;
+    bool idle_next_known;
+    uint64_t idle_next_switches;
+    uint64_t idle_next_holder;
+    bool idle_now;
+    bool idle_predict;
+    uint64_t idle_threads; /* thread-walks kept so (counters) */
     uint64_t failed_reads;
 };
 
@@ -203,6 +223,12 @@ int unwind_threads_read_head(struct unwind *u, struct runtime_fields *rf, struct
 /* Reads the scattered interpreter fields in one system call. Fields the version lacks are 0. */
 int unwind_threads_read_interp(struct unwind *u, uint64_t addr, const struct runtime_fields *rf,
                                struct interp_fields *f, struct pt_error *err);
+
+/* Idle threads (unwind_threads.c): a walk starts with unwind_threads_idle_begin() and, when it
+ * succeeds, ends with unwind_threads_idle_end(), which makes its GIL reading the next walk's
+ * reference. */
+void unwind_threads_idle_begin(struct unwind *u);
+void unwind_threads_idle_end(struct unwind *u);
 
 /* Reads the thread-state list of one interpreter into u->ts (capped, so a cycle ends at the
  * cap). Only the main interpreter's list is remembered for the next walk. */

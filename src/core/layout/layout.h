@@ -92,6 +92,11 @@ struct py_layout {
         uint64_t previous;
     } errstack;
     enum layout_gil_source gil_source;
+    /* Every thread state that runs Python code takes the GIL first, and a take by another
+     * thread state than the last holder bumps switch_number (3.13+: PyThreadState_Swap
+     * detaches and attaches; before, a thread state swapped in under a held GIL runs without
+     * a take). So an unchanged switch_number and holder prove the other threads did not run. */
+    bool gil_counts_every_switch;
     /* Where struct _gil_runtime_state keeps switch_number, from its last_holder (gen-layout;
      * LAYOUT_NONE unknown). */
     uint64_t gil_switch_from_holder;

@@ -105,6 +105,7 @@ int layout_v3_15_fill(const uint8_t *blob, size_t len, struct py_layout *L, stru
     L->interp.imports_modules = d.interpreter_state.imports_modules;
     L->interp.gil_locked = d.interpreter_state.gil_runtime_state_locked;
     L->interp.gil_holder = d.interpreter_state.gil_runtime_state_holder;
+    L->gil_counts_every_switch = true;
     L->interp.code_object_generation = d.interpreter_state.code_object_generation;
 
     L->thread.size = d.thread_state.size;

@@ -34,6 +34,26 @@ def native_id():
     return ctypes.CDLL(None, use_errno=True).syscall(_SYS_GETTID[platform.machine()])
 
 
+def run_logging_thread(outfile, name, body):
+    """Starts thread NAME running BODY(log_path, until, started, tid) (it logs to OUTFILE.log,
+    appends its kernel id to TID and sets STARTED once it has logged), waits for it to start,
+    writes OUTFILE ({"pid", "tid", "log"} or an error) atomically and waits for the thread."""
+    started = threading.Event()
+    tid = []
+    until = time.monotonic() + LIFETIME
+    t = threading.Thread(target=body, args=(outfile + ".log", until, started, tid), name=name,
+                         daemon=True)
+    t.start()
+    started.wait(60)
+    tmp = outfile + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump({"pid": os.getpid(), "tid": tid[0] if tid else None,
+                   "log": outfile + ".log"} if started.is_set()
+                  else {"error": "the %s did not start" % name}, f)
+    os.replace(tmp, outfile)
+    t.join()
+
+
 def interpreter_id():
     """The id of the interpreter running the caller (0 where subinterpreters are not exposed)."""
     try:

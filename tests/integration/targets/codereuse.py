@@ -12,18 +12,14 @@ Once the first has run, OUTFILE gets {"pid", "tid", "log"}. Python 3.6+.
 import json
 import os
 import sys
-import threading
 import time
 
 import _parking
-from _parking import LIFETIME
 
 RUN_S = 0.15
-started = threading.Event()
-tid = []
 
 
-def reuser(log_path, until):
+def reuser(log_path, until, started, tid):
     tid.append(_parking.native_id())
     i = 0
     with open(log_path, "w", encoding="utf-8") as log:
@@ -53,19 +49,7 @@ def reuser(log_path, until):
 
 
 def main():
-    outfile = sys.argv[1]
-    until = time.monotonic() + LIFETIME
-    t = threading.Thread(target=reuser, args=(outfile + ".log", until), name="reuser",
-                         daemon=True)
-    t.start()
-    started.wait(60)
-    tmp = outfile + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump({"pid": os.getpid(), "tid": tid[0] if tid else None,
-                   "log": outfile + ".log"} if started.is_set()
-                  else {"error": "the reuser did not start"}, f)
-    os.replace(tmp, outfile)
-    t.join()
+    _parking.run_logging_thread(sys.argv[1], "reuser", reuser)
 
 
 if __name__ == "__main__":
