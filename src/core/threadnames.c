@@ -33,7 +33,13 @@ struct name_entry {
 struct interp_age {
     uint64_t interp;
     double refreshed;
+    double recheck_until; /* threads threading did not know are looked for again until then */
 };
+
+/* A thread is in threading._active only once its bootstrap registered it, after Thread.start()
+ * returned; one read in between finds it absent. For MAX_AGE after a new thread shows up, a
+ * thread found absent is looked for again this often. */
+static const double ABSENT_RECHECK_S = 0.2;
 
 struct threadnames {
     struct name_entry *names; /* sorted by (interp, ident) */
@@ -121,7 +127,7 @@ static struct interp_age *age_of(struct threadnames *t, uint64_t interp)
     if (t->n_ages == INTERPS_MAX) {
         t->n_ages = 0;
     }
-    t->ages[t->n_ages] = (struct interp_age){interp, -1e300};
+    t->ages[t->n_ages] = (struct interp_age){interp, -1e300, -1e300};
     return &t->ages[t->n_ages++];
 }
 
@@ -152,6 +158,7 @@ static int add_thread(void *ctx, uint64_t key, uint64_t value)
                    : -1;
     e->interp = w->interp;
     e->ident = ident;
+    e->absent = false; /* the slot may hold an entry of an earlier refresh */
     e->unreadable = len < 0;
     e->len = len < 0 ? 0 : (size_t)len;
     w->t->n++;
@@ -176,11 +183,18 @@ int threadnames_update(struct threadnames *t, struct proc *p, const struct py_la
 {
     struct interp_age *age = age_of(t, interp);
     bool stale = now - age->refreshed > max_age;
-    for (size_t i = 0; i < n && !stale; i++) {
-        stale = find(t, interp, idents[i]) == NULL;
+    bool recheck = now < age->recheck_until && now - age->refreshed >= ABSENT_RECHECK_S;
+    bool new_thread = false;
+    for (size_t i = 0; i < n; i++) {
+        const struct name_entry *e = find(t, interp, idents[i]);
+        new_thread = new_thread || e == NULL;
+        stale = stale || e == NULL || (e->absent && recheck);
     }
     if (!stale) {
         return 0;
+    }
+    if (new_thread) {
+        age->recheck_until = now + max_age;
     }
     /* Checked again only after MAX_AGE, even when a thread has no name (not from threading). */
     age->refreshed = now;
