@@ -467,6 +467,13 @@ int runtime_locate_as(struct proc *p, uint64_t forced_version, struct runtime *r
         *err = first_err;
         return -1;
     }
+    /* A process that died while its files were read is gone, not "not Python" (the fault
+     * trials kill targets at any moment). */
+    struct pt_error gone = {0};
+    if (proc_exec_check(p, &gone) < 0 && gone.code == PT_E_GONE) {
+        *err = gone;
+        return -1;
+    }
     return pt_error_set(err, PT_E_NOTPY, 0, "no Python interpreter found in process %d (%s)",
                         (int)proc_pid(p), exe);
 }
