@@ -75,10 +75,10 @@ void code_cache_free(struct code_cache *c)
 
 void code_cache_set_generation(struct code_cache *c, uint64_t generation)
 {
-    if (generation != c->generation) {
-        cache_clear(c);
-        c->generation = generation;
-    }
+    /* Entries are not dropped: those the walk meets are checked against their objects again
+     * (a few reads in one batch), the rest when next met. Clearing them all would decode every
+     * name and line table again after each code object the target frees. */
+    c->generation = generation;
 }
 
 static size_t slot_of(const struct code_cache *c, uint64_t addr)
@@ -219,6 +219,12 @@ struct code_info *code_cache_find(const struct code_cache *c, uint64_t addr)
     return ci;
 }
 
+struct code_info *code_cache_find_current(const struct code_cache *c, uint64_t addr)
+{
+    struct code_info *ci = code_cache_find(c, addr);
+    return ci != NULL && ci->checked_in == c->generation ? ci : NULL;
+}
+
 struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
                                  const struct py_layout *L, uint64_t code_type, uint64_t addr,
                                  const uint8_t *raw, struct pt_error *err)
@@ -238,6 +244,7 @@ struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
     if (old != NULL && old->addr == addr && memcmp(old->key, key, sizeof key) == 0) {
         c->hits++;
         old->used_in = c->round;
+        old->checked_in = c->generation;
         return old;
     }
     if (old == NULL && c->used >= LIMIT_CODE_CACHE) {
@@ -260,6 +267,7 @@ struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
     c->misses++;
     ci->serial = c->next_serial++;
     ci->used_in = c->round;
+    ci->checked_in = c->generation;
     if (old == NULL || old->addr != addr) {
         c->used++;
     } else {

@@ -49,6 +49,7 @@ struct code_info {
      * statistics can count by code identity and tell a reused address apart. */
     uint64_t serial;
     uint64_t used_in; /* the last round (code_cache_begin()) that looked the entry up */
+    uint64_t checked_in; /* the generation it was made or last checked under */
 };
 
 struct code_cache;
@@ -62,9 +63,15 @@ void code_cache_free(struct code_cache *c);
  * stay valid until the next round begins. */
 void code_cache_begin(struct code_cache *c);
 
-/* Drops every entry when GENERATION differs from the last one seen (3.14+ targets bump it
- * when code objects are freed). */
+/* The target's code-object generation (3.14+ bump it when a code object is freed) read at
+ * the start of this walk, before any code object: an entry checked against its object (or
+ * made) while the generation was this one still describes the object at its address, one
+ * checked under another is checked again before it is trusted (code_cache_find_current()). */
 void code_cache_set_generation(struct code_cache *c, uint64_t generation);
+
+/* The cached entry for ADDR when it was made or checked under the current generation, else
+ * NULL; no reads. It counts as used in the current round. Valid as code_cache_find()'s. */
+struct code_info *code_cache_find_current(const struct code_cache *c, uint64_t addr);
 
 /* Returns the code object at ADDR, whose raw struct bytes (L->code.size of them) the caller has
  * already read into RAW: served from the cache when those bytes name the same strings and

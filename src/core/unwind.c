@@ -287,10 +287,10 @@ static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool m
         u->cap_code_addrs = total;
     }
     uint64_t *addrs = u->code_addrs;
-    /* With a code-object generation (3.14+), an unchanged generation vouches for cached
-     * entries, which then cost nothing; without one, each entry is checked against its
-     * object's current fields. Only the main interpreter's generation is tracked, so
-     * subinterpreters always check. */
+    /* With a code-object generation (3.14+), an entry made or checked under the generation
+     * read at this walk's start costs nothing; any other is checked against its object's
+     * current fields, as every entry is without a generation. Only the main interpreter's
+     * generation is tracked, so subinterpreters always check. */
     size_t k = 0;
     uint64_t last = 0;
     for (size_t i = 0; i < n; i++) {
@@ -301,7 +301,7 @@ static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool m
                 continue;
             }
             last = a;
-            if (trust_cache && code_cache_find(u->codes, a) != NULL) {
+            if (trust_cache && code_cache_find_current(u->codes, a) != NULL) {
                 u->trusted_hits++;
             } else {
                 addrs[k++] = a;

@@ -271,6 +271,42 @@ static void test_code_cache_replaces_a_code_object_at_a_reused_address(void **st
     assert_int_equal(err.code, PT_E_BADLAYOUT);
 }
 
+/* A generation change (3.14+: a code object was freed) keeps the entries but trusts none until
+ * it is checked against its object again: the same object is kept (no new serial, no decoding),
+ * an address reused by another object gets a new entry. */
+static void test_code_cache_trusts_only_entries_checked_under_the_current_generation(void **state)
+{
+    struct fixture *f = *state;
+    struct pt_error err = {0};
+    code_cache_begin(f->cache);
+    code_cache_set_generation(f->cache, 7);
+    struct code_info *a = get(f, 1, &err);
+    struct code_info *b = get(f, 2, &err);
+    assert_ptr_equal(code_cache_find_current(f->cache, code_addr(1)), a);
+    uint64_t serial_a = a->serial;
+    uint64_t misses = code_cache_get_counters(f->cache).misses;
+
+    code_cache_begin(f->cache);
+    code_cache_set_generation(f->cache, 8);
+    assert_null(code_cache_find_current(f->cache, code_addr(1)));
+    assert_null(code_cache_find_current(f->cache, code_addr(2)));
+    /* Checked again: the same object, kept as it was. */
+    assert_ptr_equal(get(f, 1, &err), a);
+    assert_true(a->serial == serial_a);
+    assert_int_equal(code_cache_get_counters(f->cache).misses, misses);
+    assert_ptr_equal(code_cache_find_current(f->cache, code_addr(1)), a);
+    /* Checked again: another object at 2's address now (code object 3's fields). */
+    struct code_info *c =
+        code_cache_get(f->cache, f->proc, &f->L, FAKE_CODE_TYPE, code_addr(2), raw_of(f, 3), &err);
+    assert_non_null(c);
+    assert_true(c->serial != b->serial);
+    assert_memory_equal(c->name, "f000003", 7);
+    assert_ptr_equal(code_cache_find_current(f->cache, code_addr(2)), c);
+    /* A generation back to an old value is a change too. */
+    code_cache_set_generation(f->cache, 7);
+    assert_null(code_cache_find_current(f->cache, code_addr(1)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -281,6 +317,9 @@ int main(void)
             teardown),
         cmocka_unit_test_setup_teardown(test_code_cache_replaces_a_code_object_at_a_reused_address,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_code_cache_trusts_only_entries_checked_under_the_current_generation, setup,
+            teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
