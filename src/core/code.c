@@ -20,6 +20,9 @@ struct code_cache {
     size_t n_slots;
     size_t used;
     uint64_t generation;
+    uint64_t version_below;
+    uint64_t epoch;
+    uint64_t contradicted;
     uint64_t hits;
     uint64_t misses;
     uint64_t next_serial;
@@ -73,12 +76,15 @@ void code_cache_free(struct code_cache *c)
     }
 }
 
-void code_cache_set_generation(struct code_cache *c, uint64_t generation)
+void code_cache_set_generation(struct code_cache *c, uint64_t generation, uint64_t version_below)
 {
-    /* Entries are not dropped: those the walk meets are checked against their objects again
-     * (a few reads in one batch), the rest when next met. Clearing them all would decode every
-     * name and line table again after each code object the target frees. */
     c->generation = generation;
+    c->version_below = version_below;
+}
+
+void code_cache_distrust(struct code_cache *c)
+{
+    c->epoch++;
 }
 
 static size_t slot_of(const struct code_cache *c, uint64_t addr)
@@ -89,7 +95,7 @@ static size_t slot_of(const struct code_cache *c, uint64_t addr)
 
 struct code_cache_counters code_cache_get_counters(const struct code_cache *c)
 {
-    return (struct code_cache_counters){c->hits, c->misses, c->used};
+    return (struct code_cache_counters){c->hits, c->misses, c->used, c->contradicted};
 }
 
 void code_cache_begin(struct code_cache *c)
@@ -132,6 +138,7 @@ static int read_key(const struct py_layout *L, const uint8_t *raw, uint64_t key[
 {
     key[CODE_KEY_QUALNAME] = 0;
     key[CODE_KEY_FIRSTTRACEABLE] = UINT64_MAX;
+    key[CODE_KEY_VERSION] = 0;
     if (!layout_read_u64(raw, L->code.size, L->object.ob_type, &key[CODE_KEY_TYPE]) ||
         !layout_read_u64(raw, L->code.size, L->code.filename, &key[CODE_KEY_FILENAME]) ||
         !layout_read_u64(raw, L->code.size, L->code.name, &key[CODE_KEY_NAME]) ||
@@ -147,6 +154,10 @@ static int read_key(const struct py_layout *L, const uint8_t *raw, uint64_t key[
     if (layout_has(L->code.firsttraceable) &&
         !layout_read_uint(raw, L->code.size, L->code.firsttraceable, 4,
                           &key[CODE_KEY_FIRSTTRACEABLE])) {
+        return -1;
+    }
+    if (layout_has(L->code.version) &&
+        !layout_read_uint(raw, L->code.size, L->code.version, 4, &key[CODE_KEY_VERSION])) {
         return -1;
     }
     return 0;
@@ -212,17 +223,56 @@ static size_t find_slot(const struct code_cache *c, uint64_t addr)
 struct code_info *code_cache_find(const struct code_cache *c, uint64_t addr)
 {
     struct code_info *ci = c->slots[find_slot(c, addr)];
-    if (ci == NULL || ci->addr != addr) {
+    if (ci == NULL || ci->addr != addr || ci->checked_in != c->round) {
         return NULL;
     }
     ci->used_in = c->round;
     return ci;
 }
 
-struct code_info *code_cache_find_current(const struct code_cache *c, uint64_t addr)
+/* Whether the current generation vouches for entry CI. */
+static bool vouched(const struct code_cache *c, const struct code_info *ci)
 {
-    struct code_info *ci = code_cache_find(c, addr);
-    return ci != NULL && ci->checked_in == c->generation ? ci : NULL;
+    if (c->generation == CODE_GENERATION_NONE || ci->checked_gen != c->generation ||
+        ci->checked_epoch != c->epoch) {
+        return false;
+    }
+    /* A counter of co_versions vouches only for what it numbered before its value: a code
+     * object of co_version 0 was made once it had worn out, or never by it (a static one). */
+    uint64_t version = ci->key[CODE_KEY_VERSION];
+    return c->version_below == 0 || (version != 0 && version < c->version_below);
+}
+
+struct code_info *code_cache_trust(struct code_cache *c, uint64_t addr)
+{
+    struct code_info *ci = c->slots[find_slot(c, addr)];
+    if (ci == NULL || ci->addr != addr || !vouched(c, ci)) {
+        return NULL;
+    }
+    ci->checked_in = c->round;
+    ci->used_in = c->round;
+    return ci;
+}
+
+/* The entry at slot I (or none) is not what the object at its address holds now, or that
+ * object could not be read: it is served and trusted no more until it is read again. */
+static void unchecked(struct code_cache *c, size_t i, uint64_t addr)
+{
+    struct code_info *old = c->slots[i];
+    if (old != NULL && old->addr == addr) {
+        old->checked_in = 0;
+        old->checked_gen = CODE_GENERATION_NONE;
+    }
+}
+
+/* The entry passed its check in this round, under the current generation. */
+static struct code_info *checked(struct code_cache *c, struct code_info *ci)
+{
+    ci->used_in = c->round;
+    ci->checked_in = c->round;
+    ci->checked_gen = c->generation;
+    ci->checked_epoch = c->epoch;
+    return ci;
 }
 
 struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
@@ -230,23 +280,28 @@ struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
                                  const uint8_t *raw, struct pt_error *err)
 {
     uint64_t key[CODE_KEY_N];
+    size_t i = find_slot(c, addr);
+    struct code_info *old = c->slots[i];
     if (read_key(L, raw, key) < 0) {
+        unchecked(c, i, addr);
         pt_error_set(err, PT_E_BADLAYOUT, 0, "code object at 0x%" PRIx64 " unreadable", addr);
         return NULL;
     }
     if (code_type != 0 && key[CODE_KEY_TYPE] != code_type) {
+        unchecked(c, i, addr);
         pt_error_set(err, PT_E_BADLAYOUT, 0, "object at 0x%" PRIx64 " is not a code object",
                      addr);
         return NULL;
     }
-    size_t i = find_slot(c, addr);
-    struct code_info *old = c->slots[i];
     if (old != NULL && old->addr == addr && memcmp(old->key, key, sizeof key) == 0) {
         c->hits++;
-        old->used_in = c->round;
-        old->checked_in = c->generation;
-        return old;
+        return checked(c, old);
     }
+    /* Another code object where the generation said the old one still was. */
+    if (old != NULL && old->addr == addr && vouched(c, old)) {
+        c->contradicted++;
+    }
+    unchecked(c, i, addr);
     if (old == NULL && c->used >= LIMIT_CODE_CACHE) {
         if (!make_room(c)) {
             pt_error_set(err, PT_E_LIMIT, 0, "more than %d code objects in one sample",
@@ -266,15 +321,13 @@ struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
     }
     c->misses++;
     ci->serial = c->next_serial++;
-    ci->used_in = c->round;
-    ci->checked_in = c->generation;
     if (old == NULL || old->addr != addr) {
         c->used++;
     } else {
         info_free(old);
     }
     c->slots[i] = ci;
-    return ci;
+    return checked(c, ci);
 }
 
 static int locate(const struct code_info *ci, const struct py_layout *L, uint64_t instr,

@@ -20,8 +20,12 @@ enum code_key {
     CODE_KEY_LINETABLE,
     CODE_KEY_FIRSTLINENO,
     CODE_KEY_FIRSTTRACEABLE,
+    CODE_KEY_VERSION, /* co_version (3.12+): tells apart two code objects alike in the rest */
     CODE_KEY_N,
 };
+
+/* A generation that vouches for nothing (code_cache_set_generation()). */
+#define CODE_GENERATION_NONE UINT64_MAX
 
 /* What pytop keeps of one code object. Strings are UTF-8 (possibly with invalid bytes from
  * lone surrogates), not NUL-terminated. */
@@ -49,7 +53,9 @@ struct code_info {
      * statistics can count by code identity and tell a reused address apart. */
     uint64_t serial;
     uint64_t used_in; /* the last round (code_cache_begin()) that looked the entry up */
-    uint64_t checked_in; /* the generation it was made or last checked under */
+    uint64_t checked_in;    /* the last round that checked it (read it, or trusted it) */
+    uint64_t checked_gen;   /* the generation it was last read under, */
+    uint64_t checked_epoch; /* and the cache's epoch then (code_cache_distrust()) */
 };
 
 struct code_cache;
@@ -63,15 +69,21 @@ void code_cache_free(struct code_cache *c);
  * stay valid until the next round begins. */
 void code_cache_begin(struct code_cache *c);
 
-/* The target's code-object generation (3.14+ bump it when a code object is freed) read at
- * the start of this walk, before any code object: an entry checked against its object (or
- * made) while the generation was this one still describes the object at its address, one
- * checked under another is checked again before it is trusted (code_cache_find_current()). */
-void code_cache_set_generation(struct code_cache *c, uint64_t generation);
+/* Sets the round's generation: the target's code marker as read before any code object of the
+ * round (codemark_take()), or CODE_GENERATION_NONE. With VERSION_BELOW not 0 (a counter of
+ * co_versions: codemark_version_below()) it vouches only for entries of a co_version neither 0
+ * nor VERSION_BELOW or more. Entries read under another generation stay, but are no longer
+ * trusted: code_cache_get() checks them against their object's fields again. */
+void code_cache_set_generation(struct code_cache *c, uint64_t generation, uint64_t version_below);
 
-/* The cached entry for ADDR when it was made or checked under the current generation, else
- * NULL; no reads. It counts as used in the current round. Valid as code_cache_find()'s. */
-struct code_info *code_cache_find_current(const struct code_cache *c, uint64_t addr);
+/* No entry read so far is trusted again, whatever the generation (the marker now read is
+ * another interpreter's). */
+void code_cache_distrust(struct code_cache *c);
+
+/* The entry for ADDR when the current generation vouches for it: it was read under this
+ * generation (and epoch), within its co_version bound. It then counts as checked and used in
+ * this round. NULL otherwise; no reads. Valid until the next code_cache_begin(). */
+struct code_info *code_cache_trust(struct code_cache *c, uint64_t addr);
 
 /* Returns the code object at ADDR, whose raw struct bytes (L->code.size of them) the caller has
  * already read into RAW: served from the cache when those bytes name the same strings and
@@ -83,8 +95,9 @@ struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
                                  const struct py_layout *L, uint64_t code_type, uint64_t addr,
                                  const uint8_t *raw, struct pt_error *err);
 
-/* The cached entry for ADDR, or NULL; no validation and no reads. It counts as used in the
- * current round. Valid until the next code_cache_begin() or code_cache_set_generation(). */
+/* The entry for ADDR if this round has checked it (code_cache_get() or code_cache_trust()), or
+ * NULL: an entry whose object failed its check is not served. No reads. It counts as used in
+ * the current round. Valid until the next code_cache_begin(). */
 struct code_info *code_cache_find(const struct code_cache *c, uint64_t addr);
 
 /* The byte offset into CI's bytecode of a frame's current instruction INSTR: from an
@@ -118,6 +131,8 @@ struct code_cache_counters {
     uint64_t hits;    /* lookups served without decoding (validated or trusted) */
     uint64_t misses;  /* code objects read and decoded */
     uint64_t entries; /* entries held now */
+    uint64_t contradicted; /* entries the generation vouched for that code_cache_get() found
+                            * replaced by another code object */
 };
 struct code_cache_counters code_cache_get_counters(const struct code_cache *c);
 

@@ -157,6 +157,8 @@ static int examine(struct proc *p, const struct proc_map *maps, size_t n, const 
     rt->runtime_addr = cand->runtime_addr;
     rt->code_type_addr = symbol_addr(e, "PyCode_Type", cand->bias);
     rt->none_addr = symbol_addr(e, "_Py_NoneStruct", cand->bias);
+    /* A local symbol: only an unstripped binary's .symtab names it. */
+    rt->next_version_addr = symbol_addr(e, LAYOUT_NEXT_VERSION_SYMBOL, cand->bias);
     /* Py_REF_DEBUG, implied by Py_DEBUG, adds this function (Objects/object.c). */
     rt->debug_build = symbol_addr(e, "_Py_NegativeRefcount", cand->bias) != 0;
     snprintf(rt->binary, sizeof rt->binary, "%s", path);
@@ -366,6 +368,17 @@ static int check_frame(struct proc *p, const struct runtime *rt, uint64_t tstate
     return 0;
 }
 
+/* What the layout takes from the binary rather than the version: its kind of build, and
+ * whether it names the global a code marker lives in. */
+static void fit_build(struct runtime *rt)
+{
+    struct py_layout *L = &rt->layout;
+    layout_pick_build(L, rt->debug_build);
+    if (L->code_marker == CODE_MARKER_GLOBAL_NEXT_VERSION && rt->next_version_addr == 0) {
+        L->code_marker = CODE_MARKER_NONE;
+    }
+}
+
 static int read_layout(struct proc *p, struct runtime *rt, const struct candidate *cand,
                        uint64_t forced, struct pt_error *err)
 {
@@ -397,9 +410,11 @@ static int read_layout(struct proc *p, struct runtime *rt, const struct candidat
         if (layout_from_table(hex, &rt->layout, err) < 0) {
             return pt_error_prefix(err, "Python %s", rt->version);
         }
+        fit_build(rt);
         return check_layout(p, rt, cand->runtime_size, err);
     }
     layout_version_string(rt->layout.hexversion, rt->version, sizeof rt->version);
+    fit_build(rt);
     return check_layout(p, rt, cand->runtime_size, err);
 }
 

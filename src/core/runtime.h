@@ -15,6 +15,7 @@ struct runtime {
     uint64_t runtime_addr;    /* _PyRuntime in the target */
     uint64_t code_type_addr;  /* PyCode_Type; 0 when the binary does not export it */
     uint64_t none_addr;       /* _Py_NoneStruct; 0 when unknown */
+    uint64_t next_version_addr;  /* LAYOUT_NEXT_VERSION_SYMBOL, where the binary names it; 0 */
     uint64_t asyncio_debug_addr; /* _asyncio's .AsyncioDebug section (3.14+) when a tool knew
                                   * it already (runtime_adopt()); 0: tasks.c looks for it in
                                   * the mapped files */

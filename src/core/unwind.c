@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "core/code.h"
+#include "core/codemark.h"
 #include "core/error.h"
 #include "core/frames.h"
 #include "core/gc.h"
@@ -57,6 +58,8 @@ struct unwind *unwind_new(struct proc *p, const struct runtime *rt, struct pt_er
     u->rt = rt;
     u->L = &rt->layout;
     u->codes = code_cache_new(err);
+    codemark_init(&u->mark, u->L->code_marker);
+    u->generation = CODE_GENERATION_NONE;
     u->names = threadnames_new();
     u->code_buf = malloc((size_t)PROC_IOV_MAX * u->L->code.size);
     u->ts_buf = calloc(LIMIT_THREADS, u->L->thread.size);
@@ -261,6 +264,20 @@ static struct code_info *frame_code(const struct unwind *u, const struct frames_
     return NULL;
 }
 
+/* Checks the code object at ADDR, whose struct is RAW, through the cache; a failure is noted
+ * for the frames that name it. The main interpreter's co_versions go to the marker's checks. */
+static void check_code(struct unwind *u, uint64_t addr, const uint8_t *raw, bool main_interp)
+{
+    struct pt_error e = {0};
+    struct code_info *ci =
+        code_cache_get(u->codes, u->proc, u->L, u->rt->code_type_addr, addr, raw, &e);
+    if (ci == NULL) {
+        code_failed(u, addr, &e, false);
+    } else if (main_interp) {
+        codemark_saw_version(&u->mark, ci->key[CODE_KEY_VERSION]);
+    }
+}
+
 /* Brings every code object the threads' frames name into the cache: their structs are read in
  * batches of one system call; strings and tables only for objects not cached yet. */
 static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool main_interp,
@@ -287,10 +304,9 @@ static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool m
         u->cap_code_addrs = total;
     }
     uint64_t *addrs = u->code_addrs;
-    /* With a code-object generation (3.14+), an entry made or checked under the generation
-     * read at this walk's start costs nothing; any other is checked against its object's
-     * current fields, as every entry is without a generation. Only the main interpreter's
-     * generation is tracked, so subinterpreters always check. */
+    /* With a code marker that vouches (codemark.c), an entry read under the walk's generation
+     * costs nothing; without one, each entry is checked against its object's current fields.
+     * Only the main interpreter's marker is read, so subinterpreters always check. */
     size_t k = 0;
     uint64_t last = 0;
     for (size_t i = 0; i < n; i++) {
@@ -301,7 +317,7 @@ static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool m
                 continue;
             }
             last = a;
-            if (trust_cache && code_cache_find_current(u->codes, a) != NULL) {
+            if (trust_cache && code_cache_trust(u->codes, a) != NULL) {
                 u->trusted_hits++;
             } else {
                 addrs[k++] = a;
@@ -332,13 +348,11 @@ static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool m
         const uint64_t *hit = u->code_pre_ok ? bsearch(&addrs[i], u->code_guess, u->n_code_guess,
                                                        sizeof *u->code_guess, cmp_u64)
                                              : NULL;
-        struct pt_error e = {0};
         if (hit == NULL) {
             addrs[left++] = addrs[i];
-        } else if (code_cache_get(u->codes, u->proc, L, u->rt->code_type_addr, addrs[i],
-                                  u->code_pre + (size_t)(hit - u->code_guess) * L->code.size,
-                                  &e) == NULL) {
-            code_failed(u, addrs[i], &e, false);
+        } else {
+            check_code(u, addrs[i], u->code_pre + (size_t)(hit - u->code_guess) * L->code.size,
+                       main_interp);
         }
     }
     if (main_interp && !trust_cache) {
@@ -362,9 +376,8 @@ static void load_codes(struct unwind *u, struct thread_ctx *ts, size_t n, bool m
             if (!batch_ok &&
                 proc_read_bytes(u->proc, iov[j].addr, iov[j].dst, iov[j].len, &e) < 0) {
                 code_failed(u, iov[j].addr, &e, true);
-            } else if (code_cache_get(u->codes, u->proc, L, u->rt->code_type_addr, iov[j].addr,
-                                      iov[j].dst, &e) == NULL) {
-                code_failed(u, iov[j].addr, &e, false);
+            } else {
+                check_code(u, iov[j].addr, iov[j].dst, main_interp);
             }
         }
     }
@@ -782,8 +795,15 @@ static int unwind_interp(struct unwind *u, uint64_t interp, struct interp_fields
     }
     unwind_threads_keep_hints(u, ts, n);
     unwind_threads_exc_chains(u, ts, n);
+    /* An audit walk reads what the marker vouches for all the same: a code object found
+     * replaced under it ends the trust (a marker that does not move, read at a wrong place,
+     * serves stale names only until then). */
+    uint64_t contradicted = code_cache_get_counters(u->codes).contradicted;
     load_codes(u, ts, n, main_interp,
-               main_interp && layout_has(u->L->interp.code_object_generation));
+               main_interp && u->generation != CODE_GENERATION_NONE && !u->auditing);
+    if (main_interp && code_cache_get_counters(u->codes).contradicted != contradicted) {
+        codemark_fail(&u->mark, "a code object it vouched for was replaced");
+    }
     for (size_t i = 0; i < n; i++) {
         settle_frames(u, &ts[i]);
         /* A stack read (or kept) cleanly may be kept by the next walk if the thread idles. */
@@ -821,6 +841,26 @@ static void fill_python(const struct runtime *rt, struct snapshot *s)
     s->python.binary = snapshot_strdup(s, rt->binary, strlen(rt->binary));
 }
 
+/* The walk's generation, from the code marker of its first interpreter (at ADDR, fields IN):
+ * what the code cache may trust in this walk. */
+static void take_marker(struct unwind *u, uint64_t addr, const struct interp_fields *in)
+{
+    u->generation = codemark_take(&u->mark, addr, in->code_marker_read, in->code_marker);
+    /* A snapshot's reads may be served from the read-ahead copy, whose regions were read in
+     * address order before the walk (proc_readahead_begin()): a code object there may be older
+     * than the marker. So it trusts nothing, and nothing it reads is vouched for later. */
+    if (u->snap != NULL) {
+        u->generation = CODE_GENERATION_NONE;
+    }
+    if (u->mark.epoch != u->mark_epoch) {
+        code_cache_distrust(u->codes);
+        u->mark_epoch = u->mark.epoch;
+    }
+    code_cache_set_generation(u->codes, u->generation,
+                              codemark_version_below(&u->mark, u->generation));
+    u->auditing = ++u->walks % UNWIND_AUDIT_EVERY == 0;
+}
+
 /* One walk over every interpreter, into u->snap when set, else into the compact sample.
  * INTERPS receives the snapshot's interpreters (LIMIT_INTERPRETERS of room). */
 static int walk(struct unwind *u, struct snap_interp *interps, size_t *n_interps,
@@ -851,7 +891,7 @@ static int walk(struct unwind *u, struct snap_interp *interps, size_t *n_interps
             break;
         }
         if (n == 0) {
-            code_cache_set_generation(u->codes, in.code_generation);
+            take_marker(u, addr, &in);
         }
         if (interps != NULL) {
             memset(&interps[n], 0, sizeof interps[n]);

@@ -224,7 +224,6 @@ static void interp_iovs(struct unwind *u, uint64_t addr, struct interp_fields *f
         {L->interp.threads_main, &f->threads_main, 8},
         {L->interp.gil_locked, &f->gil_locked, 4},
         {L->interp.gil_holder, &f->gil_holder, 8},
-        {L->interp.code_object_generation, &f->code_generation, 8},
         {layout_has(L->interp.gc) ? L->interp.gc + L->gc.collecting : LAYOUT_NONE,
          &f->gc_collecting, 4},
         {layout_has(L->interp.gc) && layout_has(L->gc.frame) ? L->interp.gc + L->gc.frame
@@ -238,6 +237,18 @@ static void interp_iovs(struct unwind *u, uint64_t addr, struct interp_fields *f
             continue;
         }
         iov[(*n)++] = (struct proc_iov){addr + want[i].off, want[i].dst, want[i].len};
+    }
+    /* The interpreter's code marker, where it keeps one. Its iovec comes before any code
+     * object's in a batch (the head batch reads those last): process_vm_readv copies in
+     * order, so what the marker vouches for was read after it. */
+    uint64_t marker = L->code_marker == CODE_MARKER_GENERATION ? L->interp.code_object_generation
+                      : L->code_marker == CODE_MARKER_NEXT_VERSION ? L->interp.func_next_version
+                                                                   : LAYOUT_NONE;
+    if (layout_has(marker) && marker < LIMIT_OBJECT_READ * 16ull &&
+        codemark_is_vouching(&u->mark)) {
+        size_t len = L->code_marker == CODE_MARKER_GENERATION ? 8 : 4;
+        iov[(*n)++] = (struct proc_iov){addr + marker, &f->code_marker, len};
+        f->code_marker_read = true;
     }
     f->gc_addr = gc_state_addr(u, addr);
     if (u->snap != NULL && u->gc != NULL && f->gc_addr != 0 && gc_state_len(u->gc) > 0) {
@@ -262,11 +273,8 @@ static void interp_finish(struct unwind *u, const struct runtime_fields *rf,
     if (f->records) {
         gc_records_prefetched(u->gc);
     }
-    /* 4-byte fields were read into the low half of a zeroed uint64_t (little-endian hosts). */
-    if (!layout_has(L->interp.code_object_generation)) {
-        f->code_generation = UINT64_MAX;
-    }
-    /* Before 3.12 one GIL (and in 3.8 one GC) served the whole runtime. */
+    /* 4-byte fields were read into the low half of a zeroed uint64_t (little-endian hosts).
+     * Before 3.12 one GIL (and in 3.8 one GC) served the whole runtime. */
     if (!layout_has(L->interp.gil_holder)) {
         f->gil_locked = rf->gil_locked;
         f->gil_holder = rf->gil_holder;
@@ -275,6 +283,11 @@ static void interp_finish(struct unwind *u, const struct runtime_fields *rf,
         f->gc_collecting = rf->gc_collecting;
     }
     f->main_thread_ident = rf->main_thread;
+    /* A runtime-wide code marker serves every interpreter. */
+    if (L->code_marker == CODE_MARKER_GLOBAL_NEXT_VERSION) {
+        f->code_marker = rf->next_version;
+        f->code_marker_read = rf->next_version_read;
+    }
 }
 
 /* Reads the scattered interpreter fields in one system call. Fields the version lacks are 0. */
@@ -318,6 +331,12 @@ static void runtime_iovs(struct unwind *u, struct runtime_fields *rf, struct pro
         if (layout_has(want[i].off) && want[i].off < L->runtime.size) {
             iov[(*n)++] = (struct proc_iov){base + want[i].off, want[i].dst, want[i].len};
         }
+    }
+    /* A runtime-wide code marker: read first, before any code object it vouches for. */
+    if (L->code_marker == CODE_MARKER_GLOBAL_NEXT_VERSION && u->rt->next_version_addr != 0 &&
+        codemark_is_vouching(&u->mark)) {
+        iov[(*n)++] = (struct proc_iov){u->rt->next_version_addr, &rf->next_version, 4};
+        rf->next_version_read = true;
     }
 }
 
@@ -469,10 +488,11 @@ int unwind_threads_read_head(struct unwind *u, struct runtime_fields *rf, struct
             }
         }
     }
-    /* Before 3.14: the code objects the last walk checked, to be checked again. */
+    /* Without a marker that vouches: the code objects the last walk checked, to be checked
+     * again. They come last, after the marker (runtime_iovs(), interp_iovs()). */
     size_t codes = 0;
     u->code_pre_ok = false;
-    if (k->interp != 0 && !layout_has(L->interp.code_object_generation)) {
+    if (k->interp != 0 && !codemark_is_vouching(&u->mark)) {
         for (; codes < u->n_code_guess && n < PROC_IOV_MAX; codes++) {
             iov[n++] = (struct proc_iov){u->code_guess[codes], u->code_pre + codes * L->code.size,
                                          L->code.size};
@@ -488,10 +508,11 @@ int unwind_threads_read_head(struct unwind *u, struct runtime_fields *rf, struct
     if (codes < u->n_code_guess) {
         u->n_code_guess = codes; /* the rest did not fit: not read ahead */
     }
-    u->code_pre_ok = ok && codes > 0;
     u->idle_now = false;
     if (ok) {
         *in0_ok = rf->interpreters_head == k->interp;
+        /* Read after the marker of the interpreter the walk starts with, or not used. */
+        u->code_pre_ok = codes > 0 && *in0_ok;
         if (*in0_ok) {
             interp_finish(u, rf, in0);
             idle_check(u, in0);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "core/codemark.h"
 #include "core/frames.h"
 #include "core/gc.h"
 #include "core/gcwatch.h"
@@ -77,7 +78,8 @@ struct interp_fields {
     uint64_t threads_main;
     uint64_t gil_locked;
     uint64_t gil_holder;
-    uint64_t code_generation;
+    uint64_t code_marker; /* L->code_marker's value, when CODE_MARKER_READ */
+    bool code_marker_read;
     uint64_t gc_collecting;
     uint64_t gc_frame; /* the frame that started the collection (3.15+); 0 none */
     uint64_t gc_collector; /* the thread state known to run it (gcwatch; main interp.); 0 */
@@ -96,6 +98,8 @@ struct runtime_fields {
     uint64_t gil_locked;
     uint64_t gil_holder;
     uint64_t gc_collecting;
+    uint64_t next_version; /* CODE_MARKER_GLOBAL_NEXT_VERSION's global, when NEXT_VERSION_READ */
+    bool next_version_read;
 };
 
 /* The frames one thread's walk had to read one by one, remembered for the next walk. ADDRS
@@ -148,8 +152,15 @@ struct unwind {
     struct thread_ctx *ts; /* one interpreter's threads; kept, with their frame buffers */
     size_t cap_ts;
     uint64_t *code_addrs; /* scratch of load_codes() */
-    /* Without a code-object generation (before 3.14) every code object of a walk is checked
-     * again: the head batch reads the main interpreter's last ones (sorted) ahead. */
+    /* What the target's code marker vouches for (codemark.c), the generation this walk took
+     * from it, and the marker's epoch the code cache was last told of. */
+    struct codemark mark;
+    uint64_t generation;
+    uint64_t mark_epoch;
+    uint64_t walks;
+    bool auditing; /* this walk trusts nothing (one in UNWIND_AUDIT_EVERY) */
+    /* Without a marker that vouches, every code object of a walk is checked again: the head
+     * batch reads the main interpreter's last ones (sorted) ahead. */
     uint64_t *code_guess;
     uint64_t *code_guess_next; /* this walk's, to become the next one's */
     size_t n_code_guess;
@@ -209,6 +220,7 @@ struct unwind {
 };
 
 enum { UNWIND_CODE_GUESS = 256 }; /* code objects read ahead by the head batch, at most */
+enum { UNWIND_AUDIT_EVERY = 64 }; /* walks per audit of what the code marker vouches for */
 
 /* Notes a part that could not be read: in the snapshot in hand, or counted in the sample. */
 void unwind_warn(struct unwind *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

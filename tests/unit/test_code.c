@@ -1,5 +1,6 @@
-/* Tests of code: the code-object cache filled past its limit, over code objects whose strings
- * and line tables live in this process's own memory (read through a real proc). */
+/* Tests of code: the code-object cache filled past its limit, trusted under a generation, and
+ * told a reused address, over code objects whose strings and line tables live in this
+ * process's own memory (read through a real proc). */
 #include "config.h"
 
 #include <setjmp.h>
@@ -20,8 +21,8 @@
 #include "core/proc.h"
 
 /* Where the fake objects keep their fields: a code struct of 64 bytes (type, filename, name,
- * qualname, line table, first line), compact ASCII str objects as 64-bit 3.13-3.15 lay them out
- * (PyASCIIObject is 40 bytes), bytes objects with their size at 16 and data at 32. */
+ * qualname, line table, first line, co_version), compact ASCII str objects as 64-bit 3.13-3.15 lay
+ * them out (PyASCIIObject is 40 bytes), bytes objects with their size at 16 and data at 32. */
 enum {
     CODE_SIZE = 64,
     AT_TYPE = 8,
@@ -30,6 +31,7 @@ enum {
     AT_QUALNAME = 32,
     AT_LINETABLE = 40,
     AT_FIRSTLINENO = 48,
+    AT_VERSION = 56,
     STR_OBJ = 64, /* bytes of one fake str object: header and up to 23 characters */
     STR_DATA = 40,
     N_CODES = LIMIT_CODE_CACHE + 100, /* more than the cache holds */
@@ -46,6 +48,7 @@ static struct py_layout code_layout(void)
     L.code.qualname = AT_QUALNAME;
     L.code.linetable = AT_LINETABLE;
     L.code.firstlineno = AT_FIRSTLINENO;
+    L.code.version = AT_VERSION;
     L.bytes.ob_size = 16;
     L.bytes.ob_sval = 32;
     L.unicode.state = 32;
@@ -73,6 +76,11 @@ struct fixture {
 static void put_u64(uint8_t *buf, size_t at, uint64_t v)
 {
     memcpy(buf + at, &v, sizeof v);
+}
+
+static void set_version(uint8_t *raw, uint32_t version)
+{
+    memcpy(raw + AT_VERSION, &version, sizeof version);
 }
 
 static void make_str(uint8_t *obj, const char *text)
@@ -129,6 +137,7 @@ static int setup(void **state)
         put_u64(raw, AT_LINETABLE, (uint64_t)(uintptr_t)f->table);
         uint32_t first = (uint32_t)(i % 1000 + 1);
         memcpy(raw + AT_FIRSTLINENO, &first, sizeof first);
+        set_version(raw, (uint32_t)(i + 1));
     }
     *state = f;
     return 0;
@@ -271,40 +280,101 @@ static void test_code_cache_replaces_a_code_object_at_a_reused_address(void **st
     assert_int_equal(err.code, PT_E_BADLAYOUT);
 }
 
-/* A generation change (3.14+: a code object was freed) keeps the entries but trusts none until
- * it is checked against its object again: the same object is kept (no new serial, no decoding),
- * an address reused by another object gets a new entry. */
-static void test_code_cache_trusts_only_entries_checked_under_the_current_generation(void **state)
+static void test_code_cache_trusts_only_entries_read_under_the_current_generation(void **state)
 {
     struct fixture *f = *state;
     struct pt_error err = {0};
     code_cache_begin(f->cache);
-    code_cache_set_generation(f->cache, 7);
-    struct code_info *a = get(f, 1, &err);
-    struct code_info *b = get(f, 2, &err);
-    assert_ptr_equal(code_cache_find_current(f->cache, code_addr(1)), a);
-    uint64_t serial_a = a->serial;
-    uint64_t misses = code_cache_get_counters(f->cache).misses;
-
+    /* Nothing vouches yet: an entry read now is never trusted. */
+    assert_non_null(get(f, 1, &err));
+    code_cache_set_generation(f->cache, 500, 0);
     code_cache_begin(f->cache);
-    code_cache_set_generation(f->cache, 8);
-    assert_null(code_cache_find_current(f->cache, code_addr(1)));
-    assert_null(code_cache_find_current(f->cache, code_addr(2)));
-    /* Checked again: the same object, kept as it was. */
-    assert_ptr_equal(get(f, 1, &err), a);
-    assert_true(a->serial == serial_a);
-    assert_int_equal(code_cache_get_counters(f->cache).misses, misses);
-    assert_ptr_equal(code_cache_find_current(f->cache, code_addr(1)), a);
-    /* Checked again: another object at 2's address now (code object 3's fields). */
-    struct code_info *c =
-        code_cache_get(f->cache, f->proc, &f->L, FAKE_CODE_TYPE, code_addr(2), raw_of(f, 3), &err);
-    assert_non_null(c);
-    assert_true(c->serial != b->serial);
-    assert_memory_equal(c->name, "f000003", 7);
-    assert_ptr_equal(code_cache_find_current(f->cache, code_addr(2)), c);
-    /* A generation back to an old value is a change too. */
-    code_cache_set_generation(f->cache, 7);
-    assert_null(code_cache_find_current(f->cache, code_addr(1)));
+    assert_null(code_cache_trust(f->cache, code_addr(1)));
+    assert_null(code_cache_find(f->cache, code_addr(1)));
+    /* Read (checked) under 500: trusted while the generation stays 500, and then found. */
+    struct code_info *ci = get(f, 1, &err);
+    code_cache_begin(f->cache);
+    assert_ptr_equal(code_cache_trust(f->cache, code_addr(1)), ci);
+    assert_ptr_equal(code_cache_find(f->cache, code_addr(1)), ci);
+    /* Another generation: the entry stays, but is checked again before it is served. */
+    code_cache_set_generation(f->cache, 501, 0);
+    code_cache_begin(f->cache);
+    assert_null(code_cache_trust(f->cache, code_addr(1)));
+    assert_ptr_equal(get(f, 1, &err), ci);
+    assert_int_equal(code_cache_get_counters(f->cache).misses, 1);
+    code_cache_begin(f->cache);
+    assert_ptr_equal(code_cache_trust(f->cache, code_addr(1)), ci);
+    /* Another interpreter's marker: nothing read before is trusted. */
+    code_cache_distrust(f->cache);
+    assert_null(code_cache_trust(f->cache, code_addr(1)));
+}
+
+static void test_code_cache_counter_vouches_only_for_co_versions_it_numbered(void **state)
+{
+    struct fixture *f = *state;
+    struct pt_error err = {0};
+    /* A counter at 3 numbered code objects 1 and 2 (co_version 1, 2: codes 0 and 1); code
+     * object 2 (co_version 3) was made after it was read, and code object 3 has co_version 0
+     * (made once the counter wore out, or static). */
+    set_version(f->raw + 3 * CODE_SIZE, 0);
+    code_cache_set_generation(f->cache, 3, 3);
+    code_cache_begin(f->cache);
+    for (size_t i = 0; i < 4; i++) {
+        assert_non_null(get(f, i, &err));
+    }
+    code_cache_begin(f->cache);
+    assert_non_null(code_cache_trust(f->cache, code_addr(0)));
+    assert_non_null(code_cache_trust(f->cache, code_addr(1)));
+    assert_null(code_cache_trust(f->cache, code_addr(2)));
+    assert_null(code_cache_trust(f->cache, code_addr(3)));
+}
+
+static void test_code_cache_tells_a_new_code_object_apart_by_its_co_version(void **state)
+{
+    struct fixture *f = *state;
+    struct pt_error err = {0};
+    code_cache_set_generation(f->cache, 100, 100);
+    code_cache_begin(f->cache);
+    struct code_info *first = get(f, 1, &err);
+    assert_non_null(first);
+    uint64_t serial = first->serial;
+    /* The same names, file, line table and first line, at the same address: only co_version
+     * says it is another code object. The generation vouched for the old one: a contradiction. */
+    uint8_t again[CODE_SIZE];
+    memcpy(again, raw_of(f, 1), CODE_SIZE);
+    set_version(again, 77);
+    code_cache_begin(f->cache);
+    struct code_info *other =
+        code_cache_get(f->cache, f->proc, &f->L, FAKE_CODE_TYPE, code_addr(1), again, &err);
+    assert_non_null(other);
+    assert_true(other->serial != serial);
+    assert_int_equal(code_cache_get_counters(f->cache).contradicted, 1);
+    /* Read under another generation, a replacement contradicts nothing. */
+    code_cache_set_generation(f->cache, 101, 101);
+    code_cache_begin(f->cache);
+    assert_non_null(get(f, 1, &err));
+    assert_int_equal(code_cache_get_counters(f->cache).contradicted, 1);
+}
+
+static void test_code_cache_serves_no_entry_whose_object_failed_its_check(void **state)
+{
+    struct fixture *f = *state;
+    struct pt_error err = {0};
+    code_cache_set_generation(f->cache, 100, 0);
+    code_cache_begin(f->cache);
+    assert_non_null(get(f, 4, &err));
+    /* What is at the address now is no code object: the old entry is neither found nor
+     * trusted, in this round or a later one. */
+    uint8_t not_code[CODE_SIZE];
+    memcpy(not_code, raw_of(f, 4), CODE_SIZE);
+    put_u64(not_code, AT_TYPE, FAKE_CODE_TYPE + 8);
+    code_cache_begin(f->cache);
+    assert_null(
+        code_cache_get(f->cache, f->proc, &f->L, FAKE_CODE_TYPE, code_addr(4), not_code, &err));
+    assert_null(code_cache_find(f->cache, code_addr(4)));
+    code_cache_begin(f->cache);
+    assert_null(code_cache_trust(f->cache, code_addr(4)));
+    assert_null(code_cache_find(f->cache, code_addr(4)));
 }
 
 int main(void)
@@ -318,8 +388,13 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_code_cache_replaces_a_code_object_at_a_reused_address,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(
-            test_code_cache_trusts_only_entries_checked_under_the_current_generation, setup,
-            teardown),
+            test_code_cache_trusts_only_entries_read_under_the_current_generation, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_code_cache_counter_vouches_only_for_co_versions_it_numbered, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_code_cache_tells_a_new_code_object_apart_by_its_co_version, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_code_cache_serves_no_entry_whose_object_failed_its_check, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

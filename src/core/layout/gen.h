@@ -70,6 +70,8 @@ struct layout_gen {
     int64_t frame_cleared_byte;
     int64_t tpflags_long_subclass;
     int64_t tpflags_unicode_subclass;
+    int64_t code_version;
+    int64_t code_next_version_global;
     int64_t runtime_size;
     int64_t runtime_interpreters_head;
     int64_t runtime_main_thread;
@@ -171,5 +173,16 @@ struct layout_gc_gen {
 /* The GC layouts of minor version 3.MINOR, one per distinct build family; *N gets
  * their count (0 and NULL for a version without a table). */
 const struct layout_gc_gen *layout_gc_variants(unsigned minor, size_t *n);
+
+/* Interpreter fields as one build family lays them out; -1: absent. */
+struct layout_build_gen {
+    const char *builds; /* the header sets it comes from */
+    int64_t ref_debug;
+    int64_t interp_func_next_version;
+};
+
+/* The build families of minor version 3.MINOR; *N gets their count (0 and NULL for
+ * a version without a table). */
+const struct layout_build_gen *layout_build_variants(unsigned minor, size_t *n);
 
 #endif

@@ -67,6 +67,8 @@ const struct layout_gen layout_gen_3_8 = {
     .frame_cleared_byte = -1,
     .tpflags_long_subclass = 16777216,
     .tpflags_unicode_subclass = 268435456,
+    .code_version = -1,
+    .code_next_version_global = -1,
     .runtime_size = 1464,
     .runtime_interpreters_head = 32,
     .runtime_main_thread = 72,
@@ -186,6 +188,8 @@ const struct layout_gen layout_gen_3_9 = {
     .frame_cleared_byte = -1,
     .tpflags_long_subclass = 16777216,
     .tpflags_unicode_subclass = 268435456,
+    .code_version = -1,
+    .code_next_version_global = -1,
     .runtime_size = 656,
     .runtime_interpreters_head = 32,
     .runtime_main_thread = 72,
@@ -305,6 +309,8 @@ const struct layout_gen layout_gen_3_10 = {
     .frame_cleared_byte = 4,
     .tpflags_long_subclass = 16777216,
     .tpflags_unicode_subclass = 268435456,
+    .code_version = -1,
+    .code_next_version_global = -1,
     .runtime_size = 672,
     .runtime_interpreters_head = 32,
     .runtime_main_thread = 72,
@@ -424,6 +430,8 @@ const struct layout_gen layout_gen_3_11 = {
     .frame_cleared_byte = 4,
     .tpflags_long_subclass = 16777216,
     .tpflags_unicode_subclass = 268435456,
+    .code_version = -1,
+    .code_next_version_global = -1,
     .runtime_size = 166688,
     .runtime_interpreters_head = 40,
     .runtime_main_thread = 80,
@@ -543,6 +551,8 @@ const struct layout_gen layout_gen_3_12 = {
     .frame_cleared_byte = 4,
     .tpflags_long_subclass = 16777216,
     .tpflags_unicode_subclass = 268435456,
+    .code_version = 92,
+    .code_next_version_global = 4,
     .runtime_size = 459944,
     .runtime_interpreters_head = 40,
     .runtime_main_thread = 64,
@@ -662,6 +672,8 @@ const struct layout_gen layout_gen_3_13 = {
     .frame_cleared_byte = 4,
     .tpflags_long_subclass = 16777216,
     .tpflags_unicode_subclass = 268435456,
+    .code_version = 92,
+    .code_next_version_global = -1,
     .runtime_size = -1,
     .runtime_interpreters_head = -1,
     .runtime_main_thread = -1,
@@ -781,6 +793,8 @@ const struct layout_gen layout_gen_3_14 = {
     .frame_cleared_byte = 4,
     .tpflags_long_subclass = 16777216,
     .tpflags_unicode_subclass = 268435456,
+    .code_version = 92,
+    .code_next_version_global = -1,
     .runtime_size = -1,
     .runtime_interpreters_head = -1,
     .runtime_main_thread = -1,
@@ -900,6 +914,8 @@ const struct layout_gen layout_gen_3_15 = {
     .frame_cleared_byte = 5,
     .tpflags_long_subclass = 16777216,
     .tpflags_unicode_subclass = 268435456,
+    .code_version = 92,
+    .code_next_version_global = -1,
     .runtime_size = -1,
     .runtime_interpreters_head = -1,
     .runtime_main_thread = -1,
@@ -1294,6 +1310,118 @@ const struct layout_gc_gen *layout_gc_variants(unsigned minor, size_t *n)
     case 15:
         *n = sizeof gc_3_15 / sizeof gc_3_15[0];
         return gc_3_15;
+    default:
+        *n = 0;
+        return NULL;
+    }
+}
+
+static const struct layout_build_gen build_3_8[] = {
+    {
+        .builds = "~/.pyenv/versions/3.8.18/include/python3.8",
+        .ref_debug = 0,
+        .interp_func_next_version = -1,
+    },
+};
+
+static const struct layout_build_gen build_3_9[] = {
+    {
+        .builds = "~/.pyenv/versions/3.9.18/include/python3.9",
+        .ref_debug = 0,
+        .interp_func_next_version = -1,
+    },
+};
+
+static const struct layout_build_gen build_3_10[] = {
+    {
+        .builds = "~/.pyenv/versions/3.10.13/include/python3.10",
+        .ref_debug = 0,
+        .interp_func_next_version = -1,
+    },
+};
+
+static const struct layout_build_gen build_3_11[] = {
+    {
+        .builds = "~/.pyenv/versions/3.11.7/include/python3.11, /usr/include/python3.11",
+        .ref_debug = 0,
+        .interp_func_next_version = -1,
+    },
+};
+
+static const struct layout_build_gen build_3_12[] = {
+    {
+        .builds = "~/.pyenv/versions/3.12.1/include/python3.12",
+        .ref_debug = 0,
+        .interp_func_next_version = 269816,
+    },
+};
+
+static const struct layout_build_gen build_3_13[] = {
+    {
+        .builds = "/var/cache/pytop-pythons/root/usr/include/python3.13, ~/.pyenv/versions/3.13.0/include/python3.13",
+        .ref_debug = 0,
+        .interp_func_next_version = 17000,
+    },
+    {
+        .builds = "/var/cache/pytop-pythons/root/usr/include/python3.13d",
+        .ref_debug = 1,
+        .interp_func_next_version = 17016,
+    },
+};
+
+static const struct layout_build_gen build_3_14[] = {
+    {
+        .builds = "/var/cache/pytop-pythons/root/usr/include/python3.14",
+        .ref_debug = 0,
+        .interp_func_next_version = 14256,
+    },
+    {
+        .builds = "/var/cache/pytop-pythons/root/usr/include/python3.14d",
+        .ref_debug = 1,
+        .interp_func_next_version = 14272,
+    },
+};
+
+static const struct layout_build_gen build_3_15[] = {
+    {
+        .builds = "/var/cache/pytop-pythons/root/usr/include/python3.15",
+        .ref_debug = 0,
+        .interp_func_next_version = 14264,
+    },
+    {
+        .builds = "/var/cache/pytop-pythons/root/usr/include/python3.15d",
+        .ref_debug = 1,
+        .interp_func_next_version = 14280,
+    },
+};
+
+const struct layout_build_gen *layout_build_variants(unsigned minor, size_t *n)
+{
+    switch (minor) {
+    case 8:
+        *n = sizeof build_3_8 / sizeof build_3_8[0];
+        return build_3_8;
+    case 9:
+        *n = sizeof build_3_9 / sizeof build_3_9[0];
+        return build_3_9;
+    case 10:
+        *n = sizeof build_3_10 / sizeof build_3_10[0];
+        return build_3_10;
+    case 11:
+        *n = sizeof build_3_11 / sizeof build_3_11[0];
+        return build_3_11;
+    case 12:
+        *n = sizeof build_3_12 / sizeof build_3_12[0];
+        return build_3_12;
+    case 13:
+        *n = sizeof build_3_13 / sizeof build_3_13[0];
+        return build_3_13;
+    case 14:
+        *n = sizeof build_3_14 / sizeof build_3_14[0];
+        return build_3_14;
+    case 15:
+        *n = sizeof build_3_15 / sizeof build_3_15[0];
+        return build_3_15;
     default:
         *n = 0;
         return NULL;

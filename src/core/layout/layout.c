@@ -62,6 +62,14 @@ void layout_apply_gen(const struct layout_gen *g, struct py_layout *L)
     L->type.name = layout_gen_offset(g->type_name);
     L->interp.threads_main = layout_gen_offset(g->interp_threads_main);
     L->interp.code_object_generation = LAYOUT_NONE;
+    L->interp.func_next_version = LAYOUT_NONE;
+    L->interp.size = LAYOUT_NONE;
+    L->code.version = layout_gen_offset(g->code_version);
+    /* Where the headers declare the global counter new code objects take co_version from
+     * (Objects/codeobject.c, init_code), it is the marker; a version's reader may name another. */
+    L->code_marker = g->code_next_version_global == 4 && layout_has(L->code.version)
+                         ? CODE_MARKER_GLOBAL_NEXT_VERSION
+                         : CODE_MARKER_NONE;
     L->thread.base_frame = LAYOUT_NONE;
     L->thread.holds_gil = layout_gen_offset(g->thread_holds_gil);
     L->thread.holds_gil_bit = (int)g->thread_holds_gil_bit;
@@ -152,6 +160,34 @@ static bool field_fits(uint64_t off, uint64_t width, uint64_t size)
     return off == LAYOUT_NONE || (!__builtin_add_overflow(off, width, &end) && end <= size);
 }
 
+void layout_pick_build(struct py_layout *L, bool ref_debug)
+{
+    size_t n = 0;
+    const struct layout_build_gen *v = layout_build_variants((L->hexversion >> 16) & 0xff, &n);
+    const struct layout_build_gen *pick = NULL;
+    bool ambiguous = false;
+    for (size_t i = 0; i < n; i++) {
+        if ((v[i].ref_debug == 1) != ref_debug) {
+            continue;
+        }
+        ambiguous |=
+            pick != NULL && pick->interp_func_next_version != v[i].interp_func_next_version;
+        pick = &v[i];
+    }
+    L->interp.func_next_version = LAYOUT_NONE;
+    /* Two families of one kind that disagree leave the field unknown rather than guessed; the
+     * interpreter state's size, where the debug offsets give it, bounds it. */
+    if (pick != NULL && !ambiguous && pick->interp_func_next_version >= 0 &&
+        (uint64_t)pick->interp_func_next_version < LIMIT_OBJECT_READ * 16ull &&
+        (!layout_has(L->interp.size) ||
+         field_fits((uint64_t)pick->interp_func_next_version, 4, L->interp.size))) {
+        L->interp.func_next_version = (uint64_t)pick->interp_func_next_version;
+    }
+    if (L->code_marker == CODE_MARKER_NEXT_VERSION && !layout_has(L->interp.func_next_version)) {
+        L->code_marker = CODE_MARKER_NONE;
+    }
+}
+
 static int check_struct(const char *what, uint64_t size, uint64_t max, const uint64_t *offs,
                         size_t n, struct pt_error *err)
 {
@@ -218,6 +254,7 @@ int layout_validate(struct py_layout *L, struct pt_error *err)
         !field_fits(L->frame.running, 1, L->frame.size) ||
         !field_fits(L->code.firstlineno, 4, L->code.size) ||
         !field_fits(L->code.firsttraceable, 4, L->code.size) ||
+        !field_fits(L->code.version, 4, L->code.size) ||
         (layout_has(L->thread.exc_state) &&
          (!field_fits(L->thread.exc_state, L->errstack.size, L->thread.size) ||
           L->errstack.size > 64 || !field_fits(L->errstack.value, 8, L->errstack.size) ||

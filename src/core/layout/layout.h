@@ -28,6 +28,22 @@ enum layout_frames {
     FRAMES_OBJECTS,       /* PyFrameObject chains through f_back, up to 3.10 */
 };
 
+/* What tells pytop that the code objects it cached are still the ones at their addresses: a
+ * value in the target that every change of interest changes. Read before any code object it
+ * vouches for (src/core/codemark.c checks it before it is believed). */
+enum layout_code_marker {
+    CODE_MARKER_NONE,                /* nothing: every sample checks its code objects again */
+    CODE_MARKER_GENERATION,          /* interp.code_object_generation, bumped whenever a code
+                                      * object is freed */
+    CODE_MARKER_NEXT_VERSION,        /* interp.func_next_version: the co_version the next code
+                                      * object made takes (uint32; stays 0 once it wraps) */
+    CODE_MARKER_GLOBAL_NEXT_VERSION, /* the same in a runtime-wide global, the symbol
+                                      * LAYOUT_NEXT_VERSION_SYMBOL */
+};
+
+/* The global of CODE_MARKER_GLOBAL_NEXT_VERSION, found by symbol (it is not exported). */
+#define LAYOUT_NEXT_VERSION_SYMBOL "_Py_next_func_version"
+
 enum layout_gil_source {
     GIL_FROM_HOLDER,      /* the interpreter's GIL says which thread last took it, and if held */
     GIL_FROM_THREAD,      /* each thread state has a holds_gil field */
@@ -63,7 +79,10 @@ struct py_layout {
         uint64_t gil_holder;         /* within the interpreter state */
         uint64_t gil_switch;         /* its switch_number (layout_validate() derives it) */
         uint64_t code_object_generation;  /* LAYOUT_NONE before 3.14 */
+        uint64_t func_next_version; /* uint32 (layout_pick_build()); LAYOUT_NONE when unknown */
+        uint64_t size;              /* LAYOUT_NONE when unknown (before 3.13) */
     } interp;
+    enum layout_code_marker code_marker;
 
     struct {
         uint64_t size;
@@ -130,6 +149,7 @@ struct py_layout {
         uint64_t firsttraceable;     /* int: a frame before this code unit has not started
                                       * (_PyFrame_IsIncomplete, 3.11+); LAYOUT_NONE before */
         uint64_t ob_size;            /* its code units (3.11+); else LAYOUT_NONE */
+        uint64_t version;            /* co_version, uint32 (3.12+); else LAYOUT_NONE */
     } code;
     enum layout_linetable linetable;
 
@@ -246,6 +266,12 @@ int layout_from_debug_offsets(const uint8_t *blob, size_t len, struct py_layout 
  * HEXVERSION is what the binary says of its version (its minor picks the table).
  * Errors: PT_E_UNSUPPORTED (no table for that minor), PT_E_BADLAYOUT. */
 int layout_from_table(uint64_t hexversion, struct py_layout *L, struct pt_error *err);
+
+/* Fills the fields that builds of L's minor version lay out differently (gen-layout's build
+ * families), for a target that is a Py_REF_DEBUG build or not (REF_DEBUG): from the one family
+ * of that kind. Without one, they stay LAYOUT_NONE and a code marker that needs them becomes
+ * CODE_MARKER_NONE. Call after layout_from_debug_offsets() or layout_from_table(). */
+void layout_pick_build(struct py_layout *L, bool ref_debug);
 
 /* Whether pytop has a table for minor version 3.MINOR (before 3.13). */
 bool layout_has_table(unsigned minor);

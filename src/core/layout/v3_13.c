@@ -83,6 +83,11 @@ int layout_v3_13_fill(const uint8_t *blob, size_t len, struct py_layout *L, stru
     L->interp.gil_locked = d.interpreter_state.gil_runtime_state_locked;
     L->interp.gil_holder = d.interpreter_state.gil_runtime_state_holder;
     L->gil_counts_every_switch = true;
+    L->interp.size = d.interpreter_state.size;
+    /* Every new code object takes its co_version from the interpreter's
+     * func_state.next_version and bumps it (Objects/codeobject.c, init_code); the field's offset
+     * differs between debug and release builds (layout_pick_build()). */
+    L->code_marker = CODE_MARKER_NEXT_VERSION;
 
     L->thread.size = d.thread_state.size;
     L->thread.next = d.thread_state.next;

@@ -99,7 +99,9 @@ int layout_v3_14_fill(const uint8_t *blob, size_t len, struct py_layout *L, stru
     L->interp.gil_locked = d.interpreter_state.gil_runtime_state_locked;
     L->interp.gil_holder = d.interpreter_state.gil_runtime_state_holder;
     L->gil_counts_every_switch = true;
+    L->interp.size = d.interpreter_state.size;
     L->interp.code_object_generation = d.interpreter_state.code_object_generation;
+    L->code_marker = CODE_MARKER_GENERATION;
 
     L->thread.size = d.thread_state.size;
     L->thread.next = d.thread_state.next;
