@@ -77,6 +77,8 @@ struct tasks_view {
     uint8_t *marks;
     struct walk *stack;
     size_t cap_stack;
+    size_t *below; /* tasks_below()'s own: it runs while STACK holds the layout's walk */
+    size_t cap_below;
     bool *last;
     size_t cap_last;
     /* The row under the cursor, found again in the next layout by what it shows: its task, and
@@ -115,6 +117,7 @@ static void destroy(void *state)
         free(v->rows);
         free(v->marks);
         free(v->stack);
+        free(v->below);
         free(v->last);
         free(v);
     }
@@ -291,27 +294,28 @@ static bool mark_hits(struct tasks_view *v, const struct tasktree *t, const char
     return true;
 }
 
-/* How many tasks are below task node I of T (each time it is drawn), up to a bound. */
+/* How many tasks are below task node I of T (each time it is drawn), up to a bound. Called
+ * in the middle of lay_out_tree()'s walk, so it keeps its own stack (BELOW), never STACK. */
 static size_t tasks_below(struct tasks_view *v, const struct tasktree *t, size_t i)
 {
     size_t count = 0;
     size_t depth = 0;
     size_t visits = 0;
-    if (!reserve((void **)&v->stack, &v->cap_stack, 1, sizeof *v->stack)) {
+    if (!reserve((void **)&v->below, &v->cap_below, 1, sizeof *v->below)) {
         return 0;
     }
-    v->stack[depth++] = (struct walk){.node = i};
+    v->below[depth++] = i;
     while (depth > 0 && visits++ < MAX_FOLDED_COUNT) {
         struct tasktree_node nd;
-        tasktree_node(t, v->stack[--depth].node, &nd);
-        if (!reserve((void **)&v->stack, &v->cap_stack, depth + nd.n_kids, sizeof *v->stack)) {
+        tasktree_node(t, v->below[--depth], &nd);
+        if (!reserve((void **)&v->below, &v->cap_below, depth + nd.n_kids, sizeof *v->below)) {
             break;
         }
         for (size_t k = 0; k < nd.n_kids; k++) {
             struct tasktree_node kid;
             tasktree_node(t, nd.kids[k], &kid);
             count += kid.is_task ? 1 : 0;
-            v->stack[depth++] = (struct walk){.node = nd.kids[k]};
+            v->below[depth++] = nd.kids[k];
         }
     }
     return count;
