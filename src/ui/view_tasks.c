@@ -73,6 +73,8 @@ struct tasks_view {
     size_t n_rows;
     size_t cap_rows;
     struct strbuf text;
+    size_t n_tasks; /* in the graph, and of them the ones the filter keeps (shown or folded) */
+    size_t n_kept;
     /* Scratch space. */
     uint8_t *marks;
     struct walk *stack;
@@ -535,6 +537,21 @@ static void find_selected(struct tasks_view *v, size_t before)
     }
 }
 
+/* How many tasks there are, and how many of them the rows show or fold away. */
+static void count_kept(struct tasks_view *v, const struct ui_model *m)
+{
+    v->n_tasks = 0;
+    v->n_kept = 0;
+    for (size_t i = 0; i < m->tasks->n_interps; i++) {
+        v->n_tasks += m->tasks->interps[i].tasks_present ? m->tasks->interps[i].n_tasks : 0;
+    }
+    for (size_t i = 0; i < v->n_rows; i++) {
+        const struct row *r = &v->rows[i];
+        v->n_kept += r->node != NONE && r->owner == i ? 1 + r->folded_tasks : 0;
+    }
+    v->n_kept = v->n_kept < v->n_tasks ? v->n_kept : v->n_tasks;
+}
+
 /* Lays the rows out again when the picture, the filter or the folding changed. */
 static void lay_out(struct tasks_view *v, const struct ui_model *m)
 {
@@ -553,6 +570,7 @@ static void lay_out(struct tasks_view *v, const struct ui_model *m)
     for (size_t i = 0; i < m->tasks->n_interps && !v->nomem; i++) {
         lay_out_interp(v, m, i);
     }
+    count_kept(v, m);
     find_selected(v, v->list.cursor);
 }
 
@@ -792,6 +810,17 @@ static bool on_key(void *state, const struct ui_model *m, const TermKeyKey *key)
     return false;
 }
 
+static void filter_note(const void *state, const struct ui_model *m, char *buf, size_t size)
+{
+    const struct tasks_view *v = state;
+    if (m->filter[0] == '\0' || !v->laid_out) {
+        snprintf(buf, size, "%s", "");
+    } else {
+        snprintf(buf, size, "hides %zu of %zu task%s", v->n_tasks - v->n_kept, v->n_tasks,
+                 v->n_tasks == 1 ? "" : "s");
+    }
+}
+
 const struct view_ops view_tasks_ops = {
     .create = create,
     .destroy = destroy,
@@ -799,5 +828,6 @@ const struct view_ops view_tasks_ops = {
     .draw = draw,
     .on_key = on_key,
     .selected_tid = NULL,
+    .filter_note = filter_note,
     .enter_does = "fold",
 };
