@@ -130,8 +130,8 @@ struct line2 {
     bool gil_unknown;
     char build[48]; /* " (release, GIL)" */
     char age[32];
-    char tid[24];   /* " (4242)" */
-    char gc[16];    /* "3%"; "" before the statistics */
+    char tid[24]; /* " (4242)" */
+    char gc[16];  /* "3%"; "" before the statistics */
     bool gc_alert;
 };
 
@@ -204,7 +204,8 @@ static void header_line2(WINDOW *w, const struct ui_screen *s, int width, const 
     const char *build = py->debug_build == SNAP_YES  ? "debug build, "
                         : py->debug_build == SNAP_NO ? "release, "
                                                      : "";
-    snprintf(l.build, sizeof l.build, " (%s%s)", build, py->free_threaded ? "free-threaded" : "GIL");
+    snprintf(l.build, sizeof l.build, " (%s%s)", build,
+             py->free_threaded ? "free-threaded" : "GIL");
     format_age(l.age, sizeof l.age, f->age_s);
     l.gil = gil_holder(f->snap, &l.gil_unknown);
     if (l.gil != NULL) {

@@ -55,11 +55,11 @@ struct ui_model {
      * filter names (N_NAMED of them, found in their names), else all threads. FOCUS holds the
      * functions of the one or the named threads alone; NULL while they are being counted. */
     const struct sampler_stats *focus;
-    pid_t focus_tid; /* 0: none chosen */
-    size_t n_named;  /* threads of SNAP whose name the filter is found in; 0 none */
+    pid_t focus_tid;        /* 0: none chosen */
+    size_t n_named;         /* threads of SNAP whose name the filter is found in; 0 none */
     size_t n_named_counted; /* of those, the ones FOCUS counts (at most LIVE_FOCUS_MAX) */
-    const char *filter; /* "" when none */
-    bool frozen;        /* the picture holds still: what is asked now comes when it moves */
+    const char *filter;     /* "" when none */
+    bool frozen;            /* the picture holds still: what is asked now comes when it moves */
     const struct snapshot_source *source; /* the target's source lines; may be NULL */
     const struct ui_style *style;
     bool waiting;            /* no interpreter to show yet */

@@ -200,8 +200,9 @@ static void draw_whose(WINDOW *w, int width, const struct ui_model *m)
             ui_text_puts(w, " (the filter names it)", width - getcurx(w), st);
         }
     } else if (m->n_named > m->n_named_counted) {
-        ui_text_printf(w, width - getcurx(w), st, "The first %zu of the %zu threads the filter names",
-                       m->n_named_counted, m->n_named);
+        ui_text_printf(w, width - getcurx(w), st,
+                       "The first %zu of the %zu threads the filter names", m->n_named_counted,
+                       m->n_named);
     } else if (m->n_named > 0) {
         ui_text_printf(w, width - getcurx(w), st, "The %zu threads the filter names", m->n_named);
     } else {
@@ -283,7 +284,8 @@ static void draw_title(const struct functions_view *v, WINDOW *w, int y, int wid
     /* The times are the shares in seconds: they sort with them, and say so. */
     char own_s[24];
     char total_s[24];
-    snprintf(own_s, sizeof own_s, "OWN s%s", v->sort == SORT_OWN ? (v->invert ? st->up : st->down) : "");
+    snprintf(own_s, sizeof own_s, "OWN s%s",
+             v->sort == SORT_OWN ? (v->invert ? st->up : st->down) : "");
     snprintf(total_s, sizeof total_s, "TOTAL s%s",
              v->sort == SORT_TOTAL ? (v->invert ? st->up : st->down) : "");
     put_right(w, y, c.own_s, 8, own_s, st);

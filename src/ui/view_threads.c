@@ -274,8 +274,8 @@ static struct columns columns_for(const struct threads_view *v, int width,
     return c;
 }
 
-static void draw_title(struct threads_view *v, const struct columns *c, WINDOW *w, int y,
-                       int width, const struct ui_style *st)
+static void draw_title(struct threads_view *v, const struct columns *c, WINDOW *w, int y, int width,
+                       const struct ui_style *st)
 {
     wattrset(w, st->attr[UI_TITLE]);
     mvwhline(w, y, 0, ' ', width);
