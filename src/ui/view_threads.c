@@ -31,7 +31,7 @@ static const char *const SORT_TITLES[SORT_KEYS] = {"TID",  "NAME", "STATE",   "%
 
 enum {
     NAME_MIN = 10,     /* the name column never narrower (then names are cut) */
-    NAME_MAX = 40,     /* nor wider */
+    NAME_MAX = 32,     /* nor wider (the stack's title has the whole name) */
     FUNCTION_MIN = 22, /* the name column grows only while the function keeps this */
 };
 
