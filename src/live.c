@@ -29,7 +29,8 @@ static const double CLOSE_WAIT_S = 1.0;
 /* What the screen asked for since the thread last looked. */
 struct requests {
     bool reset;
-    struct sampler_thread_key focus; /* tid 0: none */
+    struct sampler_thread_key focus[LIVE_FOCUS_MAX];
+    size_t n_focus;
     double period_s;
 };
 
@@ -49,7 +50,8 @@ struct live {
     struct proc *proc;
     struct runtime rt;
     struct sampler *sampler;
-    struct sampler_thread_key focus;
+    struct sampler_thread_key focus[LIVE_FOCUS_MAX];
+    size_t n_focus;
     double started;
     double next_frame;
     double last_sample;
@@ -109,6 +111,120 @@ static bool take_requests(struct live *l, struct requests *rq)
     return !stop;
 }
 
+static bool same_keys(const struct sampler_thread_key *a, size_t na,
+                      const struct sampler_thread_key *b, size_t nb)
+{
+    for (size_t i = 0; na == nb && i < na; i++) {
+        if (a[i].interp_id != b[i].interp_id || a[i].tid != b[i].tid ||
+            a[i].thread_id != b[i].thread_id) {
+            return false;
+        }
+    }
+    return na == nb;
+}
+
+static int compare_str(struct snap_str a, struct snap_str b)
+{
+    size_t n = a.len < b.len ? a.len : b.len;
+    int c = n > 0 ? memcmp(a.ptr, b.ptr, n) : 0;
+    return c != 0 ? c : (a.len > b.len) - (a.len < b.len);
+}
+
+/* A function's identity, as the sampler counts it: (function, file, first line), and what
+ * could not be read apart. */
+static int compare_identity(const void *pa, const void *pb)
+{
+    const struct sampler_function *a = pa;
+    const struct sampler_function *b = pb;
+    int c = compare_str(a->function, b->function);
+    c = c != 0 ? c : compare_str(a->file, b->file);
+    c = c != 0 ? c : (a->first_line > b->first_line) - (a->first_line < b->first_line);
+    return c != 0 ? c : (a->unreadable > b->unreadable) - (a->unreadable < b->unreadable);
+}
+
+/* Most own samples first, then most total (the order sampler_stats() gives). */
+static int compare_counts(const void *pa, const void *pb)
+{
+    const struct sampler_function *a = pa;
+    const struct sampler_function *b = pb;
+    if (a->own != b->own) {
+        return a->own > b->own ? -1 : 1;
+    }
+    if (a->total != b->total) {
+        return a->total > b->total ? -1 : 1;
+    }
+    return compare_identity(a, b);
+}
+
+/* Copies *S into ST's store; an unknown string (ptr NULL) stays unknown. */
+static bool copy_str(struct sampler_stats *st, struct snap_str *s)
+{
+    if (s->ptr == NULL) {
+        return true;
+    }
+    *s = snapshot_strdup(st->store, s->ptr, s->len);
+    return s->ptr != NULL;
+}
+
+/* Adds the functions of ONE (another thread's alone) to SUM's, strings copied into SUM. */
+static bool add_functions(struct sampler_stats *sum, const struct sampler_stats *one)
+{
+    size_t n = sum->n_functions + one->n_functions;
+    if (one->n_functions == 0) {
+        return true;
+    }
+    struct sampler_function *all = snapshot_alloc_array(sum->store, n, sizeof *all);
+    if (all == NULL) {
+        return false;
+    }
+    if (sum->n_functions > 0) {
+        memcpy(all, sum->functions, sum->n_functions * sizeof *all);
+    }
+    for (size_t i = 0; i < one->n_functions; i++) {
+        struct sampler_function f = one->functions[i];
+        if (!copy_str(sum, &f.function) || !copy_str(sum, &f.file)) {
+            return false;
+        }
+        all[sum->n_functions + i] = f;
+    }
+    qsort(all, n, sizeof *all, compare_identity);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (kept > 0 && compare_identity(&all[kept - 1], &all[i]) == 0) {
+            all[kept - 1].own += all[i].own;
+            all[kept - 1].total += all[i].total;
+        } else {
+            all[kept++] = all[i];
+        }
+    }
+    sum->functions = all;
+    sum->n_functions = kept;
+    sum->thread_samples += one->thread_samples;
+    sum->functions_truncated |= one->functions_truncated;
+    return true;
+}
+
+/* The statistics with the functions of the threads KEYS[0..N) alone: each thread's own
+ * (sampler_stats_thread()), added up: a function's own and total count thread-samples, so
+ * the sums are what counting those threads together gives. NULL on out of memory. */
+static struct sampler_stats *stats_threads(struct sampler *s, double now,
+                                           const struct sampler_thread_key *keys, size_t n)
+{
+    struct sampler_stats *sum = sampler_stats_thread(s, now, &keys[0]);
+    for (size_t i = 1; sum != NULL && i < n; i++) {
+        struct sampler_stats *one = sampler_stats_thread(s, now, &keys[i]);
+        if (one == NULL || !add_functions(sum, one)) {
+            sampler_stats_free(sum);
+            sum = NULL;
+        }
+        sampler_stats_free(one);
+    }
+    if (sum != NULL && n > 1 && sum->n_functions > 1) {
+        qsort(sum->functions, sum->n_functions, sizeof *sum->functions, compare_counts);
+    }
+    return sum;
+}
+
 /* Hands a new frame to the screen, replacing one it has not taken. */
 static void publish(struct live *l, double now)
 {
@@ -125,9 +241,10 @@ static void publish(struct live *l, double now)
         f->snap = sampler_take_latest(l->sampler);
     }
     f->stats = l->sampler != NULL ? sampler_stats(l->sampler, now) : NULL;
-    if (l->sampler != NULL && l->focus.tid != 0) {
-        f->focus = sampler_stats_thread(l->sampler, now, &l->focus);
-        f->focus_tid = l->focus.tid;
+    if (l->sampler != NULL && l->n_focus > 0) {
+        f->focus = stats_threads(l->sampler, now, l->focus, l->n_focus);
+        memcpy(f->focus_keys, l->focus, l->n_focus * sizeof *l->focus);
+        f->n_focus = l->n_focus;
     }
     if (l->proc != NULL && l->state == LIVE_SAMPLING) {
         proc_age(l->proc, &l->age_s, NULL);
@@ -236,9 +353,9 @@ static void apply_requests(struct live *l, const struct requests *rq, double now
         sampler_reset(l->sampler);
         l->next_frame = now;
     }
-    if (rq->focus.tid != l->focus.tid || rq->focus.thread_id != l->focus.thread_id ||
-        rq->focus.interp_id != l->focus.interp_id) {
-        l->focus = rq->focus;
+    if (!same_keys(rq->focus, rq->n_focus, l->focus, l->n_focus)) {
+        memcpy(l->focus, rq->focus, rq->n_focus * sizeof *rq->focus);
+        l->n_focus = rq->n_focus;
         l->next_frame = now;
     }
 }
@@ -433,10 +550,14 @@ void live_reset(struct live *l)
     pthread_mutex_unlock(&l->lock);
 }
 
-void live_focus(struct live *l, const struct sampler_thread_key *key)
+void live_focus(struct live *l, const struct sampler_thread_key *keys, size_t n)
 {
+    n = n < LIVE_FOCUS_MAX ? n : LIVE_FOCUS_MAX;
     pthread_mutex_lock(&l->lock);
-    l->asked.focus = key != NULL ? *key : (struct sampler_thread_key){0};
+    if (n > 0) {
+        memcpy(l->asked.focus, keys, n * sizeof *keys);
+    }
+    l->asked.n_focus = n;
     poke(l);
     pthread_mutex_unlock(&l->lock);
 }

@@ -3,13 +3,18 @@
 #define PYTOP_LIVE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
+
+#include "core/sampler.h"
 
 struct pt_error;
 struct snapshot;
 struct snapshot_source;
-struct sampler_stats;
-struct sampler_thread_key;
+
+enum {
+    LIVE_FOCUS_MAX = 64, /* threads whose functions are counted apart, at most */
+};
 
 enum live_state {
     LIVE_WAITING, /* no interpreter to sample yet: a command still starting, or a refusal */
@@ -35,8 +40,10 @@ struct live_frame {
                                   * NULL before the first, or when it could not be read */
     struct snapshot *tasks;      /* the task graph, when it comes apart from SNAP; else NULL */
     struct sampler_stats *stats; /* over the window; NULL before sampling starts */
-    struct sampler_stats *focus; /* functions of the thread FOCUS_TID alone; NULL: not asked */
-    pid_t focus_tid;             /* the thread FOCUS is about; 0 = none */
+    struct sampler_stats *focus; /* functions of the threads FOCUS_KEYS alone (their counts
+                                  * added up); NULL: not asked, or out of memory */
+    struct sampler_thread_key focus_keys[LIVE_FOCUS_MAX]; /* the threads FOCUS is about */
+    size_t n_focus;                                       /* 0 = none */
     double made;                 /* when the frame was made (sampler_now()) */
     double last_sample;          /* when the newest sample, good or failed, ended; 0 none */
     double age_s;                /* how long the target had run; < 0 unknown */
@@ -62,8 +69,9 @@ void live_frame_free(struct live_frame *f);
 
 /* Asks the thread to forget the statistics gathered so far. */
 void live_reset(struct live *l);
-/* Asks for the functions of the thread KEY alone as well (NULL: stop). */
-void live_focus(struct live *l, const struct sampler_thread_key *key);
+/* Asks for the functions of the threads KEYS[0..N) alone as well, added up (N 0: stop); N is
+ * at most LIVE_FOCUS_MAX (more are not counted). Frames carry the keys they answer. */
+void live_focus(struct live *l, const struct sampler_thread_key *keys, size_t n);
 /* Changes how often frames are made. */
 void live_set_period(struct live *l, double period_s);
 

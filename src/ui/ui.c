@@ -30,6 +30,7 @@
 #include "ui/ui_edit.h"
 #include "ui/ui_screen.h"
 #include "ui/ui_style.h"
+#include "ui/ui_text.h"
 #include "ui/view.h"
 
 enum {
@@ -39,7 +40,7 @@ enum {
     RESTORE_BYTES = 256,
 };
 
-static const double MESSAGE_S = 10.0;    /* how long a message stays */
+static const double MESSAGE_S = 5.0;     /* how long a message stays */
 static const double SPAWN_GRACE_S = 2.0; /* a command still running at quit: SIGTERM, then KILL */
 static const double DELAYS[] = {0.1, 0.2, 0.5, 1, 2, 3, 5, 10, 30, 60};
 
@@ -89,7 +90,13 @@ struct ui {
     char filter[FILTER_BYTES];
     char filter_before[FILTER_BYTES];
     bool editing;
+    /* Which threads the Functions view counts (update_focus()): the one chosen with t, else
+     * those the filter names; ASKED is what the sampling thread was last asked for. */
     pid_t focus_tid;
+    struct sampler_thread_key focus_key;
+    size_t n_named;
+    struct sampler_thread_key asked[LIVE_FOCUS_MAX];
+    size_t n_asked;
     double delay;
     char message[PATH_MAX + 128];
     bool message_is_error;
@@ -294,6 +301,25 @@ static void resize(void)
 
 /* --- drawing ----------------------------------------------------------------------------- */
 
+static bool same_key(const struct sampler_thread_key *a, const struct sampler_thread_key *b)
+{
+    return a->interp_id == b->interp_id && a->tid == b->tid && a->thread_id == b->thread_id;
+}
+
+/* True when F counted the functions of the threads last asked for. */
+static bool answers_focus(const struct live_frame *f)
+{
+    if (ui.n_asked == 0 || f->n_focus != ui.n_asked) {
+        return false;
+    }
+    for (size_t i = 0; i < ui.n_asked; i++) {
+        if (!same_key(&f->focus_keys[i], &ui.asked[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static struct ui_model model(void)
 {
     const struct live_frame *f = ui.shown;
@@ -310,9 +336,12 @@ static struct ui_model model(void)
         .tasks = f != NULL ? (f->tasks != NULL ? f->tasks : f->snap) : NULL,
         .frame_no = ui.frame_no,
         .stats = f != NULL ? f->stats : NULL,
-        .focus = f != NULL && f->focus_tid == ui.focus_tid ? f->focus : NULL,
+        .focus = f != NULL && answers_focus(f) ? f->focus : NULL,
         .focus_tid = ui.focus_tid,
+        .n_named = ui.n_named,
+        .n_named_counted = ui.focus_tid == 0 ? ui.n_asked : 0,
         .filter = ui.filter,
+        .frozen = ui.frozen,
         .source = ui.live != NULL ? live_source(ui.live) : NULL,
         .style = &ui.style,
         .waiting = waiting,
@@ -348,6 +377,7 @@ static struct ui_screen screen_info(const char *const *titles)
         .editing = ui.editing,
         .message = ui.message,
         .message_is_error = ui.message_is_error,
+        .sorts = VIEW_OPS[ui.view]->sorts,
         .log_path = ui.spawn != NULL ? ui.spawn->log_path : NULL,
     };
     return s;
@@ -378,6 +408,14 @@ static void draw(void)
         ui_screen_header(ui.header, &s, &ui.style);
         werase(ui.body);
         VIEW_OPS[ui.view]->draw(ui.views[ui.view], &m, ui.body);
+        /* What the filter hides is known once the view has drawn. */
+        char note[128] = "";
+        if (VIEW_OPS[ui.view]->filter_note != NULL) {
+            VIEW_OPS[ui.view]->filter_note(ui.views[ui.view], &m, note, sizeof note);
+        } else if (ui.filter[0] != '\0') {
+            snprintf(note, sizeof note, "no effect in this view");
+        }
+        s.filter_note = note;
         ui_screen_footer(ui.footer, &s, &ui.style);
         WINDOW *order[] = {ui.header, ui.body, ui.footer}; /* the footer last: it has the cursor */
         for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
@@ -531,6 +569,43 @@ static const struct snap_thread *find_thread(pid_t tid, int64_t *interp)
     return NULL;
 }
 
+/* Works out which threads the Functions view counts, and asks the sampling thread for their
+ * functions when that changed: the thread chosen with t, else the threads of the picture whose
+ * name the filter is found in (the first LIVE_FOCUS_MAX), else all (nothing to ask). */
+static void update_focus(void)
+{
+    struct sampler_thread_key want[LIVE_FOCUS_MAX];
+    size_t n = 0;
+    const struct snapshot *s = ui.shown != NULL ? ui.shown->snap : NULL;
+    ui.n_named = 0;
+    for (size_t i = 0; ui.filter[0] != '\0' && s != NULL && i < s->n_interps; i++) {
+        for (size_t j = 0; j < s->interps[i].n_threads; j++) {
+            const struct snap_thread *t = &s->interps[i].threads[j];
+            if (t->name.ptr == NULL || !ui_text_match(ui.filter, t->name)) {
+                continue;
+            }
+            if (ui.n_named++ < LIVE_FOCUS_MAX && ui.focus_tid == 0) {
+                want[n++] = (struct sampler_thread_key){s->interps[i].id, t->tid, t->thread_id};
+            }
+        }
+    }
+    if (ui.focus_tid != 0) {
+        want[0] = ui.focus_key;
+        n = 1;
+    }
+    bool same = n == ui.n_asked;
+    for (size_t i = 0; same && i < n; i++) {
+        same = same_key(&want[i], &ui.asked[i]);
+    }
+    if (same) {
+        return;
+    }
+    memcpy(ui.asked, want, n * sizeof *want);
+    ui.n_asked = n;
+    live_focus(ui.live, want, n);
+    ui.dirty = true;
+}
+
 /* 't': the Functions view counts the thread selected in the Threads view alone, or all. */
 static void toggle_focus(void)
 {
@@ -538,15 +613,14 @@ static void toggle_focus(void)
     int64_t interp = 0;
     const struct snap_thread *t = ui.focus_tid == 0 ? find_thread(tid, &interp) : NULL;
     if (t != NULL) {
-        struct sampler_thread_key key = {interp, t->tid, t->thread_id};
+        ui.focus_key = (struct sampler_thread_key){interp, t->tid, t->thread_id};
         ui.focus_tid = tid;
-        live_focus(ui.live, &key);
         set_message(false, "Functions: thread %d alone (t again: all threads)", (int)tid);
         return;
     }
     ui.focus_tid = 0;
-    live_focus(ui.live, NULL);
-    set_message(false, "Functions: all threads");
+    set_message(false, "Functions: %s",
+                ui.n_named > 0 ? "the threads the filter names" : "all threads");
 }
 
 /* Typing the filter: it applies as it grows. */
@@ -664,11 +738,29 @@ static void handle_signals(void)
     }
 }
 
-static void housekeeping(void)
+/* A message goes when its time is up, whatever else keeps the loop busy (frames arrive more
+ * often than the tick). */
+static void expire_message(void)
 {
     if (ui.message[0] != '\0' && now_s() >= ui.message_until) {
         ui.message[0] = '\0';
+        ui.dirty = true;
     }
+}
+
+/* How long the loop may sleep: a tick, or less when a message is due to go. */
+static int poll_timeout(void)
+{
+    int timeout = TICK_MS;
+    if (ui.message[0] != '\0') {
+        double left_ms = (ui.message_until - now_s()) * 1000.0 + 1;
+        timeout = left_ms < 0 ? 0 : left_ms < TICK_MS ? (int)left_ms : TICK_MS;
+    }
+    return timeout;
+}
+
+static void housekeeping(void)
+{
     ui.dirty = true; /* cheap: only changes reach the terminal */
 }
 
@@ -680,11 +772,13 @@ static void run_loop(void)
         handle_signals();
         take_frames();
         check_command();
+        update_focus();
+        expire_message();
         if (ui.dirty && !ui.quit) {
             draw();
         }
         struct pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {ui.wake[0], POLLIN, 0}};
-        int timeout = pending ? termkey_get_waittime(ui.tk) : TICK_MS;
+        int timeout = pending ? termkey_get_waittime(ui.tk) : poll_timeout();
         int n = poll(fds, 2, timeout);
         if (n < 0 && errno != EINTR) {
             snprintf(ui.fatal, sizeof ui.fatal, "pytop: poll: %s", strerror(errno));

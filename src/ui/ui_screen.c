@@ -30,6 +30,7 @@ static const char *const HELP[][2] = {
     {"p, Space, Z", "freeze / unfreeze (sampling goes on behind)"},
     {"/", "filter by function, file or thread name, as you type"},
     {"", "   Enter keeps it, Esc cancels; c clears it"},
+    {"", "   Functions: a thread's name counts that thread's samples alone"},
     {"", "   Tasks: the matching rows and the way to them, even into folded tasks"},
     {"d", "dump the frozen (or current) snapshot to pytop-PID-TIME.txt here"},
     {"r", "reset the statistics"},
@@ -118,17 +119,73 @@ static const struct snap_thread *gil_holder(const struct snapshot *snap, bool *u
     return NULL;
 }
 
-static void draw_python(WINDOW *w, int width, const struct snapshot *snap,
-                        const struct ui_style *st)
+/* What header line 2 leaves out when the line is narrow, least needed first: the build, the
+ * uptime, the GIL holder's tid, the word "Python"; then the holder's name is cut. The thread
+ * count, the holder and the share in GC always stay. */
+enum line2_cut { CUT_NONE, CUT_BUILD, CUT_UPTIME, CUT_GIL_TID, CUT_PYTHON, CUT_MAX };
+
+struct line2 {
+    const struct snapshot *snap;
+    const struct snap_thread *gil; /* NULL: none, or unknown (GIL_UNKNOWN) */
+    bool gil_unknown;
+    char build[48]; /* " (release, GIL)" */
+    char age[32];
+    char tid[24]; /* " (4242)" */
+    char gc[16];  /* "3%"; "" before the statistics */
+    bool gc_alert;
+};
+
+static int line2_width(const struct line2 *l, enum line2_cut cut, const struct ui_style *st)
 {
-    const struct snap_python *py = &snap->python;
-    ui_text_puts(w, "Python ", width - getcurx(w), st);
-    ui_text_put(w, py->version, width - getcurx(w), st);
-    const char *build = py->debug_build == SNAP_YES  ? "debug build, "
-                        : py->debug_build == SNAP_NO ? "release, "
-                                                     : "";
-    ui_text_printf(w, width - getcurx(w), st, " (%s%s)", build,
-                   py->free_threaded ? "free-threaded" : "GIL");
+    const struct snap_python *py = &l->snap->python;
+    char count[48];
+    snprintf(count, sizeof count, "  threads %zu  GIL: ", thread_count(l->snap));
+    int n = (cut < CUT_PYTHON ? 7 : 0) + ui_text_width(py->version, st) + (int)strlen(count);
+    n += cut < CUT_BUILD ? (int)strlen(l->build) : 0;
+    n += cut < CUT_UPTIME ? 5 + (int)strlen(l->age) : 0;
+    if (l->gil != NULL) {
+        n += ui_text_width(l->gil->name, st) + (cut < CUT_GIL_TID ? (int)strlen(l->tid) : 0);
+    } else {
+        n += l->gil_unknown ? 1 : 4;
+    }
+    n += l->gc[0] != '\0' ? 9 + (int)strlen(l->gc) : 0;
+    return n;
+}
+
+static void draw_line2(WINDOW *w, const struct line2 *l, enum line2_cut cut, int width,
+                       const struct ui_style *st)
+{
+    if (cut < CUT_PYTHON) {
+        ui_text_puts(w, "Python ", width - getcurx(w), st);
+    }
+    ui_text_put(w, l->snap->python.version, width - getcurx(w), st);
+    if (cut < CUT_BUILD) {
+        ui_text_puts(w, l->build, width - getcurx(w), st);
+    }
+    if (cut < CUT_UPTIME) {
+        ui_text_printf(w, width - getcurx(w), st, "  up %s", l->age);
+    }
+    ui_text_printf(w, width - getcurx(w), st, "  threads %zu  GIL: ", thread_count(l->snap));
+    /* The share in GC keeps its place at the end: the holder's name is cut before it. */
+    int gc_w = l->gc[0] != '\0' ? 9 + (int)strlen(l->gc) : 0;
+    wattrset(w, st->attr[l->gil != NULL ? UI_GIL : UI_NORMAL]);
+    if (l->gil == NULL) {
+        ui_text_puts(w, l->gil_unknown ? "?" : "none", width - getcurx(w) - gc_w, st);
+    } else {
+        int tid_w = cut < CUT_GIL_TID ? (int)strlen(l->tid) : 0;
+        int name_room = width - getcurx(w) - gc_w - tid_w;
+        ui_text_put(w, l->gil->name, name_room > 4 ? name_room : 4, st);
+        if (cut < CUT_GIL_TID) {
+            ui_text_puts(w, l->tid, width - getcurx(w) - gc_w, st);
+        }
+    }
+    wattrset(w, st->attr[UI_NORMAL]);
+    if (gc_w > 0) {
+        ui_text_puts(w, "  in GC: ", width - getcurx(w), st);
+        wattrset(w, st->attr[l->gc_alert ? UI_GC : UI_NORMAL]);
+        ui_text_puts(w, l->gc, width - getcurx(w), st);
+        wattrset(w, st->attr[UI_NORMAL]);
+    }
 }
 
 static void header_line2(WINDOW *w, const struct ui_screen *s, int width, const struct ui_style *st)
@@ -142,34 +199,36 @@ static void header_line2(WINDOW *w, const struct ui_screen *s, int width, const 
         wattrset(w, st->attr[UI_NORMAL]);
         return;
     }
-    char age[32];
-    format_age(age, sizeof age, f->age_s);
-    draw_python(w, width, f->snap, st);
-    ui_text_printf(w, width - getcurx(w), st, "  up %s  threads %zu  GIL: ", age,
-                   thread_count(f->snap));
-    bool unknown;
-    const struct snap_thread *t = gil_holder(f->snap, &unknown);
-    wattrset(w, st->attr[t != NULL ? UI_GIL : UI_NORMAL]);
-    if (t == NULL) {
-        ui_text_puts(w, unknown ? "?" : "none", width - getcurx(w), st);
-    } else {
-        ui_text_put(w, t->name, width - getcurx(w), st);
-        ui_text_printf(w, width - getcurx(w), st, " (%d)", (int)t->tid);
+    struct line2 l = {.snap = f->snap};
+    const struct snap_python *py = &f->snap->python;
+    const char *build = py->debug_build == SNAP_YES  ? "debug build, "
+                        : py->debug_build == SNAP_NO ? "release, "
+                                                     : "";
+    snprintf(l.build, sizeof l.build, " (%s%s)", build,
+             py->free_threaded ? "free-threaded" : "GIL");
+    format_age(l.age, sizeof l.age, f->age_s);
+    l.gil = gil_holder(f->snap, &l.gil_unknown);
+    if (l.gil != NULL) {
+        snprintf(l.tid, sizeof l.tid, " (%d)", (int)l.gil->tid);
     }
-    wattrset(w, st->attr[UI_NORMAL]);
     /* How much of the window some thread spent collecting garbage. */
     const struct sampler_stats *stats = f->stats;
     if (stats != NULL && stats->samples > 0) {
         double pct = 100.0 * (double)stats->gc_samples / (double)stats->samples;
-        ui_text_puts(w, "  in GC: ", width - getcurx(w), st);
-        wattrset(w, st->attr[pct >= 10.0 ? UI_GC : UI_NORMAL]);
-        ui_text_printf(w, width - getcurx(w), st, "%.0f%%", pct);
-        wattrset(w, st->attr[UI_NORMAL]);
+        snprintf(l.gc, sizeof l.gc, "%.0f%%", pct);
+        l.gc_alert = pct >= 10.0;
     }
+    enum line2_cut cut = CUT_NONE;
+    while (cut + 1 < CUT_MAX && line2_width(&l, cut, st) > width - 1) {
+        cut++;
+    }
+    draw_line2(w, &l, cut, width, st);
 }
 
-/* "rate 99/100 Hz  failed 0.1%  refresh 1s", and how late the newest sample is. */
-static void sampling_text(char *buf, size_t size, const struct ui_screen *s, bool *alert)
+/* "rate 99/100 Hz  failed 0.1%  refresh 1s" (the refresh only when REFRESH), and how late the
+ * newest sample is. */
+static void sampling_text(char *buf, size_t size, const struct ui_screen *s, bool refresh,
+                          bool *alert)
 {
     const struct sampler_stats *stats = s->frame != NULL ? s->frame->stats : NULL;
     char want[32];
@@ -195,23 +254,46 @@ static void sampling_text(char *buf, size_t size, const struct ui_screen *s, boo
             snprintf(failed + n, sizeof failed - n, ", retry every %gs", stats->backoff_s);
         }
     }
-    int n = snprintf(buf, size, "rate %s/%s%s  refresh %gs", got, want, failed, s->delay);
+    int n = snprintf(buf, size, "rate %s/%s%s", got, want, failed);
+    if (refresh && n > 0 && (size_t)n < size) {
+        n += snprintf(buf + n, size - (size_t)n, "  refresh %gs", s->delay);
+    }
     if (s->late_s > 0 && n > 0 && (size_t)n < size) {
         snprintf(buf + n, size - (size_t)n, "  no sample for %.0fs", s->late_s);
     }
 }
 
+/* The tabs' width: each " N Title ", or with SHORT the other views' " N " alone. */
+static int tabs_width(const struct ui_screen *s, bool short_tabs)
+{
+    int n = 0;
+    for (int i = 0; i < s->n_views; i++) {
+        n += 3 + (short_tabs && i != s->view ? 0 : (int)strlen(s->titles[i]) + 1);
+    }
+    return n;
+}
+
+/* The tabs, then the sampling facts at the right; when both do not fit, the refresh goes
+ * first, then the other views' titles (their numbers stay). */
 static void header_line3(WINDOW *w, const struct ui_screen *s, int width, const struct ui_style *st)
 {
+    char right[160];
+    bool alert;
+    sampling_text(right, sizeof right, s, true, &alert);
+    if (tabs_width(s, false) + (int)strlen(right) + 1 > width) {
+        sampling_text(right, sizeof right, s, false, &alert);
+    }
+    bool short_tabs = tabs_width(s, false) + (int)strlen(right) + 1 > width;
     wmove(w, 2, 0);
     for (int i = 0; i < s->n_views && getcurx(w) < width - 1; i++) {
         wattrset(w, st->attr[i == s->view ? UI_SELECTED : UI_DIM]);
-        ui_text_printf(w, width - getcurx(w), st, " %d %s ", i + 1, s->titles[i]);
+        if (short_tabs && i != s->view) {
+            ui_text_printf(w, width - getcurx(w), st, " %d ", i + 1);
+        } else {
+            ui_text_printf(w, width - getcurx(w), st, " %d %s ", i + 1, s->titles[i]);
+        }
     }
     wattrset(w, st->attr[UI_NORMAL]);
-    char right[160];
-    bool alert;
-    sampling_text(right, sizeof right, s, &alert);
     int len = (int)strlen(right);
     int x = getcurx(w) + len + 1 < width ? width - len - 1 : getcurx(w);
     wmove(w, 2, x);
@@ -229,54 +311,107 @@ void ui_screen_header(WINDOW *w, const struct ui_screen *s, const struct ui_styl
     header_line3(w, s, width, st);
 }
 
-/* The status line: the filter being typed, else a message, else the filter in force, else
- * where a command's output goes, else the newest sample's trouble. */
+/* The filter being typed, with what it does so far; leaves the cursor after the text. */
+static void editing_line(WINDOW *w, const struct ui_screen *s, int width, const struct ui_style *st)
+{
+    wattrset(w, st->attr[UI_HEADER]);
+    ui_text_puts(w, "Filter: ", width, st);
+    wattrset(w, st->attr[UI_NORMAL]);
+    ui_text_put(w, ui_text_str(s->filter), width - getcurx(w) - 30, st);
+    int x = getcurx(w);
+    wattrset(w, st->attr[UI_DIM]);
+    if (s->filter[0] != '\0' && s->filter_note != NULL && s->filter_note[0] != '\0') {
+        ui_text_printf(w, width - getcurx(w) - 29, st, "   %s", s->filter_note);
+    }
+    ui_text_puts(w, "   (Enter keeps, Esc cancels)", width - getcurx(w), st);
+    wattrset(w, st->attr[UI_NORMAL]);
+    wmove(w, 0, x);
+}
+
+/* The filter in force, in at most WIDTH columns: "Filter: TEXT  hides 4 of 7 threads  (c
+ * clears it)", the text itself cut first to a third of the room, the hint left out first. */
+static void filter_part(WINDOW *w, const struct ui_screen *s, int width, const struct ui_style *st)
+{
+    const char *note = s->filter_note != NULL ? s->filter_note : "";
+    int note_w = note[0] != '\0' ? (int)strlen(note) + 2 : 0;
+    int x0 = getcurx(w);
+    wattrset(w, st->attr[UI_MATCH]);
+    ui_text_puts(w, "Filter: ", width, st);
+    int text_room = width - (getcurx(w) - x0) - note_w;
+    int text_w = ui_text_width(ui_text_str(s->filter), st);
+    if (text_room < width / 3) {
+        text_room = width / 3;
+    }
+    ui_text_put(w, ui_text_str(s->filter), text_w < text_room ? text_w : text_room, st);
+    wattrset(w, st->attr[UI_DIM]);
+    if (note[0] != '\0') {
+        ui_text_printf(w, width - (getcurx(w) - x0), st, "  %s", note);
+    }
+    if (width - (getcurx(w) - x0) >= 15) {
+        ui_text_puts(w, "  (c clears it)", width - (getcurx(w) - x0), st);
+    }
+    wattrset(w, st->attr[UI_NORMAL]);
+}
+
+/* The status line: the filter being typed, else the filter in force and where a command's
+ * output goes (side by side, the path cut at its start when both do not fit), then the newest
+ * sample's trouble where there is room. */
 static void status_line(WINDOW *w, const struct ui_screen *s, int width, const struct ui_style *st)
 {
     wmove(w, 0, 0);
     if (s->editing) {
-        wattrset(w, st->attr[UI_HEADER]);
-        ui_text_puts(w, "Filter: ", width, st);
-        wattrset(w, st->attr[UI_NORMAL]);
-        ui_text_put(w, ui_text_str(s->filter), width - getcurx(w) - 30, st);
-        int x = getcurx(w);
-        wattrset(w, st->attr[UI_DIM]);
-        ui_text_puts(w, "   (Enter keeps, Esc cancels)", width - x, st);
-        wattrset(w, st->attr[UI_NORMAL]);
-        wmove(w, 0, x);
+        editing_line(w, s, width, st);
         return;
     }
-    if (s->message != NULL && s->message[0] != '\0') {
-        wattrset(w, st->attr[s->message_is_error ? UI_ALERT : UI_HEADER]);
-        ui_text_puts(w, s->message, width, st);
-    } else if (s->filter[0] != '\0') {
-        wattrset(w, st->attr[UI_MATCH]);
-        ui_text_puts(w, "Filter: ", width, st);
-        ui_text_put(w, ui_text_str(s->filter), width - getcurx(w) - 16, st);
+    static const char LOG_LABEL[] = "command output: ";
+    int log_w = s->log_path != NULL
+                    ? (int)sizeof LOG_LABEL - 1 + ui_text_width(ui_text_str(s->log_path), st)
+                    : 0;
+    if (s->filter[0] != '\0') {
+        int room = width;
+        if (log_w > 0) {
+            /* The path gets what the filter leaves, but at least two fifths of the line. */
+            int path_room = log_w < width * 2 / 5 ? log_w : width * 2 / 5;
+            room = width - path_room - 2;
+            int filter_w = 8 + ui_text_width(ui_text_str(s->filter), st) + 2 +
+                           (s->filter_note != NULL ? (int)strlen(s->filter_note) : 0) + 15;
+            room = filter_w < room ? filter_w : room;
+        }
+        filter_part(w, s, room, st);
+    }
+    if (log_w > 0) {
+        if (getcurx(w) > 0) {
+            ui_text_puts(w, "  ", width - getcurx(w), st);
+        }
         wattrset(w, st->attr[UI_DIM]);
-        ui_text_puts(w, "  (c clears it)", width - getcurx(w), st);
-    } else if (s->log_path != NULL) {
-        wattrset(w, st->attr[UI_DIM]);
-        ui_text_puts(w, "command output: ", width, st);
+        ui_text_puts(w, LOG_LABEL, width - getcurx(w), st);
         ui_text_put_tail(w, ui_text_str(s->log_path), width - getcurx(w), st);
-    } else if (s->frame != NULL && s->frame->stats != NULL && s->frame->stats->errors > 0 &&
-               s->frame->status[0] != '\0') {
+    }
+    if (s->frame != NULL && s->frame->stats != NULL && s->frame->stats->errors > 0 &&
+        s->frame->status[0] != '\0' && width - getcurx(w) > 30) {
         wattrset(w, st->attr[UI_DIM]);
-        ui_text_puts(w, "last failed sample: ", width, st);
+        if (getcurx(w) > 0) {
+            ui_text_puts(w, "  ", width - getcurx(w), st);
+        }
+        ui_text_puts(w, "last failed sample: ", width - getcurx(w), st);
         ui_text_put(w, ui_text_str(s->frame->status), width - getcurx(w), st);
     }
     wattrset(w, st->attr[UI_NORMAL]);
 }
 
-void ui_screen_footer(WINDOW *w, const struct ui_screen *s, const struct ui_style *st)
+static void key_hints(WINDOW *w, const struct ui_screen *s, int width, const struct ui_style *st)
 {
     const char *const hint[][2] = {
-        {"q", "quit"}, {"p", "freeze"},          {"/", "filter"},   {"d", "dump"}, {"Tab", "view"},
-        {"s", "sort"}, {"Enter", s->enter_does}, {"+-", "refresh"}, {"h", "help"},
+        {"q", "quit"},
+        {"p", "freeze"},
+        {"/", "filter"},
+        {"d", "dump"},
+        {"Tab", "view"},
+        {"s", s->sorts ? "sort" : NULL},
+        {"Enter", s->enter_does},
+        {"+-", "refresh"},
+        {"h", "help"},
     };
-    int width = getmaxx(w);
-    werase(w);
-    wmove(w, 1, 0);
     for (size_t i = 0; i < sizeof hint / sizeof hint[0]; i++) {
         if (hint[i][1] == NULL) {
             continue;
@@ -291,6 +426,20 @@ void ui_screen_footer(WINDOW *w, const struct ui_screen *s, const struct ui_styl
         ui_text_printf(w, width - getcurx(w), st, " %s ", hint[i][1]);
     }
     wattrset(w, st->attr[UI_NORMAL]);
+}
+
+void ui_screen_footer(WINDOW *w, const struct ui_screen *s, const struct ui_style *st)
+{
+    int width = getmaxx(w);
+    werase(w);
+    wmove(w, 1, 0);
+    if (s->message != NULL && s->message[0] != '\0') {
+        wattrset(w, st->attr[s->message_is_error ? UI_ALERT : UI_HEADER]);
+        ui_text_puts(w, s->message, width, st);
+        wattrset(w, st->attr[UI_NORMAL]);
+    } else {
+        key_hints(w, s, width, st);
+    }
     status_line(w, s, width, st);
 }
 

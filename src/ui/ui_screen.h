@@ -32,14 +32,20 @@ struct ui_screen {
     int n_views;
     int view;
     const char *enter_does; /* the view's word for Enter in the key hints; NULL: none */
+    bool sorts;             /* the view sorts: s, S and I are hinted */
     const char *filter;
-    bool editing;        /* the filter is being typed */
-    const char *message; /* the newest message (dump written, refresh changed) */
+    const char *filter_note; /* what the filter does to the view ("hides 4 of 7 threads") */
+    bool editing;            /* the filter is being typed */
+    const char *message;     /* the newest message while it lasts (dump written, refresh changed) */
     bool message_is_error;
     const char *log_path; /* where the command's output goes (pytop -- CMD) */
 };
 
 void ui_screen_header(WINDOW *w, const struct ui_screen *s, const struct ui_style *st);
+/* The two bottom lines: the status line (the filter in force, or being typed, with what it
+ * does; where a command's output goes; the newest sample's trouble), then the key hints, or
+ * the newest message in their place while it lasts: a message never hides the filter or the
+ * output's path. */
 void ui_screen_footer(WINDOW *w, const struct ui_screen *s, const struct ui_style *st);
 /* The help screen: every key, in W. */
 void ui_screen_help(WINDOW *w, const struct ui_style *st);

@@ -173,18 +173,21 @@ static void thread_title(WINDOW *w, int width, size_t line, const void *ctx,
     const struct ui_style *st = m->style;
     char words[160];
     snapshot_thread_state_words(t, words, sizeof words);
+    /* The text stops short of the last column: ending on it would put the cursor on the next
+     * row, where the rule would go on. */
+    int end = width - 1;
     ui_stack_rule_begin(w, st);
     if (t->tid > 0) {
-        ui_text_printf(w, width - getcurx(w), st, " Thread %d ", (int)t->tid);
+        ui_text_printf(w, end - getcurx(w), st, " Thread %d ", (int)t->tid);
     } else {
-        ui_text_puts(w, " Thread ? ", width - getcurx(w), st);
+        ui_text_puts(w, " Thread ? ", end - getcurx(w), st);
     }
     if (t->name.ptr != NULL) {
-        ui_text_puts(w, "\"", width - getcurx(w), st);
-        ui_text_put(w, t->name, width - getcurx(w) - 1, st);
-        ui_text_puts(w, "\" ", width - getcurx(w), st);
+        ui_text_puts(w, "\"", end - getcurx(w), st);
+        ui_text_put(w, t->name, end - getcurx(w) - 1, st);
+        ui_text_puts(w, "\" ", end - getcurx(w), st);
     }
-    ui_text_printf(w, width - getcurx(w), st, "(%s%smost recent call first) ", words,
+    ui_text_printf(w, end - getcurx(w), st, "(%s%smost recent call first) ", words,
                    words[0] != '\0' ? "; " : "");
     ui_stack_rule_end(w, width, st);
 }

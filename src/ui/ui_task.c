@@ -49,28 +49,29 @@ static void pane_title(WINDOW *w, int width, const struct pane *p, const struct 
 {
     const struct ui_style *st = m->style;
     const struct snap_task *t = p->task;
+    int end = width - 1; /* not the last column: the cursor would move to the next row */
     ui_stack_rule_begin(w, st);
-    ui_text_puts(w, " Task \"", width - getcurx(w), st);
-    ui_text_put(w, t->name, width - getcurx(w) - 1, st);
+    ui_text_puts(w, " Task \"", end - getcurx(w), st);
+    ui_text_put(w, t->name, end - getcurx(w) - 1, st);
     const char *state = snapshot_task_state_name(t->state);
-    ui_text_printf(w, width - getcurx(w), st, "\" 0x%" PRIx64 " (%s; ", t->id,
+    ui_text_printf(w, end - getcurx(w), st, "\" 0x%" PRIx64 " (%s; ", t->id,
                    state != NULL ? state : "state ?");
     if (t->thread == 0) {
-        ui_text_puts(w, "the interpreter's list; ", width - getcurx(w), st);
+        ui_text_puts(w, "the interpreter's list; ", end - getcurx(w), st);
     } else {
-        ui_text_printf(w, width - getcurx(w), st, "thread %d ", (int)t->thread);
+        ui_text_printf(w, end - getcurx(w), st, "thread %d ", (int)t->thread);
         const struct snap_thread *th = find_thread(p->snap, t->thread);
         if (th == NULL) {
             th = find_thread(m->snap, t->thread);
         }
         if (th != NULL && th->name.ptr != NULL) {
-            ui_text_puts(w, "\"", width - getcurx(w), st);
-            ui_text_put(w, th->name, width - getcurx(w) - 1, st);
-            ui_text_puts(w, "\"", width - getcurx(w), st);
+            ui_text_puts(w, "\"", end - getcurx(w), st);
+            ui_text_put(w, th->name, end - getcurx(w) - 1, st);
+            ui_text_puts(w, "\"", end - getcurx(w), st);
         }
-        ui_text_puts(w, "; ", width - getcurx(w), st);
+        ui_text_puts(w, "; ", end - getcurx(w), st);
     }
-    ui_text_puts(w, "most recent call first) ", width - getcurx(w), st);
+    ui_text_puts(w, "most recent call first) ", end - getcurx(w), st);
     ui_stack_rule_end(w, width, st);
 }
 

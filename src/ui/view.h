@@ -51,9 +51,15 @@ struct ui_model {
     const struct snapshot *tasks;         /* the same moment's asyncio task graph; may be NULL */
     unsigned long frame_no;               /* changes whenever SNAP or TASKS does */
     const struct sampler_stats *stats;    /* over the window; NULL before sampling starts */
-    const struct sampler_stats *focus;    /* functions of thread FOCUS_TID alone, or NULL */
-    pid_t focus_tid;                      /* 0: the Functions view counts all threads */
-    const char *filter;                   /* "" when none */
+    /* The Functions view counts the thread chosen with t (FOCUS_TID), else the threads the
+     * filter names (N_NAMED of them, found in their names), else all threads. FOCUS holds the
+     * functions of the one or the named threads alone; NULL while they are being counted. */
+    const struct sampler_stats *focus;
+    pid_t focus_tid;        /* 0: none chosen */
+    size_t n_named;         /* threads of SNAP whose name the filter is found in; 0 none */
+    size_t n_named_counted; /* of those, the ones FOCUS counts (at most LIVE_FOCUS_MAX) */
+    const char *filter;     /* "" when none */
+    bool frozen;            /* the picture holds still: what is asked now comes when it moves */
     const struct snapshot_source *source; /* the target's source lines; may be NULL */
     const struct ui_style *style;
     bool waiting;            /* no interpreter to show yet */
@@ -70,8 +76,13 @@ struct view_ops {
     /* The thread under the cursor (kernel tid, 0 none), for keys that act on a thread (t).
      * NULL in views without a thread cursor. */
     pid_t (*selected_tid)(const void *state);
+    /* What the filter did to the view at its last draw, in a few words ("hides 4 of 7
+     * threads"), into BUF of SIZE bytes; "" when M has no filter. NULL: the view is not
+     * filtered. */
+    void (*filter_note)(const void *state, const struct ui_model *m, char *buf, size_t size);
     /* What Enter does here, in a word for the key hints ("fold"); NULL: nothing. */
     const char *enter_does;
+    bool sorts; /* s, S and I sort the view's table */
 };
 
 extern const struct view_ops view_threads_ops;

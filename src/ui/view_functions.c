@@ -28,6 +28,8 @@ struct functions_view {
     struct row *rows;
     size_t n_rows;
     size_t cap_rows;
+    size_t n_functions; /* in the statistics shown, before the filter */
+    bool by_name;       /* at the last draw the filter picked rows by their names */
 };
 
 static void *create(void)
@@ -106,19 +108,51 @@ static int compare_rows(const void *pa, const void *pb)
     return ra->invert ? -c : c;
 }
 
-/* The statistics shown: of the one thread asked for (NULL until they come), else of all. */
+/* The statistics shown: of the thread chosen with t, else of the threads the filter names
+ * (NULL until they come), else of all. */
 static const struct sampler_stats *stats_of(const struct ui_model *m)
 {
-    return m->focus_tid != 0 ? m->focus : m->stats;
+    return m->focus_tid != 0 || m->n_named > 0 ? m->focus : m->stats;
+}
+
+/* The name of the thread TID in the snapshot, or unknown. */
+static struct snap_str thread_name(const struct ui_model *m, pid_t tid)
+{
+    for (size_t i = 0; m->snap != NULL && i < m->snap->n_interps; i++) {
+        for (size_t j = 0; j < m->snap->interps[i].n_threads; j++) {
+            if (m->snap->interps[i].threads[j].tid == tid) {
+                return m->snap->interps[i].threads[j].name;
+            }
+        }
+    }
+    return (struct snap_str){NULL, 0};
+}
+
+/* Whether the filter picks functions by their name and file. Not when it names the threads
+ * counted (the thread chosen with t, or the threads it names): it picked them already, and
+ * none of their functions need bear the thread's name. */
+static bool filters_by_name(const struct ui_model *m)
+{
+    if (m->filter[0] == '\0') {
+        return false;
+    }
+    if (m->focus_tid != 0) {
+        struct snap_str name = thread_name(m, m->focus_tid);
+        return name.ptr == NULL || !ui_text_match(m->filter, name);
+    }
+    return m->n_named == 0;
 }
 
 static bool collect(struct functions_view *v, const struct ui_model *m)
 {
     const struct sampler_stats *st = stats_of(m);
     v->n_rows = 0;
+    v->n_functions = st != NULL ? st->n_functions : 0;
+    v->by_name = filters_by_name(m);
     for (size_t i = 0; st != NULL && i < st->n_functions; i++) {
         const struct sampler_function *f = &st->functions[i];
-        if (!ui_text_match(m->filter, f->function) && !ui_text_match(m->filter, f->file)) {
+        if (v->by_name && !ui_text_match(m->filter, f->function) &&
+            !ui_text_match(m->filter, f->file)) {
             continue;
         }
         if (v->n_rows == v->cap_rows) {
@@ -138,17 +172,44 @@ static bool collect(struct functions_view *v, const struct ui_model *m)
     return true;
 }
 
-/* The name of the thread TID in the snapshot, or unknown. */
-static struct snap_str thread_name(const struct ui_model *m, pid_t tid)
+/* The thread of the picture whose name the filter is found in (the first one). */
+static const struct snap_thread *named_thread(const struct ui_model *m)
 {
     for (size_t i = 0; m->snap != NULL && i < m->snap->n_interps; i++) {
         for (size_t j = 0; j < m->snap->interps[i].n_threads; j++) {
-            if (m->snap->interps[i].threads[j].tid == tid) {
-                return m->snap->interps[i].threads[j].name;
+            const struct snap_thread *t = &m->snap->interps[i].threads[j];
+            if (t->name.ptr != NULL && ui_text_match(m->filter, t->name)) {
+                return t;
             }
         }
     }
-    return (struct snap_str){NULL, 0};
+    return NULL;
+}
+
+/* Which threads are counted: "Thread 12 worker-1", "3 threads the filter names", "All". */
+static void draw_whose(WINDOW *w, int width, const struct ui_model *m)
+{
+    const struct ui_style *st = m->style;
+    const struct snap_thread *named = m->n_named == 1 ? named_thread(m) : NULL;
+    wattrset(w, st->attr[UI_HEADER]);
+    if (m->focus_tid != 0 || named != NULL) {
+        pid_t tid = m->focus_tid != 0 ? m->focus_tid : named->tid;
+        ui_text_printf(w, width - getcurx(w), st, "Thread %d ", (int)tid);
+        ui_text_put(w, thread_name(m, tid), width - getcurx(w), st);
+        if (m->focus_tid == 0) {
+            ui_text_puts(w, " (the filter names it)", width - getcurx(w), st);
+        }
+    } else if (m->n_named > m->n_named_counted) {
+        ui_text_printf(w, width - getcurx(w), st,
+                       "The first %zu of the %zu threads the filter names", m->n_named_counted,
+                       m->n_named);
+    } else if (m->n_named > 0) {
+        ui_text_printf(w, width - getcurx(w), st, "The %zu threads the filter names", m->n_named);
+    } else {
+        wattrset(w, st->attr[UI_NORMAL]);
+        ui_text_puts(w, "All threads", width - getcurx(w), st);
+    }
+    wattrset(w, st->attr[UI_NORMAL]);
 }
 
 static void draw_summary(WINDOW *w, int width, const struct ui_model *m)
@@ -156,14 +217,7 @@ static void draw_summary(WINDOW *w, int width, const struct ui_model *m)
     const struct ui_style *st = m->style;
     const struct sampler_stats *s = stats_of(m);
     wmove(w, 0, 1);
-    if (m->focus_tid != 0) {
-        wattrset(w, st->attr[UI_HEADER]);
-        ui_text_printf(w, width - 1, st, "Thread %d ", (int)m->focus_tid);
-        ui_text_put(w, thread_name(m, m->focus_tid), width - getcurx(w), st);
-        wattrset(w, st->attr[UI_NORMAL]);
-    } else {
-        ui_text_puts(w, "All threads", width - 1, st);
-    }
+    draw_whose(w, width, m);
     ui_text_printf(w, width - getcurx(w), st, ": %llu thread-samples in %llu samples over %.1f s",
                    (unsigned long long)(s != NULL ? s->thread_samples : 0),
                    (unsigned long long)(s != NULL ? s->samples : 0), s != NULL ? s->window_s : 0.0);
@@ -227,8 +281,15 @@ static void draw_title(const struct functions_view *v, WINDOW *w, int y, int wid
     mvwhline(w, y, 0, ' ', width);
     put_right(w, y, c.own, 6, h[SORT_OWN], st);
     put_right(w, y, c.total, 7, h[SORT_TOTAL], st);
-    put_right(w, y, c.own_s, 8, "OWN s", st);
-    put_right(w, y, c.total_s, 8, "TOTAL s", st);
+    /* The times are the shares in seconds: they sort with them, and say so. */
+    char own_s[24];
+    char total_s[24];
+    snprintf(own_s, sizeof own_s, "OWN s%s",
+             v->sort == SORT_OWN ? (v->invert ? st->up : st->down) : "");
+    snprintf(total_s, sizeof total_s, "TOTAL s%s",
+             v->sort == SORT_TOTAL ? (v->invert ? st->up : st->down) : "");
+    put_right(w, y, c.own_s, 8, own_s, st);
+    put_right(w, y, c.total_s, 8, total_s, st);
     wmove(w, y, c.fn);
     ui_text_puts(w, h[SORT_FUNCTION], c.fn_w, st);
     wmove(w, y, c.file);
@@ -282,8 +343,13 @@ static void draw(void *state, const struct ui_model *m, WINDOW *w)
         wattrset(w, st->attr[UI_DIM]);
         const char *why = m->waiting          ? m->waiting_why
                           : m->focus_tid != 0 ? "counting the selected thread's functions (t: all)"
+                          : m->n_named > 0    ? "counting the functions of the threads the "
+                                                "filter names"
                                               : "waiting for the first samples";
         ui_text_puts(w, why, width - 2, st);
+        if (m->frozen && (m->focus_tid != 0 || m->n_named > 0)) {
+            ui_text_puts(w, " (once the picture moves again: p)", width - getcurx(w), st);
+        }
         wattrset(w, st->attr[UI_NORMAL]);
         return;
     }
@@ -297,8 +363,10 @@ static void draw(void *state, const struct ui_model *m, WINDOW *w)
         wmove(w, 2, 2);
         wattrset(w, st->attr[UI_DIM]);
         ui_text_puts(w,
-                     m->filter[0] != '\0' ? "no function matches the filter"
-                                          : "no samples in the window yet",
+                     v->by_name && v->n_functions > 0 ? "no function matches the filter"
+                     : m->focus_tid != 0 || m->n_named > 0
+                         ? "no samples of the thread in the window yet"
+                         : "no samples in the window yet",
                      width - 2, st);
         wattrset(w, st->attr[UI_NORMAL]);
     }
@@ -332,6 +400,25 @@ static bool on_key(void *state, const struct ui_model *m, const TermKeyKey *key)
     return ui_list_key(&v->list, key, v->n_rows);
 }
 
+static void filter_note(const void *state, const struct ui_model *m, char *buf, size_t size)
+{
+    const struct functions_view *v = state;
+    if (m->filter[0] == '\0') {
+        snprintf(buf, size, "%s", "");
+    } else if (v->by_name) {
+        snprintf(buf, size, "hides %zu of %zu function%s", v->n_functions - v->n_rows,
+                 v->n_functions, v->n_functions == 1 ? "" : "s");
+    } else if (m->focus_tid != 0) {
+        snprintf(buf, size, "names the thread counted (t)");
+    } else {
+        if (m->n_named == 1) {
+            snprintf(buf, size, "names a thread: its functions alone");
+        } else {
+            snprintf(buf, size, "names %zu threads: their functions alone", m->n_named);
+        }
+    }
+}
+
 const struct view_ops view_functions_ops = {
     .create = create,
     .destroy = destroy,
@@ -339,4 +426,6 @@ const struct view_ops view_functions_ops = {
     .draw = draw,
     .on_key = on_key,
     .selected_tid = NULL,
+    .filter_note = filter_note,
+    .sorts = true,
 };

@@ -73,10 +73,14 @@ struct tasks_view {
     size_t n_rows;
     size_t cap_rows;
     struct strbuf text;
+    size_t n_tasks; /* in the graph, and of them the ones the filter keeps (shown or folded) */
+    size_t n_kept;
     /* Scratch space. */
     uint8_t *marks;
     struct walk *stack;
     size_t cap_stack;
+    size_t *below; /* tasks_below()'s own: it runs while STACK holds the layout's walk */
+    size_t cap_below;
     bool *last;
     size_t cap_last;
     /* The row under the cursor, found again in the next layout by what it shows: its task, and
@@ -115,6 +119,7 @@ static void destroy(void *state)
         free(v->rows);
         free(v->marks);
         free(v->stack);
+        free(v->below);
         free(v->last);
         free(v);
     }
@@ -291,27 +296,28 @@ static bool mark_hits(struct tasks_view *v, const struct tasktree *t, const char
     return true;
 }
 
-/* How many tasks are below task node I of T (each time it is drawn), up to a bound. */
+/* How many tasks are below task node I of T (each time it is drawn), up to a bound. Called
+ * in the middle of lay_out_tree()'s walk, so it keeps its own stack (BELOW), never STACK. */
 static size_t tasks_below(struct tasks_view *v, const struct tasktree *t, size_t i)
 {
     size_t count = 0;
     size_t depth = 0;
     size_t visits = 0;
-    if (!reserve((void **)&v->stack, &v->cap_stack, 1, sizeof *v->stack)) {
+    if (!reserve((void **)&v->below, &v->cap_below, 1, sizeof *v->below)) {
         return 0;
     }
-    v->stack[depth++] = (struct walk){.node = i};
+    v->below[depth++] = i;
     while (depth > 0 && visits++ < MAX_FOLDED_COUNT) {
         struct tasktree_node nd;
-        tasktree_node(t, v->stack[--depth].node, &nd);
-        if (!reserve((void **)&v->stack, &v->cap_stack, depth + nd.n_kids, sizeof *v->stack)) {
+        tasktree_node(t, v->below[--depth], &nd);
+        if (!reserve((void **)&v->below, &v->cap_below, depth + nd.n_kids, sizeof *v->below)) {
             break;
         }
         for (size_t k = 0; k < nd.n_kids; k++) {
             struct tasktree_node kid;
             tasktree_node(t, nd.kids[k], &kid);
             count += kid.is_task ? 1 : 0;
-            v->stack[depth++] = (struct walk){.node = nd.kids[k]};
+            v->below[depth++] = nd.kids[k];
         }
     }
     return count;
@@ -531,6 +537,21 @@ static void find_selected(struct tasks_view *v, size_t before)
     }
 }
 
+/* How many tasks there are, and how many of them the rows show or fold away. */
+static void count_kept(struct tasks_view *v, const struct ui_model *m)
+{
+    v->n_tasks = 0;
+    v->n_kept = 0;
+    for (size_t i = 0; i < m->tasks->n_interps; i++) {
+        v->n_tasks += m->tasks->interps[i].tasks_present ? m->tasks->interps[i].n_tasks : 0;
+    }
+    for (size_t i = 0; i < v->n_rows; i++) {
+        const struct row *r = &v->rows[i];
+        v->n_kept += r->node != NONE && r->owner == i ? 1 + r->folded_tasks : 0;
+    }
+    v->n_kept = v->n_kept < v->n_tasks ? v->n_kept : v->n_tasks;
+}
+
 /* Lays the rows out again when the picture, the filter or the folding changed. */
 static void lay_out(struct tasks_view *v, const struct ui_model *m)
 {
@@ -549,6 +570,7 @@ static void lay_out(struct tasks_view *v, const struct ui_model *m)
     for (size_t i = 0; i < m->tasks->n_interps && !v->nomem; i++) {
         lay_out_interp(v, m, i);
     }
+    count_kept(v, m);
     find_selected(v, v->list.cursor);
 }
 
@@ -788,6 +810,17 @@ static bool on_key(void *state, const struct ui_model *m, const TermKeyKey *key)
     return false;
 }
 
+static void filter_note(const void *state, const struct ui_model *m, char *buf, size_t size)
+{
+    const struct tasks_view *v = state;
+    if (m->filter[0] == '\0' || !v->laid_out) {
+        snprintf(buf, size, "%s", "");
+    } else {
+        snprintf(buf, size, "hides %zu of %zu task%s", v->n_tasks - v->n_kept, v->n_tasks,
+                 v->n_tasks == 1 ? "" : "s");
+    }
+}
+
 const struct view_ops view_tasks_ops = {
     .create = create,
     .destroy = destroy,
@@ -795,5 +828,6 @@ const struct view_ops view_tasks_ops = {
     .draw = draw,
     .on_key = on_key,
     .selected_tid = NULL,
+    .filter_note = filter_note,
     .enter_does = "fold",
 };

@@ -14,10 +14,26 @@
 #include "ui/ui_text.h"
 #include "ui/view.h"
 
-enum sort_key { SORT_TID, SORT_NAME, SORT_GIL, SORT_CPU, SORT_GC, SORT_FUNCTION, SORT_KEYS };
+/* The columns, left to right; s and S go through them in this order. */
+enum sort_key {
+    SORT_TID,
+    SORT_NAME,
+    SORT_STATE,
+    SORT_GIL,
+    SORT_CPU,
+    SORT_GC,
+    SORT_FUNCTION,
+    SORT_KEYS
+};
 
-static const char *const SORT_TITLES[SORT_KEYS] = {"TID",  "NAME", "%GIL",
+static const char *const SORT_TITLES[SORT_KEYS] = {"TID",  "NAME", "STATE",   "%GIL",
                                                    "%CPU", "%GC",  "FUNCTION"};
+
+enum {
+    NAME_MIN = 10,     /* the name column never narrower (then names are cut) */
+    NAME_MAX = 32,     /* nor wider (the stack's title has the whole name) */
+    FUNCTION_MIN = 22, /* the name column grows only while the function keeps this */
+};
 
 /* One thread of the table, with what it needs to be sorted. */
 struct row {
@@ -40,6 +56,7 @@ struct threads_view {
     struct row *rows;
     size_t n_rows;
     size_t cap_rows;
+    size_t n_threads; /* in the picture, before the filter */
 };
 
 static void *create(void)
@@ -78,6 +95,17 @@ static bool thread_matches(const struct snap_thread *t, const char *filter)
         }
     }
     return false;
+}
+
+/* A thread's state as a rank, busiest first: holds the GIL, waits for it, on a CPU, in GC,
+ * with an exception, idle; unknown last. */
+static int state_rank(const struct snap_thread *t)
+{
+    int rank = (t->gil == SNAP_YES) << 4 | (t->gil_requested == SNAP_YES) << 3 |
+               (t->on_cpu == SNAP_YES) << 2 | (t->in_gc == SNAP_YES) << 1 |
+               (t->has_exception == SNAP_YES);
+    bool idle = t->gil == SNAP_NO && t->gil_requested != SNAP_YES && t->on_cpu == SNAP_NO;
+    return rank != 0 || idle ? rank : -1;
 }
 
 static double share(const struct sampler_thread *st, enum sort_key k)
@@ -121,6 +149,9 @@ static int compare_rows(const void *pa, const void *pb)
     case SORT_NAME:
         c = compare_str(a->t->name, b->t->name);
         break;
+    case SORT_STATE:
+        c = (state_rank(a->t) < state_rank(b->t)) - (state_rank(a->t) > state_rank(b->t));
+        break;
     case SORT_GIL:
     case SORT_CPU:
     case SORT_GC:
@@ -148,10 +179,12 @@ static int compare_rows(const void *pa, const void *pb)
 static bool collect(struct threads_view *v, const struct ui_model *m)
 {
     v->n_rows = 0;
+    v->n_threads = 0;
     for (size_t i = 0; m->snap != NULL && i < m->snap->n_interps; i++) {
         const struct snap_interp *in = &m->snap->interps[i];
         for (size_t j = 0; j < in->n_threads; j++) {
             const struct snap_thread *t = &in->threads[j];
+            v->n_threads++;
             if (!thread_matches(t, m->filter)) {
                 continue;
             }
@@ -195,26 +228,45 @@ static void remember_selected(struct threads_view *v)
     }
 }
 
-/* Where each column starts in a window WIDTH columns wide, and how wide it is; the function
- * takes what is left. Column 0 marks the thread the Functions view is about. */
+/* Where each column starts, and how wide it is. Column 0 marks the thread the Functions view
+ * is about. */
 struct columns {
     int x[SORT_KEYS];
     int w[SORT_KEYS];
-    int state_x;
-    int state_w;
 };
 
-static struct columns columns_for(int width)
+/* The columns for the rows of V in a window WIDTH columns wide: the tid, the name and the
+ * state as wide as the widest shown (or their titles), the name within bounds and only while
+ * the function keeps FUNCTION_MIN columns; the function gets what is left. */
+static struct columns columns_for(const struct threads_view *v, int width,
+                                  const struct ui_style *st)
 {
     struct columns c;
-    c.w[SORT_TID] = 7;
-    c.w[SORT_NAME] = width >= 100 ? 18 : 14;
-    c.state_w = 12;
+    int tid = 4; /* "TID" and the sort marker */
+    int name = 5;
+    int state = 6;
+    for (size_t i = 0; i < v->n_rows; i++) {
+        char text[64];
+        int n = snprintf(text, sizeof text, "%d", (int)v->rows[i].t->tid);
+        tid = n > tid ? n : tid;
+        n = ui_text_width(v->rows[i].t->name, st);
+        name = n > name ? n : name;
+        ui_stack_state_short(v->rows[i].t, text, sizeof text);
+        n = (int)strlen(text);
+        state = n > state ? n : state;
+    }
+    name = name < NAME_MIN ? NAME_MIN : name > NAME_MAX ? NAME_MAX : name;
+    c.w[SORT_TID] = tid;
+    c.w[SORT_STATE] = state;
     c.w[SORT_GIL] = c.w[SORT_CPU] = c.w[SORT_GC] = 5;
+    /* Everything but the name and the function: the marker, the numbers and the gaps. */
+    int fixed = 1 + tid + 1 + 1 + state + 1 + 3 * 5 + 2 + 2;
+    int room = width - fixed - FUNCTION_MIN;
+    c.w[SORT_NAME] = name < room ? name : room > NAME_MIN ? room : NAME_MIN;
     c.x[SORT_TID] = 1;
     c.x[SORT_NAME] = c.x[SORT_TID] + c.w[SORT_TID] + 1;
-    c.state_x = c.x[SORT_NAME] + c.w[SORT_NAME] + 1;
-    c.x[SORT_GIL] = c.state_x + c.state_w + 1;
+    c.x[SORT_STATE] = c.x[SORT_NAME] + c.w[SORT_NAME] + 1;
+    c.x[SORT_GIL] = c.x[SORT_STATE] + c.w[SORT_STATE] + 1;
     c.x[SORT_CPU] = c.x[SORT_GIL] + c.w[SORT_GIL] + 1;
     c.x[SORT_GC] = c.x[SORT_CPU] + c.w[SORT_CPU] + 1;
     c.x[SORT_FUNCTION] = c.x[SORT_GC] + c.w[SORT_GC] + 2;
@@ -222,10 +274,9 @@ static struct columns columns_for(int width)
     return c;
 }
 
-static void draw_title(struct threads_view *v, WINDOW *w, int y, int width,
+static void draw_title(struct threads_view *v, const struct columns *c, WINDOW *w, int y, int width,
                        const struct ui_style *st)
 {
-    struct columns c = columns_for(width);
     wattrset(w, st->attr[UI_TITLE]);
     mvwhline(w, y, 0, ' ', width);
     for (int k = 0; k < SORT_KEYS; k++) {
@@ -233,12 +284,10 @@ static void draw_title(struct threads_view *v, WINDOW *w, int y, int width,
         const char *mark = (enum sort_key)k == v->sort ? (v->invert ? st->up : st->down) : "";
         snprintf(head, sizeof head, "%s%s", SORT_TITLES[k], mark);
         int len = ui_text_width(ui_text_str(head), st);
-        bool right = k != SORT_NAME && k != SORT_FUNCTION && len < c.w[k];
-        wmove(w, y, right ? c.x[k] + c.w[k] - len : c.x[k]);
-        ui_text_puts(w, head, c.w[k] + 1, st);
+        bool right = k != SORT_NAME && k != SORT_STATE && k != SORT_FUNCTION && len < c->w[k];
+        wmove(w, y, right ? c->x[k] + c->w[k] - len : c->x[k]);
+        ui_text_puts(w, head, c->w[k] + 1, st);
     }
-    wmove(w, y, c.state_x);
-    ui_text_puts(w, "STATE", c.state_w, st);
     wattrset(w, st->attr[UI_NORMAL]);
 }
 
@@ -255,11 +304,11 @@ static void draw_pct(WINDOW *w, const struct sampler_thread *s, enum sort_key k,
     }
 }
 
-static void draw_row(const struct row *r, bool selected, bool focused, WINDOW *w, int y, int width,
-                     const struct ui_model *m)
+static void draw_row(const struct row *r, const struct columns *cols, bool selected, bool focused,
+                     WINDOW *w, int y, int width, const struct ui_model *m)
 {
     const struct ui_style *st = m->style;
-    struct columns c = columns_for(width);
+    struct columns c = *cols;
     attr_t base = st->attr[selected ? UI_SELECTED : UI_NORMAL];
     wattrset(w, base);
     mvwhline(w, y, 0, ' ', width);
@@ -272,13 +321,13 @@ static void draw_row(const struct row *r, bool selected, bool focused, WINDOW *w
     }
     wmove(w, y, c.x[SORT_NAME]);
     ui_text_put(w, r->t->name, c.w[SORT_NAME], st);
-    wmove(w, y, c.state_x);
+    wmove(w, y, c.x[SORT_STATE]);
     if (!selected) {
         wattrset(w, st->attr[ui_stack_state_attr(r->t)]);
     }
     char words[64];
     ui_stack_state_short(r->t, words, sizeof words);
-    ui_text_puts(w, words, c.state_w, st);
+    ui_text_puts(w, words, c.w[SORT_STATE], st);
     wattrset(w, base);
     for (int k = SORT_GIL; k <= SORT_GC; k++) {
         wmove(w, y, c.x[k]);
@@ -293,13 +342,14 @@ static void draw_row(const struct row *r, bool selected, bool focused, WINDOW *w
 static void draw_table(struct threads_view *v, const struct ui_model *m, WINDOW *w, int height,
                        int width)
 {
-    draw_title(v, w, 0, width, m->style);
+    struct columns c = columns_for(v, width, m->style);
+    draw_title(v, &c, w, 0, width, m->style);
     ui_list_fit(&v->table, v->n_rows, height - 1);
     remember_selected(v);
     for (int i = 0; i + 1 < height && v->table.top + (size_t)i < v->n_rows; i++) {
         size_t k = v->table.top + (size_t)i;
         bool focused = m->focus_tid != 0 && v->rows[k].t->tid == m->focus_tid;
-        draw_row(&v->rows[k], k == v->table.cursor, focused, w, i + 1, width, m);
+        draw_row(&v->rows[k], &c, k == v->table.cursor, focused, w, i + 1, width, m);
     }
 }
 
@@ -446,6 +496,18 @@ static bool on_key(void *state, const struct ui_model *m, const TermKeyKey *key)
     return false;
 }
 
+static void filter_note(const void *state, const struct ui_model *m, char *buf, size_t size)
+{
+    const struct threads_view *v = state;
+    size_t hidden = v->n_threads - v->n_rows;
+    if (m->filter[0] == '\0') {
+        snprintf(buf, size, "%s", "");
+    } else {
+        snprintf(buf, size, "hides %zu of %zu thread%s", hidden, v->n_threads,
+                 v->n_threads == 1 ? "" : "s");
+    }
+}
+
 const struct view_ops view_threads_ops = {
     .create = create,
     .destroy = destroy,
@@ -453,5 +515,7 @@ const struct view_ops view_threads_ops = {
     .draw = draw,
     .on_key = on_key,
     .selected_tid = selected_tid,
+    .filter_note = filter_note,
     .enter_does = "stacks",
+    .sorts = true,
 };

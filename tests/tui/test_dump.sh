@@ -18,12 +18,12 @@ case $name in
     *) fail "$name does not name the PID $TARGET_PID" ;;
 esac
 # Every thread id and current function on the screen is in the file.
-screen | grep -E '^[ *][ 0-9]{6}[0-9] ' >"$WORK/rows"
+screen | grep -E '^[ *] *[0-9]{2,} ' >"$WORK/rows"
 [ -s "$WORK/rows" ] || fail "no thread rows on the screen"
 while read -r tid thread rest; do
     grep -q "^Thread $tid \"$thread\"" "$file" || fail "thread $tid $thread is not in $name"
 done < <(sed 's/^[ *]*//' "$WORK/rows")
-for fn in $(screen | grep -E '^[ *][ 0-9]{6}[0-9] ' | grep -oE '(alpha_spin|beta_wait|gamma_block|main_idle) '); do
+for fn in $(screen | grep -E '^[ *] *[0-9]{2,} ' | grep -oE '(alpha_spin|beta_wait|gamma_block|main_idle) '); do
     grep -q "in $fn\$" "$file" || fail "function $fn is not in the dump"
 done
 grep -q "^Process $TARGET_PID: Python 3\." "$file" || fail "the dump has no header"

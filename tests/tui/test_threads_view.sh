@@ -49,7 +49,7 @@ keys s
 wait_for 'NAME[▼v]'
 keys I
 wait_for 'NAME[▲^]'
-first=$(screen | grep -E '^[ *][ 0-9]{6}[0-9] ' | head -1)
+first=$(screen | grep -E '^[ *] *[0-9]{2,} ' | head -1)
 case $first in
     *MainThread*) ;;
     *) fail "inverted name order should put MainThread first, not: $first" ;;

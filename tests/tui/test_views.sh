@@ -23,8 +23,15 @@ keys BTab
 wait_for 'Interpreter 0: 0 tasks'
 keys 1
 
-# t: the Functions view counts the selected thread alone (alpha-spinner is the second row).
-keys j t 2
+# t: the Functions view counts the selected thread alone: alpha-spinner, wherever its tid puts
+# it (tids wrap around below the pid).
+for i in $(seq 10); do
+    shows '── Thread [0-9]+ "alpha-spinner"' && break
+    keys j
+    sleep 0.2
+done
+wait_for '── Thread [0-9]+ "alpha-spinner"'
+keys t 2
 wait_for 'Thread [0-9]+ alpha-spinner: [0-9]+ thread-samples'
 wait_for 'alpha_spin '
 shows 'beta_wait' && fail "only alpha-spinner's functions should be counted"
