@@ -288,6 +288,9 @@ static void test_snapshot_thread_state_words_names_known_states(void **state)
     check_words(&t, "");
     t.gil = t.gil_requested = SNAP_NO;
     check_words(&t, "");
+    t.on_cpu = SNAP_NO;
+    t.gil_requested = SNAP_UNKNOWN;
+    check_words(&t, "no GIL");
 }
 
 static void test_snapshot_thread_state_words_agree_with_every_combination_of_flags(void **state)
@@ -303,19 +306,53 @@ static void test_snapshot_thread_state_words_agree_with_every_combination_of_fla
         t.in_gc = tri[c / 27 % 3];
         t.has_exception = tri[c / 81 % 3];
         char w[128];
+        char brief[128];
         snapshot_thread_state_words(&t, w, sizeof w);
+        snapshot_thread_state_text(&t, true, brief, sizeof brief);
         assert_int_equal(strncmp(w, "main thread", 11) == 0, t.main);
         assert_int_equal(strstr(w, "has GIL") != NULL, t.gil == SNAP_YES);
         assert_int_equal(strstr(w, "waiting for GIL") != NULL, t.gil_requested == SNAP_YES);
+        assert_int_equal(strstr(brief, "wait GIL") != NULL, t.gil_requested == SNAP_YES);
         assert_int_equal(strstr(w, "on CPU") != NULL, t.on_cpu == SNAP_YES);
         assert_int_equal(strstr(w, "in GC") != NULL, t.in_gc == SNAP_YES);
         assert_int_equal(strstr(w, "has exception") != NULL, t.has_exception == SNAP_YES);
-        bool idle = t.gil == SNAP_NO && t.gil_requested != SNAP_YES && t.on_cpu == SNAP_NO;
+        /* "idle" only when pytop knows: no GIL, off CPU, and known not to want the GIL. */
+        bool idle = t.gil == SNAP_NO && t.gil_requested == SNAP_NO && t.on_cpu == SNAP_NO;
+        bool no_gil = t.gil == SNAP_NO && t.gil_requested == SNAP_UNKNOWN && t.on_cpu == SNAP_NO;
         assert_int_equal(strstr(w, "idle") != NULL, idle);
+        assert_int_equal(strstr(brief, "idle") != NULL, idle);
+        assert_int_equal(strstr(w, "no GIL") != NULL, no_gil);
+        assert_int_equal(strstr(brief, "no GIL") != NULL, no_gil);
         size_t len = strlen(w);
         assert_false(len > 0 && (w[0] == ',' || w[0] == ' ' || w[len - 1] == ' '));
         assert_null(strstr(w, ", ,"));
+        len = strlen(brief);
+        assert_false(len > 0 && (brief[0] == ' ' || brief[len - 1] == ' '));
+        assert_null(strstr(brief, "  "));
     }
+}
+
+/* Before 3.15 a CPU-bound thread waiting for the GIL is off CPU without the GIL, its wish
+ * unknown: it must not read as idle, in the dump's words nor in the view's. */
+static void test_snapshot_thread_state_words_say_no_gil_when_the_wait_is_unknown(void **state)
+{
+    (void)state;
+    struct snap_thread t = idle_thread(1);
+    t.gil_requested = SNAP_UNKNOWN;
+    check_words(&t, "no GIL");
+    char brief[32];
+    snapshot_thread_state_text(&t, true, brief, sizeof brief);
+    assert_string_equal(brief, "no GIL");
+    t.main = true;
+    check_words(&t, "main thread, no GIL");
+    snapshot_thread_state_text(&t, true, brief, sizeof brief);
+    assert_string_equal(brief, "no GIL");
+    t.gil_requested = SNAP_NO;
+    check_words(&t, "main thread, idle");
+    t.gil_requested = SNAP_YES;
+    check_words(&t, "main thread, waiting for GIL");
+    snapshot_thread_state_text(&t, true, brief, sizeof brief);
+    assert_string_equal(brief, "wait GIL");
 }
 
 static void test_snapshot_thread_state_words_truncates_to_the_buffer(void **state)
@@ -846,6 +883,7 @@ int main(void)
         cmocka_unit_test(test_snapshot_warn_stops_at_the_limit_and_says_so),
         cmocka_unit_test(test_snapshot_thread_state_words_names_known_states),
         cmocka_unit_test(test_snapshot_thread_state_words_agree_with_every_combination_of_flags),
+        cmocka_unit_test(test_snapshot_thread_state_words_say_no_gil_when_the_wait_is_unknown),
         cmocka_unit_test(test_snapshot_thread_state_words_truncates_to_the_buffer),
         cmocka_unit_test(test_snapshot_write_json_matches_the_design_example),
         cmocka_unit_test(test_snapshot_write_json_writes_null_for_every_unknown_value),
