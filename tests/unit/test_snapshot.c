@@ -66,7 +66,8 @@ static struct snap_thread idle_thread(pid_t tid)
     return t;
 }
 
-/* A snapshot of N_INTERPS interpreters holding N_THREADS idle threads each, no frames. */
+/* A snapshot of N_INTERPS interpreters holding N_THREADS idle threads each, no frames (and
+ * "tasks" null). */
 static struct snapshot *bare_snapshot(size_t n_interps, size_t n_threads)
 {
     struct snapshot *s = snapshot_new(NULL);
@@ -91,6 +92,14 @@ static struct snapshot *bare_snapshot(size_t n_interps, size_t n_threads)
         }
     }
     return s;
+}
+
+/* Every interpreter of S read with no asyncio tasks (an empty list, not null). */
+static void no_tasks(struct snapshot *s)
+{
+    for (size_t i = 0; i < s->n_interps; i++) {
+        s->interps[i].tasks_present = true;
+    }
 }
 
 static void give_frames(struct snapshot *s, struct snap_thread *t, size_t n)
@@ -619,6 +628,7 @@ static void test_snapshot_write_text_reads_like_a_traceback(void **state)
 {
     (void)state;
     struct snapshot *s = design_two_frames();
+    no_tasks(s);
     struct snapshot_source src = {fake_source, design_source};
     char *got = write_text(s, &src);
     assert_string_equal(
@@ -680,6 +690,7 @@ static void test_snapshot_write_text_shows_question_marks_for_unknowns(void **st
 {
     (void)state;
     struct snapshot *s = bare_snapshot(1, 1);
+    no_tasks(s);
     s->time = 0;
     s->python = (struct snap_python){.debug_build = SNAP_UNKNOWN};
     struct snap_thread *t = &s->interps[0].threads[0];
@@ -724,6 +735,7 @@ static void test_snapshot_write_text_lists_gc_generations_and_warnings(void **st
 {
     (void)state;
     struct snapshot *s = bare_snapshot(1, 1);
+    no_tasks(s);
     give_gc(s, &s->interps[0]);
     s->interps[0].gc.collecting = SNAP_YES;
     snapshot_warn(s, "thread %d: name unreadable", 4243);
@@ -778,12 +790,42 @@ static void test_snapshot_writes_gc_records_with_what_each_collection_did(void *
                                  "uncollectable  candidates  time\n"
                                  "  0           312/2000         118          4312       0"
                                  "              7000        1.500 ms\n"));
-    /* The oldest record kept cannot be told apart from its predecessors: its time alone. */
-    assert_non_null(strstr(text, "    generation 0, 2.000 s ago: 0.200 ms, heap 900 objects\n"
-                                 "    generation 0, 1.000 s ago: 0.200 ms, collected 12 of 1000 "
-                                 "candidates, heap 950 objects\n"));
+    /* "collected" means in the records what it means in the table and in JSON: the running
+     * total; what one collection did is the "+", unknown ("+?", said why) for the oldest record
+     * kept, which cannot be told apart from its predecessors. */
+    assert_non_null(strstr(text, "  Recent collections, oldest first (the generation's totals "
+                                 "when each ended, and in parentheses what that collection "
+                                 "added):\n"
+                                 "    generation 0, 2.000 s ago: 0.200 ms, collected 4300 (+?), "
+                                 "candidates 6000 (+?), heap 900 objects\n"
+                                 "    generation 0, 1.000 s ago: 0.200 ms, collected 4312 (+12), "
+                                 "candidates 7000 (+1000), heap 950 objects\n"
+                                 "  (+?: the collection before it in its generation is not among "
+                                 "the records kept, so what it added is not known)\n"));
     free(json);
     free(text);
+    snapshot_free(s);
+}
+
+/* A task graph that was not read is said to be missing, not left out as if there were no
+ * tasks; an empty one (no asyncio) needs no words. */
+static void test_snapshot_write_text_says_the_tasks_were_not_read(void **state)
+{
+    (void)state;
+    struct snapshot *s = bare_snapshot(1, 1);
+    snapshot_warn(s, "asyncio tasks unavailable: test");
+    char *got = write_text(s, NULL);
+    const char *tail = "\nAsyncio tasks: not read (the warnings below say why)\n"
+                       "\n"
+                       "Warnings:\n"
+                       "  asyncio tasks unavailable: test\n";
+    assert_non_null(strstr(got, tail));
+    assert_string_equal(strstr(got, tail), tail);
+    free(got);
+    no_tasks(s);
+    got = write_text(s, NULL);
+    assert_null(strstr(got, "Asyncio tasks"));
+    free(got);
     snapshot_free(s);
 }
 
@@ -791,6 +833,7 @@ static void test_snapshot_write_text_heads_each_of_several_interpreters(void **s
 {
     (void)state;
     struct snapshot *s = bare_snapshot(2, 1);
+    no_tasks(s);
     give_gc(s, &s->interps[1]);
     s->interps[1].threads[0].main = true;
     char *got = write_text(s, NULL);
@@ -903,6 +946,7 @@ int main(void)
         cmocka_unit_test(test_snapshot_write_text_escapes_what_the_target_wrote),
         cmocka_unit_test(test_snapshot_write_text_lists_gc_generations_and_warnings),
         cmocka_unit_test(test_snapshot_writes_gc_records_with_what_each_collection_did),
+        cmocka_unit_test(test_snapshot_write_text_says_the_tasks_were_not_read),
         cmocka_unit_test(test_snapshot_write_text_heads_each_of_several_interpreters),
         cmocka_unit_test(test_snapshot_write_text_labels_the_interpreters_own_frames),
         cmocka_unit_test(test_snapshot_write_text_skips_source_lines_it_cannot_get),
