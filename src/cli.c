@@ -370,8 +370,10 @@ static int check_output(const struct cli_options *o)
         return 0;
     }
     if (S_ISLNK(st.st_mode)) {
-        fprintf(stderr, "pytop: %s is a symbolic link: pytop does not write through one (name the "
-                "file itself)\n", o->output);
+        fprintf(stderr,
+                "pytop: %s is a symbolic link: pytop does not write through one (name the "
+                "file itself)\n",
+                o->output);
         return CLI_EXIT_USAGE;
     }
     if (!o->force) {
@@ -400,7 +402,7 @@ FILE *cli_open_output(const char *path, bool force)
         errno = e;
     }
     if (fd < 0) {
-        const char *why = errno == EEXIST ? "it exists (--force replaces it)"
+        const char *why = errno == EEXIST  ? "it exists (--force replaces it)"
                           : errno == ELOOP ? "it is a symbolic link"
                                            : strerror(errno);
         fprintf(stderr, "pytop: cannot write %s: %s\n", path, why);

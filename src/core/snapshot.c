@@ -353,8 +353,8 @@ void snapshot_thread_state_text(const struct snap_thread *t, bool brief, char *b
         if (word == NULL) {
             continue;
         }
-        int w = snprintf(buf + used, size - used, "%s%s", used > 0 ? (brief ? " " : ", ") : "",
-                         word);
+        int w =
+            snprintf(buf + used, size - used, "%s%s", used > 0 ? (brief ? " " : ", ") : "", word);
         if (w < 0) {
             break;
         }

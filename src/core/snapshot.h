@@ -208,15 +208,15 @@ bool snapshot_gc_record_delta(const struct snap_gc *gc, size_t i, struct snap_gc
 /* The words for a thread's state: the one list the text dump, the stack titles and the Threads
  * view's STATE column all say it with. */
 enum snap_state {
-    SNAP_STATE_MAIN,        /* "main thread" (no brief word: the view has a row per thread) */
-    SNAP_STATE_GIL,         /* "has GIL" / "GIL" */
-    SNAP_STATE_WAIT_GIL,    /* "waiting for GIL" / "wait GIL": known to want it (3.15+) */
-    SNAP_STATE_ON_CPU,      /* "on CPU" / "CPU" */
-    SNAP_STATE_IDLE,        /* "idle": off CPU, no GIL, and known not to want it (3.15+) */
-    SNAP_STATE_NO_GIL,      /* "no GIL": off CPU and no GIL, but whether it waits for the GIL
-                             * is not known (before 3.15): idle or a thread between turns */
-    SNAP_STATE_IN_GC,       /* "in GC" / "GC" */
-    SNAP_STATE_EXCEPTION,   /* "has exception" / "exc" */
+    SNAP_STATE_MAIN,      /* "main thread" (no brief word: the view has a row per thread) */
+    SNAP_STATE_GIL,       /* "has GIL" / "GIL" */
+    SNAP_STATE_WAIT_GIL,  /* "waiting for GIL" / "wait GIL": known to want it (3.15+) */
+    SNAP_STATE_ON_CPU,    /* "on CPU" / "CPU" */
+    SNAP_STATE_IDLE,      /* "idle": off CPU, no GIL, and known not to want it (3.15+) */
+    SNAP_STATE_NO_GIL,    /* "no GIL": off CPU and no GIL, but whether it waits for the GIL
+                           * is not known (before 3.15): idle or a thread between turns */
+    SNAP_STATE_IN_GC,     /* "in GC" / "GC" */
+    SNAP_STATE_EXCEPTION, /* "has exception" / "exc" */
     SNAP_STATE_COUNT,
 };
 

@@ -110,7 +110,7 @@ struct tasks {
     struct asyncdebug_offsets off;
     double last_scan;
     /* why the last scan could not use the _asyncio debug offsets; "" when it could */
-    char bad[sizeof ((struct pt_error *)0)->msg];
+    char bad[sizeof((struct pt_error *)0)->msg];
     /* per snapshot */
     struct snapshot *s;
     struct memo_entry *memo; /* open addressing, memo_slots entries (a power of two) */
@@ -849,7 +849,7 @@ int tasks_read_interp(struct tasks *t, struct snapshot *s, uint64_t interp_addr,
             int r;
             if (t->rt->asyncio_debug_addr != 0) {
                 r = asyncdebug_read_at(t->proc, t->rt->asyncio_debug_addr, &t->off, &e) < 0 ? -1
-                                                                                             : 1;
+                                                                                            : 1;
             } else {
                 r = asyncdebug_locate(t->proc, t->rt->binary, &t->off, &e);
             }

@@ -283,12 +283,13 @@ static void add_recent(struct gc_view *v, const struct snap_gc *gc)
         added(c[0], sizeof c[0], own ? d.collected : -1);
         added(c[1], sizeof c[1], own ? d.candidates : -1);
         number(c[2], sizeof c[2], r->heap_size);
-        add(v, UI_NORMAL, "  %-20s %4d %12s %11s %12s %10s", when, r->generation, took, c[0],
-            c[1], c[2]);
+        add(v, UI_NORMAL, "  %-20s %4d %12s %11s %12s %10s", when, r->generation, took, c[0], c[1],
+            c[2]);
     }
     if (untold) {
-        add(v, UI_DIM, "  ?: the collection before it in its generation is not among the "
-                       "records kept");
+        add(v, UI_DIM,
+            "  ?: the collection before it in its generation is not among the "
+            "records kept");
     }
 }
 

@@ -235,9 +235,14 @@ static void test_proc_status_parse_rejects_malformed_id_and_capability_lines(voi
 {
     (void)state;
     static const char *const bad[] = {
-        "Uid:\t1\t2\t3\n",          "Uid:\t1\t2\t3\t4\t5\n", "Uid:\t1\t2\t3\tx\n",
-        "Gid:\t1\t2\t3\t99999999999\n", "Uid:1\t2\t3\t4\n",     "CapEff:\t1ff\n",
-        "CapEff:\t000001ffffffffffff\n", "CapEff:\t00000zffffffffff\n",
+        "Uid:\t1\t2\t3\n",
+        "Uid:\t1\t2\t3\t4\t5\n",
+        "Uid:\t1\t2\t3\tx\n",
+        "Gid:\t1\t2\t3\t99999999999\n",
+        "Uid:1\t2\t3\t4\n",
+        "CapEff:\t1ff\n",
+        "CapEff:\t000001ffffffffffff\n",
+        "CapEff:\t00000zffffffffff\n",
     };
     struct proc_status st;
     struct pt_error err = {0};
