@@ -163,11 +163,12 @@ static int write_interval(struct batch *b, double now, bool skip_empty)
         fprintf(stderr, "pytop: out of memory for the statistics\n");
         return -1;
     }
-    /* The document's snapshot is read in full once, at the end of its interval; the samples
-     * before it were compact (names, lines and the GC only where shown). */
+    /* The document's snapshot is read in full once, at the end of its interval, task graph
+     * included as --dump and the live view read it; the samples before it were compact (names,
+     * lines and the GC only where shown). */
     struct pt_error snap_err = {0};
     const struct snapshot *snap = st->samples > 0 && !b->gone && !b->ended
-                                      ? sampler_snapshot(b->sampler, false, &snap_err)
+                                      ? sampler_snapshot(b->sampler, true, &snap_err)
                                       : NULL;
     int rc = -1;
     if (snap == NULL && skip_empty && st->samples == 0) {
@@ -252,7 +253,7 @@ int batch_run(const struct cli_options *o)
         status = cli_target_error(&err, o->pid);
         goto out;
     }
-    if ((b.out = cli_open_output(o->output)) == NULL) {
+    if ((b.out = cli_open_output(o->output, o->force)) == NULL) {
         goto out;
     }
     if (!o->json) {

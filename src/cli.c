@@ -30,6 +30,7 @@ enum {
     OPT_BLOCKING,
     OPT_FILTER,
     OPT_NO_COLOR,
+    OPT_FORCE,
 };
 
 static const char USAGE[] =
@@ -42,7 +43,9 @@ static const char USAGE[] =
     "  -p, --pid PID         the process to inspect\n"
     "      --dump            print one snapshot (text, like a traceback) and exit\n"
     "      --json            write snapshots as JSON\n"
-    "  -o, --output FILE     where --dump and -b write (default: stdout)\n"
+    "  -o, --output FILE     where --dump and -b write (default: stdout); a new file of\n"
+    "                        mode 0600, never an existing one nor through a symlink\n"
+    "      --force           let -o replace an existing file (still never a symlink)\n"
     "  -b, --batch           batch mode\n"
     "  -n, --iterations N    batch mode: stop after N snapshots\n"
     "  -d, --delay SECS      refresh / batch interval (default 1.0)\n"
@@ -159,6 +162,9 @@ static int parse_option(int c, const char *arg, struct cli_options *o)
     case OPT_NO_COLOR:
         o->no_color = true;
         return 0;
+    case OPT_FORCE:
+        o->force = true;
+        return 0;
     case 'h':
         o->mode = CLI_MODE_HELP;
         return 0;
@@ -184,6 +190,7 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
         {"blocking", no_argument, NULL, OPT_BLOCKING},
         {"filter", required_argument, NULL, OPT_FILTER},
         {"no-color", no_argument, NULL, OPT_NO_COLOR},
+        {"force", no_argument, NULL, OPT_FORCE},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -219,49 +226,96 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
     if (o->json && o->mode == CLI_MODE_LIVE) {
         return usage_error("--json goes with --dump or -b");
     }
+    /* An option that would change nothing is a mistake worth saying: the user meant something
+     * else (-n without -b would otherwise run the live view or one dump). */
+    if (o->iterations > 0 && o->mode != CLI_MODE_BATCH) {
+        return usage_error("-n goes with -b (batch mode)");
+    }
+    if (o->output != NULL && o->mode == CLI_MODE_LIVE) {
+        return usage_error("-o goes with --dump or -b (the live view's d key names its own file)");
+    }
+    if (o->force && (o->output == NULL || strcmp(o->output, "-") == 0)) {
+        return usage_error("--force goes with -o FILE");
+    }
     return 0;
 }
 
-/* kernel.yama.ptrace_scope, or -1 when the kernel has no Yama. */
-static int ptrace_scope(void)
+/* Why reading process PID was refused, named from what can be told here (proc_access_facts()),
+ * into BUF; says so when the cause is not known rather than guess one. */
+static const char *permission_hint(pid_t pid, char *buf, size_t size)
 {
-    int v = -1;
-    FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
-    if (f != NULL) {
-        if (fscanf(f, "%d", &v) != 1) {
-            v = -1;
-        }
-        fclose(f);
+    struct proc_access a;
+    proc_access_facts(pid, &a);
+    if (a.ptrace_scope == 3) {
+        return "kernel.yama.ptrace_scope is 3: no process may read another's memory, root "
+               "included, until the next boot";
     }
-    return v;
-}
-
-/* Why reading another process was refused, as far as can be told from here. */
-static const char *permission_hint(pid_t pid)
-{
-    char path[64];
-    struct stat st;
-    snprintf(path, sizeof path, "/proc/%d", (int)pid);
-    if (geteuid() == 0) {
+    if (a.ptrace_cap == 1) {
+        if (a.same_userns == 0) {
+            snprintf(buf, size,
+                     "process %d is in another user namespace, where pytop's CAP_SYS_PTRACE does "
+                     "not count (pytop runs inside a container or namespace that the process is "
+                     "not in): run pytop in the process's namespace, or on the host",
+                     (int)pid);
+        } else if (a.lsm[0] != '\0') {
+            snprintf(buf, size,
+                     "pytop has CAP_SYS_PTRACE, so a security module refused it: pytop runs "
+                     "confined as '%s' (AppArmor or SELinux); its policy must allow ptrace read "
+                     "of the process (see the kernel log)",
+                     a.lsm);
+        } else {
+            snprintf(buf, size,
+                     "the cause is not known: pytop has CAP_SYS_PTRACE%s; a security module "
+                     "(SELinux, AppArmor, Landlock) or a protected process may refuse it: see "
+                     "the kernel log (dmesg)",
+                     a.same_userns == 1 ? " in the process's user namespace" : "");
+        }
+        return buf;
+    }
+    if (geteuid() == 0 && a.ptrace_cap == 0) {
         return "pytop runs as root but lacks CAP_SYS_PTRACE (in a container: docker run "
                "--cap-add SYS_PTRACE, or kubectl's securityContext capabilities)";
     }
-    if (stat(path, &st) == 0 && st.st_uid != geteuid()) {
+    if (a.same_user == 0) {
         return "the process belongs to another user: run pytop as that user, or as root";
     }
-    if (ptrace_scope() >= 1) {
-        return "kernel.yama.ptrace_scope is set: run pytop as root, or with "
+    if (a.dumpable == 0) {
+        snprintf(buf, size,
+                 "process %d is not dumpable (it called prctl(PR_SET_DUMPABLE, 0), or runs a "
+                 "setuid, setgid or file-capability program): only CAP_SYS_PTRACE may read it: "
+                 "run pytop as root",
+                 (int)pid);
+        return buf;
+    }
+    if (a.ptrace_scope == 2) {
+        return "kernel.yama.ptrace_scope is 2: only CAP_SYS_PTRACE may read another process: "
+               "run pytop as root";
+    }
+    if (a.ptrace_scope == 1) {
+        return "kernel.yama.ptrace_scope is 1: only a process's ancestors may read it: start it "
+               "with 'pytop -- CMD', run pytop as root, or "
                "'sudo sysctl kernel.yama.ptrace_scope=0'";
     }
-    return "run pytop as the process's user or as root (CAP_SYS_PTRACE)";
+    if (a.lsm[0] != '\0') {
+        snprintf(buf, size,
+                 "pytop runs confined as '%s' (AppArmor or SELinux), whose policy may refuse "
+                 "it: see the kernel log, or run pytop as root",
+                 a.lsm);
+        return buf;
+    }
+    return "the cause is not known: run pytop as the process's user, or as root "
+           "(CAP_SYS_PTRACE)";
 }
 
-/* The one-line hint that goes with an error that stops pytop. */
-static const char *hint_for(const struct pt_error *e, pid_t pid)
+/* The one-line hint that goes with an error that stops pytop, in BUF or static. */
+static const char *hint_for(const struct pt_error *e, pid_t pid, char *buf, size_t size)
 {
     switch (e->code) {
     case PT_E_PERM:
-        return permission_hint(pid);
+        return permission_hint(pid, buf, size);
+    case PT_E_NOPROC:
+        return "check the PID (ps -p PID, pgrep -f NAME); a process in a container has another "
+               "PID inside it than outside";
     case PT_E_NOTPY:
         return "is it a Python process? pytop looks for the interpreter in the executable and "
                "in libpython";
@@ -274,7 +328,8 @@ static const char *hint_for(const struct pt_error *e, pid_t pid)
 
 int cli_target_error(const struct pt_error *e, pid_t pid)
 {
-    const char *hint = hint_for(e, pid);
+    char buf[512];
+    const char *hint = hint_for(e, pid, buf, sizeof buf);
     fprintf(stderr, "pytop: %s\n", e->msg);
     if (hint != NULL) {
         fprintf(stderr, "pytop: hint: %s\n", hint);
@@ -306,14 +361,57 @@ static const char *source_line(void *ctx, const char *file, size_t file_len, int
     return source_cache_line(ctx, file, file_len, line, len);
 }
 
-FILE *cli_open_output(const char *path)
+/* Whether -o PATH may be written, said before the target is read: an existing file only with
+ * --force, a symbolic link never. Returns 0, or CLI_EXIT_USAGE after saying why. */
+static int check_output(const struct cli_options *o)
+{
+    struct stat st;
+    if (o->output == NULL || strcmp(o->output, "-") == 0 || lstat(o->output, &st) < 0) {
+        return 0;
+    }
+    if (S_ISLNK(st.st_mode)) {
+        fprintf(stderr,
+                "pytop: %s is a symbolic link: pytop does not write through one (name the "
+                "file itself)\n",
+                o->output);
+        return CLI_EXIT_USAGE;
+    }
+    if (!o->force) {
+        fprintf(stderr, "pytop: %s exists: pytop does not overwrite it without --force\n",
+                o->output);
+        return CLI_EXIT_USAGE;
+    }
+    return 0;
+}
+
+FILE *cli_open_output(const char *path, bool force)
 {
     if (path == NULL || strcmp(path, "-") == 0) {
         return stdout;
     }
-    FILE *f = fopen(path, "w");
+    /* The dump holds what the target was doing, source lines included: 0600, as the live view's
+     * d key writes. O_NOFOLLOW: a symlink planted at PATH must not redirect a root pytop. */
+    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (force ? 0 : O_EXCL);
+    int fd = open(path, flags, 0600);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        (ftruncate(fd, 0) < 0 || fchmod(fd, 0600) < 0)) {
+        int e = errno;
+        close(fd);
+        fd = -1;
+        errno = e;
+    }
+    if (fd < 0) {
+        const char *why = errno == EEXIST  ? "it exists (--force replaces it)"
+                          : errno == ELOOP ? "it is a symbolic link"
+                                           : strerror(errno);
+        fprintf(stderr, "pytop: cannot write %s: %s\n", path, why);
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "w");
     if (f == NULL) {
         fprintf(stderr, "pytop: cannot write %s: %s\n", path, strerror(errno));
+        close(fd);
     }
     return f;
 }
@@ -360,7 +458,7 @@ static int run_dump(const struct cli_options *o)
         status = cli_target_error(&err, o->pid);
         goto out;
     }
-    FILE *out = cli_open_output(o->output);
+    FILE *out = cli_open_output(o->output, o->force);
     if (out == NULL) {
         goto out;
     }
@@ -402,9 +500,13 @@ int cli_run(const struct cli_options *o)
             fprintf(stderr, "pytop: --dump needs -p PID\n");
             return CLI_EXIT_USAGE;
         }
-        return run_dump(o);
-    case CLI_MODE_LIVE:
+        return check_output(o) != 0 ? CLI_EXIT_USAGE : run_dump(o);
     case CLI_MODE_BATCH:
+        if (check_output(o) != 0) {
+            return CLI_EXIT_USAGE;
+        }
+        break;
+    case CLI_MODE_LIVE:
         break;
     }
     /* A target that cannot be inspected is reported before any screen is set up. */

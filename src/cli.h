@@ -31,6 +31,7 @@ struct cli_options {
     bool blocking;
     const char *filter;
     bool no_color;
+    bool force;         /* --force: -o may replace an existing file */
     char **command;     /* after --; NULL when attaching to -p */
 };
 
@@ -43,8 +44,10 @@ struct pt_error;
  * not Python, unsupported version), on stderr. Returns CLI_EXIT_TARGET. */
 int cli_target_error(const struct pt_error *e, pid_t pid);
 
-/* Opens -o PATH for writing ("-" or NULL: stdout), or prints why it cannot and returns NULL. */
-FILE *cli_open_output(const char *path);
+/* Opens -o PATH for writing ("-" or NULL: stdout): a new file of mode 0600, never through a
+ * symbolic link; with FORCE an existing file is also taken, emptied and made 0600. Prints why
+ * it cannot and returns NULL. */
+FILE *cli_open_output(const char *path, bool force);
 
 /* Runs what OPTS ask for. Returns the process exit status. */
 int cli_run(const struct cli_options *opts);

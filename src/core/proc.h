@@ -111,6 +111,37 @@ int proc_age(struct proc *p, double *seconds, struct pt_error *err);
 int proc_stat_parse(const char *text, size_t len, struct proc_task_stat *st,
                     struct pt_error *err);
 
+/* What /proc/PID/status says of who a process is (the lines that decide ptrace(2) access). */
+struct proc_status {
+    bool has_ids;    /* both the Uid: and Gid: lines were read */
+    uint64_t uid[4]; /* real, effective, saved, filesystem */
+    uint64_t gid[4];
+    bool has_cap_eff;
+    uint64_t cap_eff; /* CapEff: the effective capabilities, bit N for capability N */
+};
+
+/* Parses the text of a /proc/.../status file; lines it does not use are skipped. Errors:
+ * PT_E_FORMAT (an Uid:, Gid: or CapEff: line it cannot read). */
+int proc_status_parse(const char *text, size_t len, struct proc_status *st, struct pt_error *err);
+
+/* What this process can tell of why it may not read process PID (ptrace(2)'s access check,
+ * which process_vm_readv() and /proc/PID/mem make): for naming the cause after PT_E_PERM.
+ * Each int is 1 yes, 0 no, -1 not known. */
+struct proc_access {
+    int ptrace_cap;   /* CAP_SYS_PTRACE is among this process's effective capabilities */
+    int same_user;    /* the target's real, effective and saved uid and gid are our real ones */
+    int same_userns;  /* the target is in this process's user namespace (0: another, where our
+                       * capabilities do not count unless it lies below ours) */
+    int dumpable;     /* 0: the kernel protects the target as not dumpable (prctl
+                       * PR_SET_DUMPABLE 0, a setuid or file-capability program) */
+    int ptrace_scope; /* kernel.yama.ptrace_scope; -1 without Yama */
+    char lsm[96];     /* the security-module label this process is confined by (AppArmor,
+                       * SELinux); "" when unconfined or not known */
+};
+
+/* Fills *OUT for PID as far as it can be told from here; never fails (unknowns are -1). */
+void proc_access_facts(pid_t pid, struct proc_access *out);
+
 /* Opens PATH as the target sees it (through /proc/PID/root; a relative PATH from the target's
  * working directory), read-only; only regular files. Returns an fd. */
 int proc_open_file(struct proc *p, const char *path, struct pt_error *err);

@@ -1,4 +1,4 @@
-/* proc_parse: parsers of the kernel's /proc text formats (maps, stat); no system calls. */
+/* proc_parse: parsers of the kernel's /proc text formats (maps, stat, status); no system calls. */
 #include "config.h" /* defines _GNU_SOURCE, which memrchr() needs */
 
 #include "core/proc.h"
@@ -202,6 +202,63 @@ int proc_stat_parse(const char *text, size_t len, struct proc_task_stat *st, str
         return pt_error_set(err, PT_E_FORMAT, 0, "stat: bad times or processor");
     }
     out.processor = (int)processor;
+    *st = out;
+    return 0;
+}
+
+/* "Uid:\t1000\t1000\t1000\t1000": four decimal ids after the tag, separated by blanks. */
+static bool take_ids(struct cursor c, uint64_t ids[4])
+{
+    for (int i = 0; i < 4; i++) {
+        if (c.at == c.end || (*c.at != '\t' && *c.at != ' ')) {
+            return false;
+        }
+        while (c.at < c.end && (*c.at == '\t' || *c.at == ' ')) {
+            c.at++;
+        }
+        if (!take_number(&c, 10, &ids[i]) || ids[i] > UINT32_MAX) {
+            return false;
+        }
+    }
+    return c.at == c.end;
+}
+
+int proc_status_parse(const char *text, size_t len, struct proc_status *st, struct pt_error *err)
+{
+    struct proc_status out = {0};
+    bool uid = false;
+    bool gid = false;
+    struct cursor c = {text, text + len};
+    while (c.at < c.end) {
+        const char *nl = memchr(c.at, '\n', (size_t)(c.end - c.at));
+        struct cursor line = {c.at, nl != NULL ? nl : c.end};
+        c.at = nl != NULL ? nl + 1 : c.end;
+        size_t n = (size_t)(line.end - line.at);
+        if (n >= 4 && memcmp(line.at, "Uid:", 4) == 0) {
+            line.at += 4;
+            if (!take_ids(line, out.uid)) {
+                return pt_error_set(err, PT_E_FORMAT, 0, "status: bad Uid line");
+            }
+            uid = true;
+        } else if (n >= 4 && memcmp(line.at, "Gid:", 4) == 0) {
+            line.at += 4;
+            if (!take_ids(line, out.gid)) {
+                return pt_error_set(err, PT_E_FORMAT, 0, "status: bad Gid line");
+            }
+            gid = true;
+        } else if (n >= 7 && memcmp(line.at, "CapEff:", 7) == 0) {
+            line.at += 7;
+            while (line.at < line.end && (*line.at == '\t' || *line.at == ' ')) {
+                line.at++;
+            }
+            if (line.end - line.at != 16 || !take_number(&line, 16, &out.cap_eff) ||
+                line.at != line.end) {
+                return pt_error_set(err, PT_E_FORMAT, 0, "status: bad CapEff line");
+            }
+            out.has_cap_eff = true;
+        }
+    }
+    out.has_ids = uid && gid;
     *st = out;
     return 0;
 }

@@ -54,12 +54,15 @@ static void json_head(void *ctx, struct snapshot_json_out *w)
 {
     const struct sampler_stats *st = ctx;
     struct strbuf *sb = snapshot_json_buf(w);
+    /* rate_hz is always a number or null, so that numeric filters work on it; --rate max has
+     * no rate to ask for, and says so in rate_max. */
     strbuf_puts(sb, ",\"sampling\":{\"rate_hz\":");
     if (st->rate_hz > 0) {
         put_json_number(sb, st->rate_hz, 1);
     } else {
-        strbuf_puts(sb, "\"max\"");
+        strbuf_puts(sb, "null");
     }
+    strbuf_puts(sb, st->rate_hz > 0 ? ",\"rate_max\":false" : ",\"rate_max\":true");
     strbuf_puts(sb, ",\"achieved_hz\":");
     put_json_number(sb, st->achieved_hz, 1);
     strbuf_printf(sb, ",\"samples\":%" PRIu64 ",\"errors\":%" PRIu64, st->samples, st->errors);

@@ -283,45 +283,88 @@ bool snapshot_gc_record_delta(const struct snap_gc *gc, size_t i, struct snap_gc
     return delta->collected >= 0 && delta->uncollectable >= 0 && delta->candidates >= 0;
 }
 
-void snapshot_thread_state_words(const struct snap_thread *t, char *buf, size_t size)
+size_t snapshot_thread_states(const struct snap_thread *t, enum snap_state out[SNAP_STATE_COUNT])
 {
-    const char *words[8];
     size_t n = 0;
+    if (t->main) {
+        out[n++] = SNAP_STATE_MAIN;
+    }
+    if (t->gil == SNAP_YES) {
+        out[n++] = SNAP_STATE_GIL;
+    }
+    if (t->gil_requested == SNAP_YES) {
+        out[n++] = SNAP_STATE_WAIT_GIL;
+    }
+    if (t->on_cpu == SNAP_YES) {
+        out[n++] = SNAP_STATE_ON_CPU;
+    }
+    /* Idle only when known: before 3.15 nothing says whether a thread off CPU and without the
+     * GIL waits for it, and a CPU-bound thread between turns looks so on every refresh. */
+    if (t->gil == SNAP_NO && t->on_cpu == SNAP_NO && t->gil_requested == SNAP_NO) {
+        out[n++] = SNAP_STATE_IDLE;
+    } else if (t->gil == SNAP_NO && t->on_cpu == SNAP_NO && t->gil_requested == SNAP_UNKNOWN) {
+        out[n++] = SNAP_STATE_NO_GIL;
+    }
+    if (t->in_gc == SNAP_YES) {
+        out[n++] = SNAP_STATE_IN_GC;
+    }
+    if (t->has_exception == SNAP_YES) {
+        out[n++] = SNAP_STATE_EXCEPTION;
+    }
+    return n;
+}
+
+const char *snapshot_state_word(enum snap_state state, bool brief)
+{
+    switch (state) {
+    case SNAP_STATE_MAIN:
+        return brief ? NULL : "main thread";
+    case SNAP_STATE_GIL:
+        return brief ? "GIL" : "has GIL";
+    case SNAP_STATE_WAIT_GIL:
+        return brief ? "wait GIL" : "waiting for GIL";
+    case SNAP_STATE_ON_CPU:
+        return brief ? "CPU" : "on CPU";
+    case SNAP_STATE_IDLE:
+        return "idle";
+    case SNAP_STATE_NO_GIL:
+        return "no GIL";
+    case SNAP_STATE_IN_GC:
+        return brief ? "GC" : "in GC";
+    case SNAP_STATE_EXCEPTION:
+        return brief ? "exc" : "has exception";
+    case SNAP_STATE_COUNT:
+        break;
+    }
+    return NULL;
+}
+
+void snapshot_thread_state_text(const struct snap_thread *t, bool brief, char *buf, size_t size)
+{
+    enum snap_state states[SNAP_STATE_COUNT];
+    size_t n = snapshot_thread_states(t, states);
+    size_t used = 0;
     if (size == 0) {
         return;
     }
-    if (t->main) {
-        words[n++] = "main thread";
-    }
-    if (t->gil == SNAP_YES) {
-        words[n++] = "has GIL";
-    }
-    if (t->gil_requested == SNAP_YES) {
-        words[n++] = "waiting for GIL";
-    }
-    if (t->on_cpu == SNAP_YES) {
-        words[n++] = "on CPU";
-    }
-    /* 3.13 and 3.14 cannot say whether a thread waits for the GIL; one that neither holds it
-     * nor runs is idle as far as anyone can tell, which is also how CPython's dump words it. */
-    if (t->gil == SNAP_NO && t->gil_requested != SNAP_YES && t->on_cpu == SNAP_NO) {
-        words[n++] = "idle";
-    }
-    if (t->in_gc == SNAP_YES) {
-        words[n++] = "in GC";
-    }
-    if (t->has_exception == SNAP_YES) {
-        words[n++] = "has exception";
-    }
-    size_t used = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < n && used < size; i++) {
-        int w = snprintf(buf + used, size - used, "%s%s", i > 0 ? ", " : "", words[i]);
+        const char *word = snapshot_state_word(states[i], brief);
+        if (word == NULL) {
+            continue;
+        }
+        int w =
+            snprintf(buf + used, size - used, "%s%s", used > 0 ? (brief ? " " : ", ") : "", word);
         if (w < 0) {
             break;
         }
         used += (size_t)w;
     }
+}
+
+void snapshot_thread_state_words(const struct snap_thread *t, char *buf, size_t size)
+{
+    snapshot_thread_state_text(t, false, buf, size);
 }
 
 const char *snapshot_task_state_name(enum snap_task_state state)

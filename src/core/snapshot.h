@@ -205,10 +205,35 @@ bool snapshot_frame_named(const struct snap_frame *f);
  * (the oldest record kept of its generation, unless it was the generation's first). */
 bool snapshot_gc_record_delta(const struct snap_gc *gc, size_t i, struct snap_gc_record *delta);
 
-/* Text that describes a thread's state as CPython's tools word it: "main thread, has GIL, on CPU"
- * or "idle". Flags that are unknown are left out, and "idle" is said only when the thread is
- * known to hold no GIL, want none and be off CPU; so the text may be empty. Written into BUF
- * (NUL-terminated, truncated to SIZE). */
+/* The words for a thread's state: the one list the text dump, the stack titles and the Threads
+ * view's STATE column all say it with. */
+enum snap_state {
+    SNAP_STATE_MAIN,      /* "main thread" (no brief word: the view has a row per thread) */
+    SNAP_STATE_GIL,       /* "has GIL" / "GIL" */
+    SNAP_STATE_WAIT_GIL,  /* "waiting for GIL" / "wait GIL": known to want it (3.15+) */
+    SNAP_STATE_ON_CPU,    /* "on CPU" / "CPU" */
+    SNAP_STATE_IDLE,      /* "idle": off CPU, no GIL, and known not to want it (3.15+) */
+    SNAP_STATE_NO_GIL,    /* "no GIL": off CPU and no GIL, but whether it waits for the GIL
+                           * is not known (before 3.15): idle or a thread between turns */
+    SNAP_STATE_IN_GC,     /* "in GC" / "GC" */
+    SNAP_STATE_EXCEPTION, /* "has exception" / "exc" */
+    SNAP_STATE_COUNT,
+};
+
+/* The states T is known to be in, in the order above, into OUT; returns how many. A flag that
+ * is unknown gives no word: "idle" only when each of the GIL, the wish for it and the CPU is
+ * known, "no GIL" where only the wish is not. */
+size_t snapshot_thread_states(const struct snap_thread *t, enum snap_state out[SNAP_STATE_COUNT]);
+
+/* The word for STATE: as CPython's tools word it ("has GIL", "waiting for GIL"), or BRIEF for a
+ * table column ("GIL", "wait GIL"); NULL where there is none (SNAP_STATE_MAIN's brief). */
+const char *snapshot_state_word(enum snap_state state, bool brief);
+
+/* The long words of T's states joined by ", " ("main thread, has GIL, on CPU"), or the brief
+ * ones joined by " " ("GIL CPU"), into BUF (NUL-terminated, truncated to SIZE); may be empty. */
+void snapshot_thread_state_text(const struct snap_thread *t, bool brief, char *buf, size_t size);
+
+/* snapshot_thread_state_text(T, false, ...): the words of the text dump's thread header. */
 void snapshot_thread_state_words(const struct snap_thread *t, char *buf, size_t size);
 
 /* The word for a task's state, as asyncio says it: "pending", "cancelled", "finished"; NULL

@@ -220,9 +220,25 @@ static void gc_print_row(struct strbuf *sb, char cells[GC_COLUMNS][GC_CELL], con
     }
 }
 
-/* The interpreter's records of recent collections, oldest first, each on its own. */
+/* ", collected 4312 (+12)": a running total of the generation, as the table above and JSON
+ * give it, and what this collection added to it ("+?" when that is not known). */
+static void gc_total(struct strbuf *sb, const char *what, int64_t total, bool own, int64_t added)
+{
+    char cell[GC_NUMBER];
+    gc_number(cell, total);
+    strbuf_printf(sb, ", %s %s", what, cell);
+    if (own) {
+        strbuf_printf(sb, " (+%" PRId64 ")", added);
+    } else {
+        strbuf_puts(sb, " (+?)");
+    }
+}
+
+/* The interpreter's records of recent collections, oldest first, each on its own. The words
+ * mean what they mean in the table (running totals); what one collection did is the "+". */
 static void write_gc_recent(struct strbuf *sb, const struct snap_gc *gc)
 {
+    bool untold = false;
     if (!gc->recent_present) {
         return;
     }
@@ -230,27 +246,30 @@ static void write_gc_recent(struct strbuf *sb, const struct snap_gc *gc)
         strbuf_puts(sb, "  No collections recorded yet.\n");
         return;
     }
-    strbuf_puts(sb, "  Recent collections (oldest first):\n");
+    strbuf_puts(sb, "  Recent collections, oldest first (the generation's totals when each ended, "
+                    "and in parentheses what that collection added):\n");
     for (size_t i = 0; i < gc->n_recent; i++) {
         const struct snap_gc_record *r = &gc->recent[i];
-        struct snap_gc_record d;
+        struct snap_gc_record d = {0};
         char took[GC_NUMBER];
         strbuf_printf(sb, "    generation %d", r->generation);
         if (gc->read_ns >= r->stop_ns && r->stop_ns > 0) {
             strbuf_printf(sb, ", %.3f s ago", (double)(gc->read_ns - r->stop_ns) / 1e9);
         }
-        if (snapshot_gc_record_delta(gc, i, &d)) {
-            gc_ms(took, d.duration);
-            strbuf_printf(sb, ": %s, collected %" PRId64 " of %" PRId64 " candidates",
-                          took, d.collected, d.candidates);
-            if (d.uncollectable > 0) {
-                strbuf_printf(sb, ", %" PRId64 " uncollectable", d.uncollectable);
-            }
-        } else {
-            gc_ms(took, r->stop_ns >= r->start_ns ? (double)(r->stop_ns - r->start_ns) / 1e9 : -1);
-            strbuf_printf(sb, ": %s", took);
+        bool own = snapshot_gc_record_delta(gc, i, &d);
+        untold = untold || !own;
+        gc_ms(took, r->stop_ns >= r->start_ns ? (double)(r->stop_ns - r->start_ns) / 1e9 : -1);
+        strbuf_printf(sb, ": %s", took);
+        gc_total(sb, "collected", r->collected, own, d.collected);
+        if (r->uncollectable > 0) {
+            gc_total(sb, "uncollectable", r->uncollectable, own, d.uncollectable);
         }
+        gc_total(sb, "candidates", r->candidates, own, d.candidates);
         strbuf_printf(sb, ", heap %" PRId64 " objects\n", r->heap_size);
+    }
+    if (untold) {
+        strbuf_puts(sb, "  (+?: the collection before it in its generation is not among the "
+                        "records kept, so what it added is not known)\n");
     }
 }
 
@@ -315,8 +334,9 @@ static void write_gc(struct strbuf *sb, const struct snap_interp *in, bool sever
 /* The asyncio task tree, as `python -m asyncio pstree` draws it. */
 static void write_tasks(struct strbuf *sb, const struct snap_interp *in, bool several)
 {
-    /* Nothing to say of a program without tasks. */
-    if (!in->tasks_present || (in->n_tasks == 0 && !in->tasks_truncated)) {
+    /* Nothing to say of a program without tasks; but a graph that was not read is said to be
+     * missing, not left to look like no tasks (the warning says why). */
+    if (in->tasks_present && in->n_tasks == 0 && !in->tasks_truncated) {
         return;
     }
     strbuf_puts(sb, "\nAsyncio tasks");
@@ -324,6 +344,10 @@ static void write_tasks(struct strbuf *sb, const struct snap_interp *in, bool se
         strbuf_printf(sb, " of interpreter %" PRId64, in->id);
     } else if (several) {
         strbuf_puts(sb, " of interpreter ?");
+    }
+    if (!in->tasks_present) {
+        strbuf_puts(sb, ": not read (the warnings below say why)\n");
+        return;
     }
     strbuf_printf(sb, " (%zu%s):\n", in->n_tasks, in->tasks_truncated ? ", list cut short" : "");
     if (in->tasks == NULL) {

@@ -109,7 +109,8 @@ struct tasks {
     bool found;
     struct asyncdebug_offsets off;
     double last_scan;
-    bool warned_bad;
+    /* why the last scan could not use the _asyncio debug offsets; "" when it could */
+    char bad[sizeof((struct pt_error *)0)->msg];
     /* per snapshot */
     struct snapshot *s;
     struct memo_entry *memo; /* open addressing, memo_slots entries (a power of two) */
@@ -833,35 +834,37 @@ int tasks_read_interp(struct tasks *t, struct snapshot *s, uint64_t interp_addr,
                           "asyncio tasks not read: Python %s has neither _asyncio debug "
                           "offsets (3.14+) nor a pytop asyncio table (3.8-3.13)",
                           t->rt->version);
+        } else if (r < 0) {
+            snapshot_warn(s, "asyncio tasks not read: whether asyncio is imported is not known: %s",
+                          modules != 0 ? e.msg : "sys.modules not found");
         }
         return 0;
     }
     if (!t->found) {
+        /* Looked for again now and then (the module may be loaded later); each snapshot until
+         * then says what the last look found, so that a null "tasks" always has its reason. */
         double now = monotonic_now();
-        if (now - t->last_scan < RESCAN_SECONDS) {
-            out->tasks_present = true;
-            return 0;
-        }
-        t->last_scan = now;
-        int r;
-        if (t->rt->asyncio_debug_addr != 0) {
-            r = asyncdebug_read_at(t->proc, t->rt->asyncio_debug_addr, &t->off, &e) < 0 ? -1 : 1;
-        } else {
-            r = asyncdebug_locate(t->proc, t->rt->binary, &t->off, &e);
-        }
-        if (r < 0) {
-            if (!t->warned_bad) {
-                snapshot_warn(s, "asyncio tasks unavailable: %s", e.msg);
+        if (now - t->last_scan >= RESCAN_SECONDS) {
+            t->last_scan = now;
+            int r;
+            if (t->rt->asyncio_debug_addr != 0) {
+                r = asyncdebug_read_at(t->proc, t->rt->asyncio_debug_addr, &t->off, &e) < 0 ? -1
+                                                                                            : 1;
+            } else {
+                r = asyncdebug_locate(t->proc, t->rt->binary, &t->off, &e);
             }
-            t->warned_bad = true;
+            snprintf(t->bad, sizeof t->bad, "%s", r < 0 ? e.msg : "");
+            t->found = r == 1;
+        }
+        if (!t->found && t->bad[0] != '\0') {
+            snapshot_warn(s, "asyncio tasks unavailable: %s", t->bad);
             return 0;
         }
         /* No section: _asyncio is not loaded, so there are no tasks. */
-        out->tasks_present = true;
-        if (r == 0) {
+        if (!t->found) {
+            out->tasks_present = true;
             return 0;
         }
-        t->found = true;
     }
     if (!per_snapshot_buffers(t) || !taskcommon_begin(t->common, s)) {
         return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");

@@ -139,11 +139,12 @@ void unwind_free(struct unwind *u)
 
 void unwind_set_tasks(struct unwind *u, bool on)
 {
+    u->tasks_wanted = on;
     if (!on) {
         tasks_free(u->tasks);
         u->tasks = NULL;
     } else if (u->tasks == NULL) {
-        /* Out of memory leaves tasks off; the snapshot then says nothing of them. */
+        /* Out of memory leaves tasks off; the snapshot then says why they are null. */
         u->tasks = tasks_new(u->proc, u->rt, u->codes, NULL);
     }
 }
@@ -168,7 +169,12 @@ static int read_tasks(struct unwind *u, uint64_t interp, uint64_t modules,
                       const struct thread_ctx *ts, size_t n, struct snap_interp *out)
 {
     struct pt_error e = {0};
-    if (u->tasks == NULL || u->snap == NULL) {
+    if (u->snap == NULL) {
+        return 0;
+    }
+    if (u->tasks == NULL) {
+        unwind_warn(u, "interpreter %" PRId64 ": asyncio tasks not read: %s", out->id,
+                    u->tasks_wanted ? "out of memory" : "not asked for");
         return 0;
     }
     struct tasks_thread *th = malloc((n ? n : 1) * sizeof *th);

@@ -46,7 +46,8 @@ const struct sample *unwind_sample(struct unwind *u, struct pt_error *err);
 struct unwind_counters unwind_get_counters(const struct unwind *u);
 
 /* Whether snapshots also read the asyncio task graph (tasks_read_interp(); where it cannot be
- * read "tasks" stays null). Off by default. Samples never read it. */
+ * read "tasks" stays null, with a warning that says why). Off by default (a snapshot then warns
+ * that its tasks were not asked for). Samples never read it. */
 void unwind_set_tasks(struct unwind *u, bool on);
 /* Whether snapshots read the GC's generations and records ("gc"; on by default). Off, "gc" is
  * null, though each thread's in_gc is still known. Samples never read them. */

@@ -33,31 +33,9 @@ struct snap_str ui_stack_top_function(const struct snap_thread *t)
 
 void ui_stack_state_short(const struct snap_thread *t, char *buf, size_t size)
 {
-    const char *words[6];
-    size_t n = 0;
-    if (t->gil == SNAP_YES) {
-        words[n++] = "GIL";
-    }
-    if (t->on_cpu == SNAP_YES) {
-        words[n++] = "CPU";
-    }
-    if (t->gil_requested == SNAP_YES) {
-        words[n++] = "wait GIL";
-    }
-    if (t->in_gc == SNAP_YES) {
-        words[n++] = "GC";
-    }
-    if (t->gil == SNAP_NO && t->gil_requested != SNAP_YES && t->on_cpu == SNAP_NO) {
-        words[n++] = "idle";
-    }
-    if (t->has_exception == SNAP_YES) {
-        words[n++] = "exc";
-    }
-    size_t used = 0;
-    snprintf(buf, size, "%s", n == 0 ? "?" : "");
-    for (size_t i = 0; i < n && used < size; i++) {
-        int w = snprintf(buf + used, size - used, "%s%s", i > 0 ? " " : "", words[i]);
-        used += w > 0 ? (size_t)w : 0;
+    snapshot_thread_state_text(t, true, buf, size);
+    if (size > 1 && buf[0] == '\0') {
+        snprintf(buf, size, "?");
     }
 }
 
@@ -75,7 +53,15 @@ enum ui_attr ui_stack_state_attr(const struct snap_thread *t)
     if (t->on_cpu == SNAP_YES) {
         return UI_CPU;
     }
-    return t->gil == SNAP_NO && t->on_cpu == SNAP_NO ? UI_DIM : UI_NORMAL;
+    /* Dimmed only when known to be idle: "no GIL" may be a thread waiting for the GIL. */
+    enum snap_state states[SNAP_STATE_COUNT];
+    size_t n = snapshot_thread_states(t, states);
+    for (size_t i = 0; i < n; i++) {
+        if (states[i] == SNAP_STATE_IDLE) {
+            return UI_DIM;
+        }
+    }
+    return UI_NORMAL;
 }
 
 /* Draws FILE:LINE in WIDTH columns, keeping the end of a long path. */

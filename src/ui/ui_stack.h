@@ -17,10 +17,11 @@ bool ui_stack_frame_matches(const struct snap_frame *f, const char *filter);
 /* The function T runs now: its innermost Python frame's; unknown (ptr NULL) when none. */
 struct snap_str ui_stack_top_function(const struct snap_thread *t);
 
-/* T's state in a few words for a table column ("GIL CPU", "wait GIL", "idle"), into BUF. */
+/* T's state in the brief words of snapshot_state_word() for a table column ("GIL CPU",
+ * "wait GIL", "idle", "no GIL"), or "?" when none is known, into BUF. */
 void ui_stack_state_short(const struct snap_thread *t, char *buf, size_t size);
 
-/* The attribute that goes with T's state. */
+/* The attribute that goes with T's state (dimmed only when known to be idle). */
 enum ui_attr ui_stack_state_attr(const struct snap_thread *t);
 
 /* Draws where T is ("function file:line" of its innermost Python frame) at W's cursor, in

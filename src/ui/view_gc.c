@@ -85,6 +85,16 @@ static void number(char *buf, size_t size, int64_t v)
     }
 }
 
+/* "+12": what one collection added to a total; "?" when not known. */
+static void added(char *buf, size_t size, int64_t v)
+{
+    if (v < 0) {
+        snprintf(buf, size, "?");
+    } else {
+        snprintf(buf, size, "+%" PRId64, v);
+    }
+}
+
 /* Collections per second over the window come from the totals seen frame after frame. */
 enum { HISTORY = 512, MAX_GENS = 4, RATE_MIN_S = 5 };
 
@@ -247,8 +257,11 @@ static void add_recent(struct gc_view *v, const struct snap_gc *gc)
         add(v, UI_DIM, "  Recent collections: none yet");
         return;
     }
-    add(v, UI_TITLE, "  %-20s %4s %12s %10s %12s %10s", "RECENT COLLECTIONS", "GEN", "TOOK",
-        "COLLECTED", "CANDIDATES", "HEAP");
+    /* What each collection added to its generation's totals: "+COLLECTED", so that the word
+     * COLLECTED keeps the one meaning it has in the table above (and in JSON), a total. */
+    bool untold = false;
+    add(v, UI_TITLE, "  %-20s %4s %12s %11s %12s %10s", "RECENT COLLECTIONS", "GEN", "TOOK",
+        "+COLLECTED", "+CANDIDATES", "HEAP");
     for (size_t k = gc->n_recent; k-- > 0;) {
         const struct snap_gc_record *r = &gc->recent[k];
         struct snap_gc_record d;
@@ -264,13 +277,19 @@ static void add_recent(struct gc_view *v, const struct snap_gc *gc)
             snprintf(when, sizeof when, "?");
         }
         bool own = snapshot_gc_record_delta(gc, k, &d);
+        untold = untold || !own;
         ms(took, sizeof took,
            r->stop_ns >= r->start_ns ? (double)(r->stop_ns - r->start_ns) / 1e9 : -1.0);
-        number(c[0], sizeof c[0], own ? d.collected : -1);
-        number(c[1], sizeof c[1], own ? d.candidates : -1);
+        added(c[0], sizeof c[0], own ? d.collected : -1);
+        added(c[1], sizeof c[1], own ? d.candidates : -1);
         number(c[2], sizeof c[2], r->heap_size);
-        add(v, UI_NORMAL, "  %-20s %4d %12s %10s %12s %10s", when, r->generation, took, c[0],
-            c[1], c[2]);
+        add(v, UI_NORMAL, "  %-20s %4d %12s %11s %12s %10s", when, r->generation, took, c[0], c[1],
+            c[2]);
+    }
+    if (untold) {
+        add(v, UI_DIM,
+            "  ?: the collection before it in its generation is not among the "
+            "records kept");
     }
 }
 

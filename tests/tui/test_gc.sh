@@ -52,5 +52,6 @@ wait_for '^ +1 +[0-9]+/11 +[0-9]+ +[0-9]+ +[0-9]+ +([1-9][0-9]*|[0-9]+\.[1-9])'
 wait_for '[0-9]+ +collector-thread +[0-9.]+%'
 wait_for 'COLLECTING NOW in thread [0-9]+ "collector-thread"'
 "$PY" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 15) else 1)' &&
-    wait_for 'RECENT COLLECTIONS +GEN +TOOK'
+    { wait_for 'RECENT COLLECTIONS +GEN +TOOK +\+COLLECTED +\+CANDIDATES' &&
+        wait_for '^ +[0-9.]+ m?s ago +[0-9] +[0-9.]+ ms +\+[0-9]+ +\+[0-9]+ +[0-9]+ *$'; }
 pass

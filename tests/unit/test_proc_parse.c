@@ -210,6 +210,52 @@ static void test_proc_stat_parse_rejects_truncated_and_malformed_lines(void **st
     }
 }
 
+static void test_proc_status_parse_reads_ids_and_effective_capabilities(void **state)
+{
+    (void)state;
+    static const char text[] = "Name:\tpython3\nUmask:\t0022\nState:\tS (sleeping)\n"
+                               "Uid:\t1000\t1001\t1002\t1003\nGid:\t50\t51\t52\t53\n"
+                               "CapInh:\t0000000000000000\nCapEff:\t000001ffffffffff\n"
+                               "NSpid:\t42";
+    struct proc_status st;
+    assert_int_equal(proc_status_parse(text, strlen(text), &st, NULL), 0);
+    assert_true(st.has_ids);
+    assert_int_equal(st.uid[0], 1000);
+    assert_int_equal(st.uid[3], 1003);
+    assert_int_equal(st.gid[1], 51);
+    assert_true(st.has_cap_eff);
+    assert_int_equal(st.cap_eff, 0x1ffffffffffull);
+    /* Without the lines it needs it says so, and does not fail. */
+    assert_int_equal(proc_status_parse("Name:\tx\n", 8, &st, NULL), 0);
+    assert_false(st.has_ids);
+    assert_false(st.has_cap_eff);
+}
+
+static void test_proc_status_parse_rejects_malformed_id_and_capability_lines(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "Uid:\t1\t2\t3\n",
+        "Uid:\t1\t2\t3\t4\t5\n",
+        "Uid:\t1\t2\t3\tx\n",
+        "Gid:\t1\t2\t3\t99999999999\n",
+        "Uid:1\t2\t3\t4\n",
+        "CapEff:\t1ff\n",
+        "CapEff:\t000001ffffffffffff\n",
+        "CapEff:\t00000zffffffffff\n",
+    };
+    struct proc_status st;
+    struct pt_error err = {0};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        expect_error(proc_status_parse(bad[i], strlen(bad[i]), &st, &err), &err, PT_E_FORMAT);
+    }
+    /* Every cut of a good Uid line before its fourth id fails too. */
+    static const char uid[] = "Uid:\t1000\t1000\t1000\t1000";
+    for (size_t len = 4; len <= strlen("Uid:\t1000\t1000\t1000\t"); len++) {
+        expect_error(proc_status_parse(uid, len, &st, &err), &err, PT_E_FORMAT);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -220,6 +266,8 @@ int main(void)
         cmocka_unit_test(test_proc_stat_parse_reads_state_times_and_processor),
         cmocka_unit_test(test_proc_stat_parse_finds_the_last_parenthesis_of_the_command),
         cmocka_unit_test(test_proc_stat_parse_rejects_truncated_and_malformed_lines),
+        cmocka_unit_test(test_proc_status_parse_reads_ids_and_effective_capabilities),
+        cmocka_unit_test(test_proc_status_parse_rejects_malformed_id_and_capability_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

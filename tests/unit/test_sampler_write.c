@@ -142,7 +142,7 @@ static void test_sampler_write_json_adds_sampling_shares_and_functions(void **st
     struct snapshot *snap = two_threads();
     char *json = write_json(snap, &st);
     assert_non_null(strstr(json, "\"binary\":null},\"sampling\":{\"rate_hz\":100,"
-                                 "\"achieved_hz\":10,\"samples\":4,\"errors\":0,"
+                                 "\"rate_max\":false,\"achieved_hz\":10,\"samples\":4,\"errors\":0,"
                                  "\"window_s\":0.4,\"thread_samples\":8,\"gc_samples\":0,"
                                  "\"last_error\":null,\"backoff_s\":null},\"interpreters\":"));
     assert_non_null(strstr(json, "{\"tid\":100,\"thread_id\":1000,\"name\":\"spinner\","));
@@ -183,8 +183,10 @@ static void test_sampler_write_json_says_max_rate_unknowns_and_truncation(void *
     };
     struct snapshot *snap = two_threads(); /* its threads are not in the statistics */
     char *json = write_json(snap, &st);
-    assert_non_null(strstr(json, "{\"rate_hz\":\"max\",\"achieved_hz\":1234.6,\"samples\":1,"
-                                 "\"errors\":9,\"window_s\":0.333,"));
+    /* --rate max: no rate asked for (null, a number's null, never the string "max"). */
+    assert_non_null(strstr(json, "{\"rate_hz\":null,\"rate_max\":true,\"achieved_hz\":1234.6,"
+                                 "\"samples\":1,\"errors\":9,\"window_s\":0.333,"));
+    assert_null(strstr(json, "\"max\""));
     assert_non_null(strstr(json, ",\"last_error\":\"cannot read 8 bytes at 0x10\","
                                  "\"backoff_s\":0.25,\"threads_truncated\":true},"
                                  "\"exec\":{\"time\":1764480000.5,"
@@ -211,7 +213,7 @@ static void test_sampler_write_json_ignores_a_decimal_comma_locale(void **state)
     struct sampler_stats st = {.rate_hz = 2.5, .achieved_hz = 11.43, .window_s = 0.35};
     char *json = write_json(NULL, &st);
     setlocale(LC_NUMERIC, "C");
-    assert_non_null(strstr(json, "\"rate_hz\":2.5,\"achieved_hz\":11.4,"));
+    assert_non_null(strstr(json, "\"rate_hz\":2.5,\"rate_max\":false,\"achieved_hz\":11.4,"));
     assert_non_null(strstr(json, "\"window_s\":0.35,"));
     free(json);
 }

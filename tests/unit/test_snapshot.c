@@ -66,7 +66,8 @@ static struct snap_thread idle_thread(pid_t tid)
     return t;
 }
 
-/* A snapshot of N_INTERPS interpreters holding N_THREADS idle threads each, no frames. */
+/* A snapshot of N_INTERPS interpreters holding N_THREADS idle threads each, no frames (and
+ * "tasks" null). */
 static struct snapshot *bare_snapshot(size_t n_interps, size_t n_threads)
 {
     struct snapshot *s = snapshot_new(NULL);
@@ -91,6 +92,14 @@ static struct snapshot *bare_snapshot(size_t n_interps, size_t n_threads)
         }
     }
     return s;
+}
+
+/* Every interpreter of S read with no asyncio tasks (an empty list, not null). */
+static void no_tasks(struct snapshot *s)
+{
+    for (size_t i = 0; i < s->n_interps; i++) {
+        s->interps[i].tasks_present = true;
+    }
 }
 
 static void give_frames(struct snapshot *s, struct snap_thread *t, size_t n)
@@ -288,6 +297,9 @@ static void test_snapshot_thread_state_words_names_known_states(void **state)
     check_words(&t, "");
     t.gil = t.gil_requested = SNAP_NO;
     check_words(&t, "");
+    t.on_cpu = SNAP_NO;
+    t.gil_requested = SNAP_UNKNOWN;
+    check_words(&t, "no GIL");
 }
 
 static void test_snapshot_thread_state_words_agree_with_every_combination_of_flags(void **state)
@@ -303,19 +315,53 @@ static void test_snapshot_thread_state_words_agree_with_every_combination_of_fla
         t.in_gc = tri[c / 27 % 3];
         t.has_exception = tri[c / 81 % 3];
         char w[128];
+        char brief[128];
         snapshot_thread_state_words(&t, w, sizeof w);
+        snapshot_thread_state_text(&t, true, brief, sizeof brief);
         assert_int_equal(strncmp(w, "main thread", 11) == 0, t.main);
         assert_int_equal(strstr(w, "has GIL") != NULL, t.gil == SNAP_YES);
         assert_int_equal(strstr(w, "waiting for GIL") != NULL, t.gil_requested == SNAP_YES);
+        assert_int_equal(strstr(brief, "wait GIL") != NULL, t.gil_requested == SNAP_YES);
         assert_int_equal(strstr(w, "on CPU") != NULL, t.on_cpu == SNAP_YES);
         assert_int_equal(strstr(w, "in GC") != NULL, t.in_gc == SNAP_YES);
         assert_int_equal(strstr(w, "has exception") != NULL, t.has_exception == SNAP_YES);
-        bool idle = t.gil == SNAP_NO && t.gil_requested != SNAP_YES && t.on_cpu == SNAP_NO;
+        /* "idle" only when pytop knows: no GIL, off CPU, and known not to want the GIL. */
+        bool idle = t.gil == SNAP_NO && t.gil_requested == SNAP_NO && t.on_cpu == SNAP_NO;
+        bool no_gil = t.gil == SNAP_NO && t.gil_requested == SNAP_UNKNOWN && t.on_cpu == SNAP_NO;
         assert_int_equal(strstr(w, "idle") != NULL, idle);
+        assert_int_equal(strstr(brief, "idle") != NULL, idle);
+        assert_int_equal(strstr(w, "no GIL") != NULL, no_gil);
+        assert_int_equal(strstr(brief, "no GIL") != NULL, no_gil);
         size_t len = strlen(w);
         assert_false(len > 0 && (w[0] == ',' || w[0] == ' ' || w[len - 1] == ' '));
         assert_null(strstr(w, ", ,"));
+        len = strlen(brief);
+        assert_false(len > 0 && (brief[0] == ' ' || brief[len - 1] == ' '));
+        assert_null(strstr(brief, "  "));
     }
+}
+
+/* Before 3.15 a CPU-bound thread waiting for the GIL is off CPU without the GIL, its wish
+ * unknown: it must not read as idle, in the dump's words nor in the view's. */
+static void test_snapshot_thread_state_words_say_no_gil_when_the_wait_is_unknown(void **state)
+{
+    (void)state;
+    struct snap_thread t = idle_thread(1);
+    t.gil_requested = SNAP_UNKNOWN;
+    check_words(&t, "no GIL");
+    char brief[32];
+    snapshot_thread_state_text(&t, true, brief, sizeof brief);
+    assert_string_equal(brief, "no GIL");
+    t.main = true;
+    check_words(&t, "main thread, no GIL");
+    snapshot_thread_state_text(&t, true, brief, sizeof brief);
+    assert_string_equal(brief, "no GIL");
+    t.gil_requested = SNAP_NO;
+    check_words(&t, "main thread, idle");
+    t.gil_requested = SNAP_YES;
+    check_words(&t, "main thread, waiting for GIL");
+    snapshot_thread_state_text(&t, true, brief, sizeof brief);
+    assert_string_equal(brief, "wait GIL");
 }
 
 static void test_snapshot_thread_state_words_truncates_to_the_buffer(void **state)
@@ -582,6 +628,7 @@ static void test_snapshot_write_text_reads_like_a_traceback(void **state)
 {
     (void)state;
     struct snapshot *s = design_two_frames();
+    no_tasks(s);
     struct snapshot_source src = {fake_source, design_source};
     char *got = write_text(s, &src);
     assert_string_equal(
@@ -643,6 +690,7 @@ static void test_snapshot_write_text_shows_question_marks_for_unknowns(void **st
 {
     (void)state;
     struct snapshot *s = bare_snapshot(1, 1);
+    no_tasks(s);
     s->time = 0;
     s->python = (struct snap_python){.debug_build = SNAP_UNKNOWN};
     struct snap_thread *t = &s->interps[0].threads[0];
@@ -687,6 +735,7 @@ static void test_snapshot_write_text_lists_gc_generations_and_warnings(void **st
 {
     (void)state;
     struct snapshot *s = bare_snapshot(1, 1);
+    no_tasks(s);
     give_gc(s, &s->interps[0]);
     s->interps[0].gc.collecting = SNAP_YES;
     snapshot_warn(s, "thread %d: name unreadable", 4243);
@@ -741,12 +790,42 @@ static void test_snapshot_writes_gc_records_with_what_each_collection_did(void *
                                  "uncollectable  candidates  time\n"
                                  "  0           312/2000         118          4312       0"
                                  "              7000        1.500 ms\n"));
-    /* The oldest record kept cannot be told apart from its predecessors: its time alone. */
-    assert_non_null(strstr(text, "    generation 0, 2.000 s ago: 0.200 ms, heap 900 objects\n"
-                                 "    generation 0, 1.000 s ago: 0.200 ms, collected 12 of 1000 "
-                                 "candidates, heap 950 objects\n"));
+    /* "collected" means in the records what it means in the table and in JSON: the running
+     * total; what one collection did is the "+", unknown ("+?", said why) for the oldest record
+     * kept, which cannot be told apart from its predecessors. */
+    assert_non_null(strstr(text, "  Recent collections, oldest first (the generation's totals "
+                                 "when each ended, and in parentheses what that collection "
+                                 "added):\n"
+                                 "    generation 0, 2.000 s ago: 0.200 ms, collected 4300 (+?), "
+                                 "candidates 6000 (+?), heap 900 objects\n"
+                                 "    generation 0, 1.000 s ago: 0.200 ms, collected 4312 (+12), "
+                                 "candidates 7000 (+1000), heap 950 objects\n"
+                                 "  (+?: the collection before it in its generation is not among "
+                                 "the records kept, so what it added is not known)\n"));
     free(json);
     free(text);
+    snapshot_free(s);
+}
+
+/* A task graph that was not read is said to be missing, not left out as if there were no
+ * tasks; an empty one (no asyncio) needs no words. */
+static void test_snapshot_write_text_says_the_tasks_were_not_read(void **state)
+{
+    (void)state;
+    struct snapshot *s = bare_snapshot(1, 1);
+    snapshot_warn(s, "asyncio tasks unavailable: test");
+    char *got = write_text(s, NULL);
+    const char *tail = "\nAsyncio tasks: not read (the warnings below say why)\n"
+                       "\n"
+                       "Warnings:\n"
+                       "  asyncio tasks unavailable: test\n";
+    assert_non_null(strstr(got, tail));
+    assert_string_equal(strstr(got, tail), tail);
+    free(got);
+    no_tasks(s);
+    got = write_text(s, NULL);
+    assert_null(strstr(got, "Asyncio tasks"));
+    free(got);
     snapshot_free(s);
 }
 
@@ -754,6 +833,7 @@ static void test_snapshot_write_text_heads_each_of_several_interpreters(void **s
 {
     (void)state;
     struct snapshot *s = bare_snapshot(2, 1);
+    no_tasks(s);
     give_gc(s, &s->interps[1]);
     s->interps[1].threads[0].main = true;
     char *got = write_text(s, NULL);
@@ -846,6 +926,7 @@ int main(void)
         cmocka_unit_test(test_snapshot_warn_stops_at_the_limit_and_says_so),
         cmocka_unit_test(test_snapshot_thread_state_words_names_known_states),
         cmocka_unit_test(test_snapshot_thread_state_words_agree_with_every_combination_of_flags),
+        cmocka_unit_test(test_snapshot_thread_state_words_say_no_gil_when_the_wait_is_unknown),
         cmocka_unit_test(test_snapshot_thread_state_words_truncates_to_the_buffer),
         cmocka_unit_test(test_snapshot_write_json_matches_the_design_example),
         cmocka_unit_test(test_snapshot_write_json_writes_null_for_every_unknown_value),
@@ -865,6 +946,7 @@ int main(void)
         cmocka_unit_test(test_snapshot_write_text_escapes_what_the_target_wrote),
         cmocka_unit_test(test_snapshot_write_text_lists_gc_generations_and_warnings),
         cmocka_unit_test(test_snapshot_writes_gc_records_with_what_each_collection_did),
+        cmocka_unit_test(test_snapshot_write_text_says_the_tasks_were_not_read),
         cmocka_unit_test(test_snapshot_write_text_heads_each_of_several_interpreters),
         cmocka_unit_test(test_snapshot_write_text_labels_the_interpreters_own_frames),
         cmocka_unit_test(test_snapshot_write_text_skips_source_lines_it_cannot_get),
