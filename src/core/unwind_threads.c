@@ -206,11 +206,11 @@ static void watch_finish(struct unwind *u, uint64_t interp, struct interp_fields
 }
 
 /* Adds the iovecs of the interpreter fields at ADDR to IOV[*N..] (room for UNWIND_INTERP_IOVS
- * is the caller's). The GC state is read only for snapshots. */
+ * is the caller's); with OPTIONAL also the code marker and, for snapshots, the GC state. */
 enum { UNWIND_INTERP_IOVS = 12 };
 
 static void interp_iovs(struct unwind *u, uint64_t addr, struct interp_fields *f,
-                        struct proc_iov *iov, size_t *n)
+                        struct proc_iov *iov, size_t *n, bool optional)
 {
     const struct py_layout *L = u->L;
     struct {
@@ -244,14 +244,15 @@ static void interp_iovs(struct unwind *u, uint64_t addr, struct interp_fields *f
     uint64_t marker = L->code_marker == CODE_MARKER_GENERATION ? L->interp.code_object_generation
                       : L->code_marker == CODE_MARKER_NEXT_VERSION ? L->interp.func_next_version
                                                                    : LAYOUT_NONE;
-    if (layout_has(marker) && marker < LIMIT_OBJECT_READ * 16ull &&
+    if (optional && layout_has(marker) && marker < LIMIT_OBJECT_READ * 16ull &&
         codemark_is_vouching(&u->mark)) {
         size_t len = L->code_marker == CODE_MARKER_GENERATION ? 8 : 4;
         iov[(*n)++] = (struct proc_iov){addr + marker, &f->code_marker, len};
         f->code_marker_read = true;
     }
     f->gc_addr = gc_state_addr(u, addr);
-    if (u->snap != NULL && u->gc != NULL && f->gc_addr != 0 && gc_state_len(u->gc) > 0) {
+    if (optional && u->snap != NULL && u->gc != NULL && f->gc_addr != 0 &&
+        gc_state_len(u->gc) > 0) {
         uint64_t at;
         void *buf;
         size_t len;
@@ -296,12 +297,19 @@ int unwind_threads_read_interp(struct unwind *u, uint64_t addr, const struct run
 {
     struct proc_iov iov[UNWIND_INTERP_IOVS];
     size_t n = 0;
-    interp_iovs(u, addr, f, iov, &n);
+    interp_iovs(u, addr, f, iov, &n, true);
     int rc = proc_read_many(u->proc, iov, n, err);
     if (rc < 0 && f->records) {
         /* The records read ahead (the last entry) may be gone; the rest must not go with them. */
         f->records = false;
         rc = proc_read_many(u->proc, iov, n - 1, err);
+    }
+    if (rc < 0) {
+        /* Nor with the other parts the walk can go without (the code marker, the GC's state):
+         * a memory image or a build whose marker offset is wrong must still be walked. */
+        n = 0;
+        interp_iovs(u, addr, f, iov, &n, false);
+        rc = proc_read_many(u->proc, iov, n, err);
     }
     if (rc < 0) {
         return pt_error_prefix(err, "interpreter state at 0x%" PRIx64, addr);
@@ -465,7 +473,7 @@ int unwind_threads_read_head(struct unwind *u, struct runtime_fields *rf, struct
     k->prefetched = 0;
     u->watch_asked = false;
     if (k->interp != 0) {
-        interp_iovs(u, k->interp, in0, iov, &n);
+        interp_iovs(u, k->interp, in0, iov, &n, true);
         size_t w = watch_regions(u, k->interp, &u->watch_switches, u->watch_counts, iov + n);
         u->watch_asked = w > 0;
         u->watch_counts_len = w > 1 ? iov[n + 1].len : 0;
