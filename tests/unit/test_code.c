@@ -246,6 +246,31 @@ static void test_code_cache_full_of_entries_in_use_refuses_one_more_until_the_ne
     assert_int_equal(code_cache_get_counters(f->cache).entries, 2);
 }
 
+/* The slot table starts small and grows as entries come: every entry stays found through each
+ * growth, and a new generation drops them all (the cleared table takes them again). */
+static void test_code_cache_grows_and_a_new_generation_empties_it(void **state)
+{
+    struct fixture *f = *state;
+    struct pt_error err = {0};
+    enum { MANY = 5000 };
+    code_cache_set_generation(f->cache, 1);
+    for (int round = 0; round < 2; round++) {
+        code_cache_begin(f->cache);
+        for (size_t i = 0; i < MANY; i++) {
+            assert_entry_of(get(f, i, &err), i);
+        }
+        assert_int_equal(code_cache_get_counters(f->cache).entries, MANY);
+        for (size_t i = 0; i < MANY; i++) {
+            assert_entry_of(code_cache_find(f->cache, code_addr(i)), i);
+        }
+        code_cache_set_generation(f->cache, 2 + (uint64_t)round);
+        assert_int_equal(code_cache_get_counters(f->cache).entries, 0);
+        for (size_t i = 0; i < MANY; i += 97) {
+            assert_null(code_cache_find(f->cache, code_addr(i)));
+        }
+    }
+}
+
 static void test_code_cache_replaces_a_code_object_at_a_reused_address(void **state)
 {
     struct fixture *f = *state;
@@ -279,6 +304,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_code_cache_full_of_entries_in_use_refuses_one_more_until_the_next_round, setup,
             teardown),
+        cmocka_unit_test_setup_teardown(test_code_cache_grows_and_a_new_generation_empties_it,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_code_cache_replaces_a_code_object_at_a_reused_address,
                                         setup, teardown),
     };
