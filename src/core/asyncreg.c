@@ -105,7 +105,9 @@ struct asyncreg {
     bool types_full;
     size_t bad_waiters;  /* tasks whose awaited object cannot be read */
     size_t bad_children; /* gathers whose _children list cannot be read */
-    uint8_t name_buf[PROC_IOV_MAX * NAME_PREFETCH];
+    /* PROC_IOV_MAX * NAME_PREFETCH bytes, apart from the calloc'd struct: a page of it costs
+     * memory only once names are read into it. */
+    uint8_t *name_buf;
     bool name_ok[PROC_IOV_MAX];
 };
 
@@ -125,8 +127,15 @@ struct asyncreg *asyncreg_new(struct proc *p, const struct runtime *rt, struct t
     a->L = &rt->layout;
     a->A = A;
     a->common = common;
+    a->name_buf = malloc((size_t)PROC_IOV_MAX * NAME_PREFETCH);
+    if (a->name_buf == NULL) {
+        pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+        free(a);
+        return NULL;
+    }
     a->walk = corowalk_new(p, &rt->layout, &a->A, common, err);
     if (a->walk == NULL) {
+        free(a->name_buf);
         free(a);
         return NULL;
     }
@@ -137,6 +146,7 @@ void asyncreg_free(struct asyncreg *a)
 {
     if (a != NULL) {
         corowalk_free(a->walk);
+        free(a->name_buf);
         free(a);
     }
 }

@@ -15,8 +15,13 @@
 /* Bytecode larger than this many code units is not plausible. */
 enum { CODE_MAX_UNITS = 1 << 24 };
 
+/* The slot table starts this small and doubles when half full, up to LIMIT_CODE_CACHE * 2 slots:
+ * a page of it costs memory once read or written (a full 1 MiB table, cleared and scanned, was a
+ * fifth of a dump's peak RSS), and most targets run a few hundred code objects. */
+enum { CODE_SLOTS_MIN = 256, CODE_SLOTS_MAX = LIMIT_CODE_CACHE * 2 };
+
 struct code_cache {
-    struct code_info **slots;  /* open addressing, LIMIT_CODE_CACHE * 2 slots */
+    struct code_info **slots; /* open addressing, CODE_SLOTS_MIN..CODE_SLOTS_MAX slots */
     size_t n_slots;
     size_t used;
     uint64_t generation;
@@ -33,7 +38,7 @@ struct code_cache *code_cache_new(struct pt_error *err)
 {
     struct code_cache *c = calloc(1, sizeof *c);
     if (c != NULL) {
-        c->n_slots = (size_t)LIMIT_CODE_CACHE * 2;
+        c->n_slots = CODE_SLOTS_MIN;
         c->slots = calloc(c->n_slots, sizeof *c->slots);
     }
     if (c == NULL || c->slots == NULL) {
@@ -58,11 +63,15 @@ static void info_free(struct code_info *ci)
     }
 }
 
+/* Stops after the last entry: an empty cache (the first generation) looks at no slot. */
 static void cache_clear(struct code_cache *c)
 {
-    for (size_t i = 0; i < c->n_slots; i++) {
-        info_free(c->slots[i]);
-        c->slots[i] = NULL;
+    for (size_t i = 0; i < c->n_slots && c->used > 0; i++) {
+        if (c->slots[i] != NULL) {
+            info_free(c->slots[i]);
+            c->slots[i] = NULL;
+            c->used--;
+        }
     }
     c->used = 0;
 }
@@ -101,6 +110,35 @@ struct code_cache_counters code_cache_get_counters(const struct code_cache *c)
 void code_cache_begin(struct code_cache *c)
 {
     c->round++;
+}
+
+/* Doubles the slot table, which the caller found half full, so that probes stay short; at
+ * CODE_SLOTS_MAX, LIMIT_CODE_CACHE alone keeps it at most half full. */
+static int grow_slots(struct code_cache *c, struct pt_error *err)
+{
+    if (c->n_slots >= CODE_SLOTS_MAX) {
+        return 0;
+    }
+    size_t n = c->n_slots * 2;
+    struct code_info **slots = calloc(n, sizeof *slots);
+    if (slots == NULL) {
+        return pt_error_set(err, PT_E_NOMEM, 0, "out of memory for %zu code cache slots", n);
+    }
+    struct code_info **old = c->slots;
+    size_t old_n = c->n_slots;
+    c->slots = slots;
+    c->n_slots = n;
+    for (size_t i = 0; i < old_n; i++) {
+        if (old[i] != NULL) {
+            size_t k = slot_of(c, old[i]->addr);
+            while (slots[k] != NULL) {
+                k = (k + 1) % n;
+            }
+            slots[k] = old[i];
+        }
+    }
+    free(old);
+    return 0;
 }
 
 /* Open addressing needs the slots after a removed entry re-placed (no tombstones). */
@@ -306,6 +344,12 @@ struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
         if (!make_room(c)) {
             pt_error_set(err, PT_E_LIMIT, 0, "more than %d code objects in one sample",
                          LIMIT_CODE_CACHE);
+            return NULL;
+        }
+        i = find_slot(c, addr);
+    }
+    if (old == NULL && c->used + 1 > c->n_slots / 2) {
+        if (grow_slots(c, err) < 0) {
             return NULL;
         }
         i = find_slot(c, addr);

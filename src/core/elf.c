@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "core/elf_hash.h"
 #include "core/error.h"
 #include "core/limits.h"
 
@@ -25,8 +26,10 @@ enum {
     ELF_PT_LOAD = 1,
     ELF_PN_XNUM = 0xffff,
     ELF_SHT_SYMTAB = 2,
+    ELF_SHT_HASH = 5,
     ELF_SHT_NOBITS = 8,
     ELF_SHT_DYNSYM = 11,
+    ELF_SHT_GNU_HASH = 0x6ffffff6, /* a GNU extension, as glibc's elf.h defines it */
     ELF_SHN_UNDEF = 0,
     ELF_SHN_LORESERVE = 0xff00,
     ELF_SHN_XINDEX = 0xffff,
@@ -439,9 +442,10 @@ int elf_find_section(const struct elf *e, const char *name, struct elf_section *
     return 1;
 }
 
-/* The first section of TYPE. The gABI allows one SHT_SYMTAB and one SHT_DYNSYM per file, and
- * searching only the first keeps a file full of symbol tables from costing more than one. */
-static int find_section_of_type(const struct elf *e, uint64_t type, uint64_t *sh,
+/* The first section of TYPE, and its index. The gABI allows one SHT_SYMTAB and one SHT_DYNSYM
+ * per file, and searching only the first keeps a file full of symbol tables from costing more
+ * than one. */
+static int find_section_of_type(const struct elf *e, uint64_t type, uint64_t *sh, uint64_t *index,
                                 struct pt_error *err)
 {
     for (uint64_t i = 0; i < e->shdrs.count; i++) {
@@ -449,14 +453,22 @@ static int find_section_of_type(const struct elf *e, uint64_t type, uint64_t *sh
             return -1;
         }
         if (sh[SH_TYPE] == type) {
+            *index = i;
             return 0;
         }
     }
     return 1;
 }
 
-static int symtab_search(const struct elf *e, const uint64_t *sh, const char *name,
-                         struct elf_symbol *out, struct pt_error *err)
+/* A symbol table ready to read: its entries and their names. */
+struct symtab {
+    uint64_t index; /* of its section */
+    struct table syms;
+    struct strtab names;
+};
+
+static int symtab_open(const struct elf *e, uint64_t index, const uint64_t *sh, struct symtab *t,
+                       struct pt_error *err)
 {
     if (sh[SH_ENTSIZE] == 0 || sh[SH_SIZE] % sh[SH_ENTSIZE] != 0) {
         return pt_error_set(err, PT_E_FORMAT, 0,
@@ -464,54 +476,205 @@ static int symtab_search(const struct elf *e, const uint64_t *sh, const char *na
                             "-byte entries",
                             sh[SH_SIZE], sh[SH_ENTSIZE]);
     }
-    struct table syms = {sh[SH_OFFSET], sh[SH_ENTSIZE], sh[SH_SIZE] / sh[SH_ENTSIZE]};
-    struct strtab names;
-    if (table_check(e, &syms, e->cls->sym_size, LIMIT_ELF_SYMBOLS, "symbol table", err) < 0 ||
-        strtab_load(e, sh[SH_LINK], &names, err) < 0) {
+    t->index = index;
+    t->syms = (struct table){sh[SH_OFFSET], sh[SH_ENTSIZE], sh[SH_SIZE] / sh[SH_ENTSIZE]};
+    if (table_check(e, &t->syms, e->cls->sym_size, LIMIT_ELF_SYMBOLS, "symbol table", err) < 0 ||
+        strtab_load(e, sh[SH_LINK], &t->names, err) < 0) {
         return -1;
     }
-    size_t name_len = strlen(name);
-    for (uint64_t i = 0; i < syms.count; i++) {
+    return 0;
+}
+
+/* Reads symbol I of T into ST; sets *NAMED when it is defined and has a name. */
+static int read_symbol(const struct elf *e, const struct symtab *t, uint64_t i, uint64_t *st,
+                       bool *named, struct pt_error *err)
+{
+    if (read_entry(e, &t->syms, i, e->cls->sym, ST_COUNT, st, "symbol", err) < 0) {
+        return -1;
+    }
+    *named = st[ST_SHNDX] != ELF_SHN_UNDEF && st[ST_NAME] != 0;
+    return 0;
+}
+
+/* Whether lookup Q is still to be answered by a table: not found yet, and not an exported name
+ * in .symtab once another was found in .dynsym (SKIP_EXPORTED). */
+static bool wanted(const struct elf_lookup *q, bool skip_exported)
+{
+    return q->found != 0 && !(skip_exported && q->exported);
+}
+
+/* Answers every lookup of Q[0..N) still wanted in one pass over T, each with its first defined
+ * symbol of that name. */
+static int scan(const struct elf *e, const struct symtab *t, struct elf_lookup *q, size_t n,
+                bool skip_exported, struct pt_error *err)
+{
+    size_t pending = 0;
+    for (size_t k = 0; k < n; k++) {
+        pending += wanted(&q[k], skip_exported);
+    }
+    for (uint64_t i = 0; i < t->syms.count && pending > 0; i++) {
         uint64_t st[ST_COUNT];
-        bool match = false;
-        if (read_entry(e, &syms, i, e->cls->sym, ST_COUNT, st, "symbol", err) < 0) {
+        bool named;
+        if (read_symbol(e, t, i, st, &named, err) < 0) {
             return -1;
         }
-        if (st[ST_SHNDX] == ELF_SHN_UNDEF || st[ST_NAME] == 0) {
-            continue;
+        for (size_t k = 0; k < n && named; k++) {
+            bool match = false;
+            if (!wanted(&q[k], skip_exported)) {
+                continue;
+            }
+            if (strtab_matches(e, &t->names, st[ST_NAME], q[k].name, strlen(q[k].name), &match,
+                               err) < 0) {
+                return pt_error_prefix(err, "symbol %" PRIu64, i);
+            }
+            if (match) {
+                q[k].found = 0;
+                q[k].sym = (struct elf_symbol){st[ST_VALUE], st[ST_SIZE]};
+                pending--;
+            }
         }
-        if (strtab_matches(e, &names, st[ST_NAME], name, name_len, &match, err) < 0) {
-            return pt_error_prefix(err, "symbol %" PRIu64, i);
-        }
-        if (match) {
-            *out = (struct elf_symbol){st[ST_VALUE], st[ST_SIZE]};
-            return 0;
+    }
+    return 0;
+}
+
+/* The hash table of .dynsym T: the first SHT_GNU_HASH section linked to it, else the first
+ * SHT_HASH one. Returns 0 with H filled, or 1 when there is none that parses: a table is only
+ * an index, and the scan it saves gives the same answers. */
+static int find_hash(const struct elf *e, const struct symtab *t, struct elf_hash *h)
+{
+    static const struct {
+        uint64_t type;
+        enum elf_hash_kind kind;
+    } kinds[] = {{ELF_SHT_GNU_HASH, ELF_HASH_GNU}, {ELF_SHT_HASH, ELF_HASH_SYSV}};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        for (uint64_t i = 1; i < e->shdrs.count; i++) {
+            uint64_t sh[SH_COUNT];
+            const uint8_t *bytes;
+            if (read_shdr(e, i, sh, NULL) < 0) {
+                return 1;
+            }
+            if (sh[SH_TYPE] != kinds[k].type || sh[SH_LINK] != t->index) {
+                continue;
+            }
+            if (get_bytes(&e->r, sh[SH_OFFSET], sh[SH_SIZE], &bytes) &&
+                elf_hash_parse(bytes, (size_t)sh[SH_SIZE], kinds[k].kind, e->cls == &class64,
+                               e->r.big, t->syms.count, h, NULL) == 0) {
+                return 0;
+            }
+            break;
         }
     }
     return 1;
 }
 
-int elf_find_symbol(const struct elf *e, const char *name, struct elf_symbol *out,
-                    struct pt_error *err)
+/* Looks Q up in T through its hash table H. Returns 0 found, 1 absent, 2 when H proves
+ * malformed on the way (the caller scans instead), or -1 when a symbol it leads to is. */
+static int lookup_hashed(const struct elf *e, const struct symtab *t, const struct elf_hash *h,
+                         struct elf_lookup *q, struct pt_error *err)
 {
-    static const struct {
-        uint64_t type;
-        const char *what;
-    } tables[] = {{ELF_SHT_DYNSYM, ".dynsym"}, {ELF_SHT_SYMTAB, ".symtab"}};
-    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++) {
-        uint64_t sh[SH_COUNT];
-        int rc = find_section_of_type(e, tables[t].type, sh, err);
-        if (rc == 0) {
-            rc = symtab_search(e, sh, name, out, err);
+    struct elf_hash_walk w;
+    size_t name_len = strlen(q->name);
+    elf_hash_start(h, q->name, &w);
+    for (;;) {
+        uint64_t i;
+        uint64_t st[ST_COUNT];
+        bool named;
+        bool match = false;
+        int rc = elf_hash_next(h, &w, &i, NULL);
+        if (rc <= 0) {
+            return rc == 0 ? 1 : 2;
         }
-        if (rc < 0) {
-            return pt_error_prefix(err, "symbol %s in %s", name, tables[t].what);
+        if (read_symbol(e, t, i, st, &named, err) < 0 ||
+            (named &&
+             strtab_matches(e, &t->names, st[ST_NAME], q->name, name_len, &match, err) < 0)) {
+            return pt_error_prefix(err, "symbol %" PRIu64, i);
         }
-        if (rc == 0) {
+        if (match) {
+            q->found = 0;
+            q->sym = (struct elf_symbol){st[ST_VALUE], st[ST_SIZE]};
             return 0;
         }
     }
-    return 1;
+}
+
+/* Answers the lookups of Q[0..N) that .dynsym T holds: through its hash table, or by a scan
+ * when it has no usable one. */
+static int search_dynsym(const struct elf *e, const struct symtab *t, struct elf_lookup *q,
+                         size_t n, struct pt_error *err)
+{
+    struct elf_hash h;
+    if (find_hash(e, t, &h) != 0) {
+        return scan(e, t, q, n, false, err);
+    }
+    for (size_t k = 0; k < n; k++) {
+        int rc = lookup_hashed(e, t, &h, &q[k], err);
+        if (rc < 0) {
+            return -1;
+        }
+        if (rc == 2) {
+            return scan(e, t, q, n, false, err);
+        }
+    }
+    return 0;
+}
+
+/* Opens the first symbol table of TYPE and answers the lookups still wanted from it. */
+static int search(const struct elf *e, uint64_t type, struct elf_lookup *q, size_t n,
+                  bool exports_found, struct pt_error *err)
+{
+    uint64_t sh[SH_COUNT];
+    uint64_t index;
+    struct symtab t;
+    int rc = find_section_of_type(e, type, sh, &index, err);
+    if (rc != 0) {
+        return rc < 0 ? -1 : 0;
+    }
+    if (symtab_open(e, index, sh, &t, err) < 0) {
+        return -1;
+    }
+    return type == ELF_SHT_DYNSYM ? search_dynsym(e, &t, q, n, err)
+                                  : scan(e, &t, q, n, exports_found, err);
+}
+
+int elf_find_symbols(const struct elf *e, struct elf_lookup *lookups, size_t n,
+                     struct pt_error *err)
+{
+    for (size_t k = 0; k < n; k++) {
+        lookups[k].found = 1;
+    }
+    if (n == 0) {
+        return 0;
+    }
+    const char *more = n > 1 ? " (and others)" : "";
+    if (search(e, ELF_SHT_DYNSYM, lookups, n, false, err) < 0) {
+        return pt_error_prefix(err, "symbol %s%s in .dynsym", lookups[0].name, more);
+    }
+    bool exports_found = false;
+    for (size_t k = 0; k < n; k++) {
+        exports_found |= lookups[k].exported && lookups[k].found == 0;
+    }
+    size_t pending = 0;
+    for (size_t k = 0; k < n; k++) {
+        pending += wanted(&lookups[k], exports_found);
+    }
+    /* Not even opened when not needed: its string table's pages would count in RSS. */
+    if (pending > 0 && search(e, ELF_SHT_SYMTAB, lookups, n, exports_found, err) < 0) {
+        return pt_error_prefix(err, "symbol %s%s in .symtab", lookups[0].name, more);
+    }
+    return 0;
+}
+
+int elf_find_symbol(const struct elf *e, const char *name, struct elf_symbol *out,
+                    struct pt_error *err)
+{
+    struct elf_lookup q = {.name = name};
+    if (elf_find_symbols(e, &q, 1, err) < 0) {
+        return -1;
+    }
+    if (q.found == 0) {
+        *out = q.sym;
+    }
+    return q.found;
 }
 
 /* How a mapping's file offset may relate to a PT_LOAD segment, in the order they are tried. */

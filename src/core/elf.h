@@ -37,11 +37,30 @@ void elf_close(struct elf *e);
 int elf_find_section(const struct elf *e, const char *name, struct elf_section *out,
                      struct pt_error *err);
 
-/* Finds a defined symbol NAME in .dynsym, then .symtab (LOCAL symbols included). Returns 0 and
- * fills OUT, 1 when absent, -1 on a malformed table (PT_E_FORMAT) or one with more than
- * LIMIT_ELF_SYMBOLS entries (PT_E_LIMIT). */
+/* Finds a defined symbol NAME in .dynsym, then .symtab (LOCAL symbols included). .dynsym is
+ * searched through its hash table (.gnu.hash, else .hash), as the dynamic linker does, and
+ * scanned when it has none or a malformed one; .symtab has none, and is scanned. Returns 0 and fills OUT, 1 when absent, -1 on a
+ * malformed symbol table (PT_E_FORMAT) or one with more than LIMIT_ELF_SYMBOLS entries
+ * (PT_E_LIMIT). */
 int elf_find_symbol(const struct elf *e, const char *name, struct elf_symbol *out,
                     struct pt_error *err);
+
+/* One name for elf_find_symbols(), and what was found for it. */
+struct elf_lookup {
+    const char *name;
+    bool exported; /* a name of an API the file exports, if it exports any */
+    int found;     /* set: 0 found (SYM filled), 1 absent */
+    struct elf_symbol sym;
+};
+
+/* Finds each name of LOOKUPS[0..N) as elf_find_symbol() does, reading each symbol table once
+ * for all of them: the names .dynsym does not hold are looked for in one scan of .symtab.
+ * Except an exported name, once another exported name of LOOKUPS was found in .dynsym: a file
+ * that exports part of an API exports all of it, so a release build's missing debug function
+ * costs no scan of a large .symtab. .symtab is not read at all when no name is left for it.
+ * Returns 0 with every found set, or -1 as elf_find_symbol(). */
+int elf_find_symbols(const struct elf *e, struct elf_lookup *lookups, size_t n,
+                     struct pt_error *err);
 
 /* The load bias (runtime address minus link-time address) of the image, given one of its file
  * mappings: MAP_START mapped from file offset MAP_OFFSET. Returns 0 and fills *BIAS, or -1

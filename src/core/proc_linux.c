@@ -610,7 +610,8 @@ static void fd_cache_close(struct fd_cache *c)
 static bool make_fd_room(struct fd_cache *c, size_t max)
 {
     if (c->fds == NULL && max > 0) {
-        c->fds = calloc(max, sizeof *c->fds);
+        /* Only fds[0..n) is ever read: uncleared, the pages past the threads seen stay free. */
+        c->fds = malloc(max * sizeof *c->fds);
     }
     if (c->fds == NULL || c->n < max) {
         return c->fds != NULL;

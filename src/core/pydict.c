@@ -17,6 +17,7 @@
 enum {
     KEYS_MAX_LOG2 = 30,
     KEY_NAME_MAX = 64,    /* longest key pytop looks for */
+    KEY_READ_MAX = 256,   /* bytes read of one candidate key: header and characters */
     TYPE_READ_MAX = 4096, /* bytes of a heap type read to reach ht_cached_keys */
 };
 
@@ -111,7 +112,8 @@ static uint64_t entry_field(const struct keys *k, uint64_t i, uint64_t off)
 }
 
 /* Index of the entry whose key is the ASCII str KEY, or -1. All candidate keys are read in one
- * batch: just enough of each to compare header and characters. */
+ * batch: just enough of each to compare header and characters, packed WANT bytes apart (a page
+ * of the buffer costs memory once read into, and most dicts hold far fewer keys than a batch). */
 static long find_key(struct proc *p, const struct py_layout *L, const struct keys *k,
                      const char *key, struct pt_error *err)
 {
@@ -120,11 +122,11 @@ static long find_key(struct proc *p, const struct py_layout *L, const struct key
     if (klen > KEY_NAME_MAX) {
         return pt_error_set(err, PT_E_LIMIT, 0, "key too long");
     }
-    uint8_t(*bufs)[256] = malloc(PROC_IOV_MAX * sizeof *bufs);
+    uint8_t *bufs = malloc(PROC_IOV_MAX * want);
     struct proc_iov *iov = malloc(PROC_IOV_MAX * sizeof *iov);
     uint64_t *idx = malloc(PROC_IOV_MAX * sizeof *idx);
     long found = -1;
-    if (bufs == NULL || iov == NULL || idx == NULL || want > sizeof bufs[0]) {
+    if (bufs == NULL || iov == NULL || idx == NULL || want > KEY_READ_MAX) {
         found = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
         goto out;
     }
@@ -133,19 +135,20 @@ static long find_key(struct proc *p, const struct py_layout *L, const struct key
         for (uint64_t i = base; i < k->n && i < base + PROC_IOV_MAX; i++) {
             uint64_t kaddr = entry_field(k, i, k->key_at);
             if (kaddr != 0) {
-                iov[m] = (struct proc_iov){kaddr, bufs[m], want};
+                iov[m] = (struct proc_iov){kaddr, bufs + m * want, want};
                 idx[m++] = i;
             }
         }
         bool batch = proc_read_many(p, iov, m, NULL) == 0;
         for (size_t j = 0; j < m && found < 0; j++) {
             struct pyobj_str_info info;
-            if (!batch && proc_read_bytes(p, iov[j].addr, bufs[j], want, NULL) < 0) {
+            uint8_t *buf = bufs + j * want;
+            if (!batch && proc_read_bytes(p, iov[j].addr, buf, want, NULL) < 0) {
                 continue;
             }
-            if (pyobj_str_parse_header(L, bufs[j], want, &info, NULL) == 0 && info.kind == 1 &&
+            if (pyobj_str_parse_header(L, buf, want, &info, NULL) == 0 && info.kind == 1 &&
                 info.length == klen && info.data_off == L->unicode.ascii_size &&
-                memcmp(bufs[j] + info.data_off, key, klen) == 0) {
+                memcmp(buf + info.data_off, key, klen) == 0) {
                 found = (long)idx[j];
             }
         }

@@ -42,13 +42,28 @@ static bool looks_like_python(const char *path, const char *exe)
     return strcmp(path, exe) == 0 || strstr(base_name(path), "python") != NULL;
 }
 
-static uint64_t symbol_addr(const struct elf *e, const char *name, uint64_t bias)
+/* Names of Python's C API that a Python executable or libpython exports (a release build
+ * lacks _Py_NegativeRefcount). They are looked up together: each symbol table is read once,
+ * .dynsym through its hash table, and .symtab not at all when the API is exported: a scan of
+ * an unstripped libpython's .symtab makes most of a megabyte of file pages resident. */
+enum {
+    API_RUNTIME,
+    API_INITIALIZE,
+    API_VERSION,
+    API_CODE_TYPE,
+    API_NONE,
+    API_NEGREF,
+    API_COUNT
+};
+static const char *const api_names[API_COUNT] = {
+    "_PyRuntime",  "Py_Initialize",  "Py_Version",
+    "PyCode_Type", "_Py_NoneStruct", "_Py_NegativeRefcount",
+};
+
+/* The runtime address of what lookup Q found, 0 when it found nothing or a symbol at 0. */
+static uint64_t lookup_addr(const struct elf_lookup *q, uint64_t bias)
 {
-    struct elf_symbol sym;
-    if (elf_find_symbol(e, name, &sym, NULL) != 0 || sym.value == 0) {
-        return 0;
-    }
-    return sym.value + bias;
+    return q->found == 0 && q->sym.value != 0 ? q->sym.value + bias : 0;
 }
 
 /* The lowest mapping of PATH is the one at file offset 0 the load bias is computed from. */
@@ -126,41 +141,46 @@ static int examine(struct proc *p, const struct proc_map *maps, size_t n, const 
     }
     int found = 0;
     struct elf_section sec;
-    struct elf_symbol sym;
+    struct elf_lookup api[API_COUNT];
     if (elf_load_bias(e, m->start, m->offset, &cand->bias, NULL) < 0) {
         goto out;
     }
-    if (elf_find_symbol(e, "_PyRuntime", &sym, NULL) == 0) {
-        cand->runtime_size = sym.size;
+    for (size_t i = 0; i < API_COUNT; i++) {
+        api[i] = (struct elf_lookup){.name = api_names[i], .exported = true};
+    }
+    /* A malformed table leaves its names not found, as they were before it failed. */
+    (void)elf_find_symbols(e, api, API_COUNT, NULL);
+    if (api[API_RUNTIME].found == 0) {
+        cand->runtime_size = api[API_RUNTIME].sym.size;
     }
     cand->has_section = elf_find_section(e, ".PyRuntime", &sec, NULL) == 0;
     if (cand->has_section) {
         cand->runtime_addr = sec.addr + cand->bias;
-    } else if (elf_find_symbol(e, "_PyRuntime", &sym, NULL) == 0 && sym.value != 0) {
-        cand->runtime_addr = sym.value + cand->bias;
+    } else if (lookup_addr(&api[API_RUNTIME], cand->bias) != 0) {
+        cand->runtime_addr = lookup_addr(&api[API_RUNTIME], cand->bias);
     } else {
         /* Before 3.7 there is no _PyRuntime, but the C API still names the interpreter. */
-        cand->python_without_runtime = symbol_addr(e, "Py_Initialize", cand->bias) != 0;
+        cand->python_without_runtime = lookup_addr(&api[API_INITIALIZE], cand->bias) != 0;
         goto out;
     }
     cand->path = path;
-    cand->py_version_addr = symbol_addr(e, "Py_Version", cand->bias);
+    cand->py_version_addr = lookup_addr(&api[API_VERSION], cand->bias);
     if (cand->py_version_addr == 0) {
         cand->rodata_hexversion = rodata_version(e);
         /* Py_GetVersion() formats sys.version into a static buffer (Python/getversion.c);
-         * unstripped libraries name it in .symtab. */
-        cand->version_buf_addr = symbol_addr(e, "version.0", cand->bias);
+         * unstripped libraries name it in .symtab, as version.0 or version. */
+        struct elf_lookup buf[2] = {{.name = "version.0"}, {.name = "version"}};
+        (void)elf_find_symbols(e, buf, 2, NULL);
+        cand->version_buf_addr = lookup_addr(&buf[0], cand->bias);
         if (cand->version_buf_addr == 0) {
-            cand->version_buf_addr = symbol_addr(e, "version", cand->bias);
+            cand->version_buf_addr = lookup_addr(&buf[1], cand->bias);
         }
     }
     rt->runtime_addr = cand->runtime_addr;
-    rt->code_type_addr = symbol_addr(e, "PyCode_Type", cand->bias);
-    rt->none_addr = symbol_addr(e, "_Py_NoneStruct", cand->bias);
-    /* A local symbol: only an unstripped binary's .symtab names it. */
-    rt->next_version_addr = symbol_addr(e, LAYOUT_NEXT_VERSION_SYMBOL, cand->bias);
+    rt->code_type_addr = lookup_addr(&api[API_CODE_TYPE], cand->bias);
+    rt->none_addr = lookup_addr(&api[API_NONE], cand->bias);
     /* Py_REF_DEBUG, implied by Py_DEBUG, adds this function (Objects/object.c). */
-    rt->debug_build = symbol_addr(e, "_Py_NegativeRefcount", cand->bias) != 0;
+    rt->debug_build = lookup_addr(&api[API_NEGREF], cand->bias) != 0;
     snprintf(rt->binary, sizeof rt->binary, "%s", path);
     found = 1;
 out:
@@ -368,12 +388,36 @@ static int check_frame(struct proc *p, const struct runtime *rt, uint64_t tstate
     return 0;
 }
 
+/* Where the binary of CAND keeps the global code marker: a local symbol, which only an
+ * unstripped binary's .symtab names. Looked up only for a version that has one (a scan of
+ * .symtab makes its pages resident); 0 when absent. */
+static uint64_t global_marker(struct proc *p, const struct candidate *cand)
+{
+    struct elf_symbol sym;
+    uint64_t addr = 0;
+    int fd = proc_open_file(p, cand->path, NULL);
+    if (fd < 0) {
+        return 0;
+    }
+    struct elf *e = elf_open_fd(fd, NULL);
+    close(fd);
+    if (e != NULL && elf_find_symbol(e, LAYOUT_NEXT_VERSION_SYMBOL, &sym, NULL) == 0 &&
+        sym.value != 0) {
+        addr = sym.value + cand->bias;
+    }
+    elf_close(e);
+    return addr;
+}
+
 /* What the layout takes from the binary rather than the version: its kind of build, and
  * whether it names the global a code marker lives in. */
-static void fit_build(struct runtime *rt)
+static void fit_build(struct proc *p, struct runtime *rt, const struct candidate *cand)
 {
     struct py_layout *L = &rt->layout;
     layout_pick_build(L, rt->debug_build);
+    if (L->code_marker == CODE_MARKER_GLOBAL_NEXT_VERSION) {
+        rt->next_version_addr = global_marker(p, cand);
+    }
     if (L->code_marker == CODE_MARKER_GLOBAL_NEXT_VERSION && rt->next_version_addr == 0) {
         L->code_marker = CODE_MARKER_NONE;
     }
@@ -410,11 +454,11 @@ static int read_layout(struct proc *p, struct runtime *rt, const struct candidat
         if (layout_from_table(hex, &rt->layout, err) < 0) {
             return pt_error_prefix(err, "Python %s", rt->version);
         }
-        fit_build(rt);
+        fit_build(p, rt, cand);
         return check_layout(p, rt, cand->runtime_size, err);
     }
     layout_version_string(rt->layout.hexversion, rt->version, sizeof rt->version);
-    fit_build(rt);
+    fit_build(p, rt, cand);
     return check_layout(p, rt, cand->runtime_size, err);
 }
 

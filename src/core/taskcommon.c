@@ -17,8 +17,12 @@
 #include "core/pyobj.h"
 #include "core/runtime.h"
 
+/* The strings table starts at STRS_SLOTS_MIN slots and doubles when half full, up to
+ * STRS_SLOTS: the largest one, cleared every snapshot, kept 256 KiB resident even for a target
+ * with a handful of code objects in its tasks. */
 enum {
     NAME_MAX_BYTES = 256, /* of a task name kept */
+    STRS_SLOTS_MIN = 64,
     STRS_SLOTS = 4096,
 };
 
@@ -37,7 +41,9 @@ struct taskcommon {
     const struct py_layout *L;
     struct code_cache *codes;
     struct snapshot *s;
-    struct code_strs *strs; /* open addressing, STRS_SLOTS entries */
+    struct code_strs *strs; /* open addressing, n_strs slots */
+    size_t n_strs;
+    size_t used_strs;
     uint8_t *code_buf;      /* a code object */
     uint64_t last_type;
     uint64_t last_type_flags;
@@ -72,14 +78,19 @@ void taskcommon_free(struct taskcommon *c)
 
 bool taskcommon_begin(struct taskcommon *c, struct snapshot *s)
 {
-    if (c->strs == NULL) {
-        c->strs = malloc((size_t)STRS_SLOTS * sizeof *c->strs);
+    if (c->strs == NULL && (c->strs = calloc(STRS_SLOTS_MIN, sizeof *c->strs)) != NULL) {
+        c->n_strs = STRS_SLOTS_MIN;
+    }
+    if (c->code_buf == NULL) {
         c->code_buf = malloc(c->L->code.size);
     }
     if (c->strs == NULL || c->code_buf == NULL) {
         return false;
     }
-    memset(c->strs, 0, (size_t)STRS_SLOTS * sizeof *c->strs);
+    if (c->used_strs > 0) {
+        memset(c->strs, 0, c->n_strs * sizeof *c->strs);
+        c->used_strs = 0;
+    }
     c->last_type = 0;
     c->warned_int_name = false;
     c->s = s;
@@ -97,13 +108,45 @@ static struct code_info *code_get(struct taskcommon *c, uint64_t code_addr)
                           &e);
 }
 
+static size_t strs_slot(uint64_t code_addr, size_t n_slots)
+{
+    return (size_t)((code_addr >> 4) * 0x9e3779b97f4a7c15ULL) % n_slots;
+}
+
+/* Doubles the strings table once half full. Without the memory for it, the table goes on
+ * filling up, as the largest one does. */
+static void strs_grow(struct taskcommon *c)
+{
+    if (c->used_strs + 1 <= c->n_strs / 2 || c->n_strs >= STRS_SLOTS) {
+        return;
+    }
+    size_t n = c->n_strs * 2;
+    struct code_strs *t = calloc(n, sizeof *t);
+    if (t == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < c->n_strs; i++) {
+        if (c->strs[i].addr != 0) {
+            size_t h = strs_slot(c->strs[i].addr, n);
+            while (t[h].addr != 0) {
+                h = (h + 1) % n;
+            }
+            t[h] = c->strs[i];
+        }
+    }
+    free(c->strs);
+    c->strs = t;
+    c->n_strs = n;
+}
+
 /* The snapshot strings of code object CODE_ADDR, read through the code cache. */
 static const struct code_strs *code_strings(struct taskcommon *c, uint64_t code_addr,
                                             struct code_info **ci_out)
 {
-    size_t h = (size_t)((code_addr >> 4) * 0x9e3779b97f4a7c15ULL) % STRS_SLOTS;
+    strs_grow(c);
+    size_t h = strs_slot(code_addr, c->n_strs);
     struct code_info *ci = NULL;
-    for (size_t i = 0; i < STRS_SLOTS; i++, h = (h + 1) % STRS_SLOTS) {
+    for (size_t i = 0; i < c->n_strs; i++, h = (h + 1) % c->n_strs) {
         struct code_strs *cs = &c->strs[h];
         if (cs->addr == code_addr) {
             /* The code cache may have let it go: then decode it again, keep the strings. */
@@ -121,6 +164,7 @@ static const struct code_strs *code_strings(struct taskcommon *c, uint64_t code_
             return NULL;
         }
         cs->addr = code_addr;
+        c->used_strs++;
         cs->function = snapshot_strdup(c->s, ci->qualname, ci->qualname_len);
         cs->name = snapshot_strdup(c->s, ci->name, ci->name_len);
         cs->file = snapshot_strdup(c->s, ci->filename, ci->filename_len);

@@ -255,6 +255,35 @@ static void test_code_cache_full_of_entries_in_use_refuses_one_more_until_the_ne
     assert_int_equal(code_cache_get_counters(f->cache).entries, 2);
 }
 
+/* The slot table starts small and grows as entries come: every entry stays found through each
+ * growth, and a new generation keeps them all but vouches for none until each is checked
+ * against its object again (served from the cache then: no decoding, the same serials). */
+static void test_code_cache_grows_and_keeps_its_entries_over_a_new_generation(void **state)
+{
+    struct fixture *f = *state;
+    struct pt_error err = {0};
+    enum { MANY = 5000 };
+    code_cache_set_generation(f->cache, 1, 0);
+    code_cache_begin(f->cache);
+    for (size_t i = 0; i < MANY; i++) {
+        assert_entry_of(get(f, i, &err), i);
+    }
+    assert_int_equal(code_cache_get_counters(f->cache).entries, MANY);
+    for (size_t i = 0; i < MANY; i++) {
+        assert_entry_of(code_cache_find(f->cache, code_addr(i)), i);
+    }
+    uint64_t misses = code_cache_get_counters(f->cache).misses;
+    code_cache_begin(f->cache);
+    code_cache_set_generation(f->cache, 2, 0);
+    assert_int_equal(code_cache_get_counters(f->cache).entries, MANY);
+    for (size_t i = 0; i < MANY; i += 97) {
+        assert_null(code_cache_trust(f->cache, code_addr(i)));
+        assert_entry_of(get(f, i, &err), i);
+        assert_non_null(code_cache_trust(f->cache, code_addr(i)));
+    }
+    assert_int_equal(code_cache_get_counters(f->cache).misses, misses);
+}
+
 static void test_code_cache_replaces_a_code_object_at_a_reused_address(void **state)
 {
     struct fixture *f = *state;
@@ -385,6 +414,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_code_cache_full_of_entries_in_use_refuses_one_more_until_the_next_round, setup,
             teardown),
+        cmocka_unit_test_setup_teardown(test_code_cache_grows_and_keeps_its_entries_over_a_new_generation,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_code_cache_replaces_a_code_object_at_a_reused_address,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(

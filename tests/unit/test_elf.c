@@ -126,6 +126,8 @@ static void check_real_binary(void **state)
 static const struct CMUnitTest real_binary_tests[] = {
     {"test_elf_finds_pyruntime_section_and_symbol_in_debian_python315", check_real_binary, NULL,
      NULL, &(struct real_binary){"/var/cache/pytop-pythons/root/usr/bin/python3.15", false}},
+    {"test_elf_finds_debug_symbols_through_the_hash_table_of_debian_python315d", check_real_binary,
+     NULL, NULL, &(struct real_binary){"/var/cache/pytop-pythons/root/usr/bin/python3.15d", false}},
     {"test_elf_finds_pyruntime_section_and_symbol_in_pyenv_libpython312", check_real_binary, NULL,
      NULL, &(struct real_binary){"/root/.pyenv/versions/3.12.1/lib/libpython3.12.so.1.0", true}},
     {"test_elf_finds_pyruntime_symbol_but_no_section_in_pyenv_libpython39", check_real_binary, NULL,
@@ -170,8 +172,26 @@ static const struct tfield st_size = {8, 4, 16, 8};
 static const struct tfield st_info = {12, 1, 4, 1};
 static const struct tfield st_shndx = {14, 2, 6, 2};
 
-enum { SEC_SHSTRTAB = 1, SEC_DYNSTR, SEC_DYNSYM, SEC_STRTAB, SEC_SYMTAB, SEC_PYRUNTIME, SEC_COUNT };
-enum { SHT_PROGBITS = 1, SHT_SYMTAB = 2, SHT_STRTAB = 3, SHT_DYNSYM = 11 };
+enum {
+    SEC_SHSTRTAB = 1,
+    SEC_DYNSTR,
+    SEC_DYNSYM,
+    SEC_STRTAB,
+    SEC_SYMTAB,
+    SEC_PYRUNTIME,
+    SEC_HASH, /* .dynsym's hash table, or an empty .comment in an image without one */
+    SEC_COUNT
+};
+enum {
+    SHT_PROGBITS = 1,
+    SHT_SYMTAB = 2,
+    SHT_STRTAB = 3,
+    SHT_HASH = 5,
+    SHT_DYNSYM = 11,
+    SHT_GNU_HASH = 0x6ffffff6
+};
+/* The hash table an image is built with. */
+enum thash { HASH_NONE, HASH_GNU, HASH_SYSV };
 enum { PT_LOAD = 1, PT_DYNAMIC = 2, PHDR_SLOTS = 4, IMG_CAP = 2048 };
 
 struct img {
@@ -184,6 +204,10 @@ struct img {
     size_t shoff;
     size_t off[SEC_COUNT];
     size_t size[SEC_COUNT];
+    enum thash hash;
+    size_t bloom_off; /* GNU: where the parts of the hash table are, in the file */
+    size_t buckets_off;
+    size_t chain_off;
 };
 
 /* The shapes every altered image is tried in. */
@@ -273,8 +297,9 @@ static void add_symbols(struct img *m, int sec, const struct tsym *syms, size_t 
 
 static void write_section_headers(struct img *m, const uint32_t *names)
 {
-    static const uint32_t types[SEC_COUNT] = {0,          SHT_STRTAB, SHT_STRTAB,  SHT_DYNSYM,
-                                              SHT_STRTAB, SHT_SYMTAB, SHT_PROGBITS};
+    static const uint32_t hash_types[] = {SHT_PROGBITS, SHT_GNU_HASH, SHT_HASH};
+    const uint32_t types[SEC_COUNT] = {0,          SHT_STRTAB, SHT_STRTAB,   SHT_DYNSYM,
+                                       SHT_STRTAB, SHT_SYMTAB, SHT_PROGBITS, hash_types[m->hash]};
     m->shoff = (m->len + 7) / 8 * 8;
     m->len = m->shoff + SEC_COUNT * (m->is64 ? 64 : 40);
     assert_true(m->len <= m->cap);
@@ -288,6 +313,10 @@ static void write_section_headers(struct img *m, const uint32_t *names)
     set_sh(m, SEC_DYNSYM, sh_entsize, m->is64 ? 24 : 16);
     set_sh(m, SEC_SYMTAB, sh_link, SEC_STRTAB);
     set_sh(m, SEC_SYMTAB, sh_entsize, m->is64 ? 24 : 16);
+    if (m->hash != HASH_NONE) {
+        set_sh(m, SEC_HASH, sh_link, SEC_DYNSYM);
+        set_sh(m, SEC_HASH, sh_entsize, m->hash == HASH_SYSV ? 4 : 0);
+    }
     set_sh(m, SEC_PYRUNTIME, sh_addr, 0x403000);
     set_sh(m, SEC_PYRUNTIME, sh_offset, 0x3000);
     set_sh(m, SEC_PYRUNTIME, sh_size, 0x548);
@@ -316,19 +345,99 @@ static void write_program_headers(struct img *m, const struct tload *loads, size
     }
 }
 
+/* The names of the built .dynsym, by symbol index (0 is the null symbol). */
+static const char *const dynnames[] = {"_PyRuntime", "undefined_function", "shared"};
+enum { DYN_SYMS = 4, HASH_BUCKETS = 3, GNU_BLOOM_WORDS = 2, GNU_BLOOM_SHIFT = 6 };
+
+static uint32_t gnu_hash(const char *name)
+{
+    uint32_t h = 5381;
+    for (const char *p = name; *p != '\0'; p++) {
+        h = h * 33 + (unsigned char)*p;
+    }
+    return h;
+}
+
+static uint32_t sysv_hash(const char *name)
+{
+    uint32_t h = 0;
+    for (const char *p = name; *p != '\0'; p++) {
+        h = (h << 4) + (unsigned char)*p;
+        h ^= (h & 0xf0000000u) >> 24;
+        h &= 0x0fffffffu;
+    }
+    return h;
+}
+
+/* Appends .dynsym's hash table, written word by word as ld writes it: GNU (symbols 1..3 in
+ * three buckets; the names were chosen so that index order is bucket order, as the format
+ * wants) or SysV (every symbol chained into its bucket). */
+static void add_hash(struct img *m)
+{
+    uint8_t zero[128] = {0};
+    size_t word = m->is64 ? 8 : 4;
+    if (m->hash == HASH_SYSV) {
+        add_data(m, SEC_HASH, zero, 4 * (2 + HASH_BUCKETS + DYN_SYMS), 8);
+        size_t base = m->off[SEC_HASH];
+        uint32_t bucket[HASH_BUCKETS] = {0};
+        put(m, base, 4, HASH_BUCKETS);
+        put(m, base + 4, 4, DYN_SYMS);
+        m->buckets_off = base + 8;
+        m->chain_off = m->buckets_off + 4 * HASH_BUCKETS;
+        for (uint32_t i = 1; i < DYN_SYMS; i++) {
+            uint32_t b = sysv_hash(dynnames[i - 1]) % HASH_BUCKETS;
+            put(m, m->chain_off + 4 * i, 4, bucket[b]);
+            bucket[b] = i;
+        }
+        for (size_t b = 0; b < HASH_BUCKETS; b++) {
+            put(m, m->buckets_off + 4 * b, 4, bucket[b]);
+        }
+        return;
+    }
+    add_data(m, SEC_HASH, zero, 16 + GNU_BLOOM_WORDS * word + 4 * (HASH_BUCKETS + DYN_SYMS - 1), 8);
+    size_t base = m->off[SEC_HASH];
+    uint64_t bloom[GNU_BLOOM_WORDS] = {0};
+    put(m, base, 4, HASH_BUCKETS);
+    put(m, base + 4, 4, 1); /* symoffset: the null symbol is left out */
+    put(m, base + 8, 4, GNU_BLOOM_WORDS);
+    put(m, base + 12, 4, GNU_BLOOM_SHIFT);
+    m->bloom_off = base + 16;
+    m->buckets_off = m->bloom_off + GNU_BLOOM_WORDS * word;
+    m->chain_off = m->buckets_off + 4 * HASH_BUCKETS;
+    uint32_t last_bucket = 0;
+    for (uint32_t i = 1; i < DYN_SYMS; i++) {
+        uint32_t h = gnu_hash(dynnames[i - 1]);
+        uint32_t b = h % HASH_BUCKETS;
+        bool last = i + 1 == DYN_SYMS || gnu_hash(dynnames[i]) % HASH_BUCKETS != b;
+        assert_true(b >= last_bucket);
+        if (i == 1 || b != last_bucket) {
+            put(m, m->buckets_off + 4 * b, 4, i);
+        }
+        last_bucket = b;
+        put(m, m->chain_off + 4 * (i - 1), 4, last ? h | 1 : h & ~1u);
+        unsigned bits = (unsigned)word * 8;
+        bloom[(h / bits) % GNU_BLOOM_WORDS] |= (uint64_t)1 << (h % bits);
+        bloom[(h / bits) % GNU_BLOOM_WORDS] |= (uint64_t)1 << ((h >> GNU_BLOOM_SHIFT) % bits);
+    }
+    for (size_t i = 0; i < GNU_BLOOM_WORDS; i++) {
+        put(m, m->bloom_off + i * word, (unsigned)word, bloom[i]);
+    }
+}
+
 /* A small valid executable: .dynsym has _PyRuntime, an undefined symbol and "shared"; .symtab
  * has a nameless section symbol, a LOCAL interp_head and another "shared"; .PyRuntime is a
- * section. */
-static void build(struct img *m, bool is64, bool big)
+ * section; .dynsym has the hash table HASH. */
+static void build_hashed(struct img *m, bool is64, bool big, enum thash hash)
 {
     static const char *const shnames[] = {".shstrtab", ".dynstr", ".dynsym",
-                                          ".strtab",   ".symtab", ".PyRuntime"};
-    static const char *const dynnames[] = {"_PyRuntime", "undefined_function", "shared"};
+                                          ".strtab",   ".symtab", ".PyRuntime",
+                                          ".gnu.hash", ".hash",   ".comment"};
     static const char *const names[] = {"interp_head", "shared"};
-    uint32_t sh[6];
+    uint32_t sh[9];
     uint32_t dyn[3];
     uint32_t loc[2];
-    *m = (struct img){.buf = calloc(1, IMG_CAP), .cap = IMG_CAP, .is64 = is64, .big = big};
+    *m = (struct img){
+        .buf = calloc(1, IMG_CAP), .cap = IMG_CAP, .is64 = is64, .big = big, .hash = hash};
     assert_non_null(m->buf);
     memcpy(m->buf, "\177ELF", 4);
     m->buf[4] = is64 ? 2 : 1;
@@ -344,7 +453,7 @@ static void build(struct img *m, bool is64, bool big)
                           (const struct tload[]){{PT_LOAD, 0, 0x3ff000, 0x1000, 0x1000},
                                                  {PT_LOAD, 0x1000, 0x400000, 0x24ec0, 0x1000}},
                           2);
-    add_strings(m, SEC_SHSTRTAB, shnames, 6, sh);
+    add_strings(m, SEC_SHSTRTAB, shnames, 9, sh);
     add_strings(m, SEC_DYNSTR, dynnames, 3, dyn);
     add_symbols(m, SEC_DYNSYM,
                 (const struct tsym[]){{0, 0, 0, 0, 0},
@@ -359,11 +468,23 @@ static void build(struct img *m, bool is64, bool big)
                                       {loc[0], 0x404000, 8, 0x01, SEC_PYRUNTIME},
                                       {loc[1], 0x2222, 4, 0x11, SEC_PYRUNTIME}},
                 4);
+    if (hash == HASH_NONE) {
+        add_data(m, SEC_HASH, "", 0, 1);
+    } else {
+        add_hash(m);
+    }
+    /* The hash section is named for its kind: .gnu.hash, .hash or .comment. */
+    sh[6] = sh[hash == HASH_GNU ? 6 : hash == HASH_SYSV ? 7 : 8];
     write_section_headers(m, sh);
     set_eh(m, eh_shoff, m->shoff);
     set_eh(m, eh_shentsize, is64 ? 64 : 40);
     set_eh(m, eh_shnum, SEC_COUNT);
     set_eh(m, eh_shstrndx, SEC_SHSTRTAB);
+}
+
+static void build(struct img *m, bool is64, bool big)
+{
+    build_hashed(m, is64, big, HASH_NONE);
 }
 
 /* Opens a heap copy of exactly LEN bytes of M, so that ASan sees any read past them. The caller
@@ -401,7 +522,8 @@ static void expect_usable(const struct img *m, bool with_sections)
         assert_int_equal(elf_find_symbol(e, "shared", &sym, &err), 0);
         assert_int_equal(sym.value, 0x1111);
     }
-    static const char *const absent[] = {".PyRuntim", ".PyRuntime.", "undefined_function", ""};
+    static const char *const absent[] = {".PyRuntim", ".PyRuntime.", "undefined_function", "",
+                                         "missing"};
     for (size_t i = 0; i < sizeof absent / sizeof absent[0]; i++) {
         assert_int_equal(elf_find_section(e, absent[i], &sec, &err), 1);
         assert_int_equal(elf_find_symbol(e, absent[i], &sym, &err), 1);
@@ -607,6 +729,250 @@ static const struct CMUnitTest altered_image_tests[] = {
      &(struct altered){AT_SYMBOL, {{DYNSYM, 1, &st_name, SEC_DYNSTR, 0}}}},
 };
 
+/* Hash tables: each case builds the image with one, in every shape, changes parts of it, and
+ * expects every lookup to answer as a scan of .dynsym would: a table that proves malformed on
+ * the way is passed over for a scan. */
+enum hpart {
+    H_NONE,
+    H_HEADER,       /* 32-bit word INDEX of the header */
+    H_BLOOM,        /* GNU: bloom word INDEX (of the class's width) */
+    H_BUCKET,       /* bucket INDEX */
+    H_CHAIN,        /* chain word INDEX (GNU: of symbol INDEX + symoffset) */
+    H_CHAIN_ENDLESS /* GNU: the end bit cleared in every chain word */
+};
+
+struct hchange {
+    enum hpart part;
+    size_t index;
+    uint64_t value;
+};
+
+struct hash_case {
+    enum thash hash;
+    struct hchange change[3];
+};
+
+static uint32_t get32(const struct img *m, size_t off)
+{
+    uint32_t v = 0;
+    for (unsigned i = 0; i < 4; i++) {
+        unsigned shift = m->big ? 8 * (3 - i) : 8 * i;
+        v |= (uint32_t)m->buf[off + i] << shift;
+    }
+    return v;
+}
+
+static void apply_hchange(struct img *m, const struct hchange *c)
+{
+    unsigned word = m->is64 ? 8 : 4;
+    switch (c->part) {
+    case H_NONE:
+        break;
+    case H_HEADER:
+        put(m, m->off[SEC_HASH] + 4 * c->index, 4, c->value);
+        break;
+    case H_BLOOM:
+        put(m, m->bloom_off + word * c->index, word, c->value);
+        break;
+    case H_BUCKET:
+        put(m, m->buckets_off + 4 * c->index, 4, c->value);
+        break;
+    case H_CHAIN:
+        put(m, m->chain_off + 4 * c->index, 4, c->value);
+        break;
+    case H_CHAIN_ENDLESS:
+        for (size_t i = 0; i + 1 < DYN_SYMS; i++) {
+            put(m, m->chain_off + 4 * i, 4, get32(m, m->chain_off + 4 * i) & ~1u);
+        }
+        break;
+    }
+}
+
+static void check_hash_case(void **state)
+{
+    const struct hash_case *c = *state;
+    for (size_t s = 0; s < SHAPES; s++) {
+        struct img m;
+        build_hashed(&m, shapes[s].is64, shapes[s].big, c->hash);
+        for (size_t i = 0; i < sizeof c->change / sizeof c->change[0]; i++) {
+            apply_hchange(&m, &c->change[i]);
+        }
+        expect_usable(&m, true);
+        free(m.buf);
+    }
+}
+
+static const struct CMUnitTest hash_tests[] = {
+    {"test_elf_finds_symbols_through_a_gnu_hash_table", check_hash_case, NULL, NULL,
+     &(struct hash_case){HASH_GNU, {{0}}}},
+    {"test_elf_finds_symbols_through_a_sysv_hash_table", check_hash_case, NULL, NULL,
+     &(struct hash_case){HASH_SYSV, {{0}}}},
+    {"test_elf_gnu_hash_with_no_buckets_is_passed_over", check_hash_case, NULL, NULL,
+     &(struct hash_case){HASH_GNU, {{H_HEADER, 0, 0}}}},
+    {"test_elf_gnu_hash_with_a_bloom_size_not_a_power_of_two_is_passed_over", check_hash_case, NULL,
+     NULL, &(struct hash_case){HASH_GNU, {{H_HEADER, 2, 3}}}},
+    {"test_elf_gnu_hash_with_an_empty_bloom_filter_is_passed_over", check_hash_case, NULL, NULL,
+     &(struct hash_case){HASH_GNU, {{H_HEADER, 2, 0}}}},
+    {"test_elf_gnu_hash_with_a_bloom_shift_past_the_hash_is_passed_over", check_hash_case, NULL,
+     NULL, &(struct hash_case){HASH_GNU, {{H_HEADER, 3, 32}}}},
+    {"test_elf_gnu_hash_with_more_buckets_than_it_holds_is_passed_over", check_hash_case, NULL,
+     NULL, &(struct hash_case){HASH_GNU, {{H_HEADER, 0, 0xffffffff}}}},
+    {"test_elf_gnu_hash_with_a_bloom_filter_larger_than_the_file_is_passed_over", check_hash_case,
+     NULL, NULL, &(struct hash_case){HASH_GNU, {{H_HEADER, 2, 0x80000000}}}},
+    {"test_elf_gnu_hash_starting_past_the_symbols_is_passed_over", check_hash_case, NULL, NULL,
+     &(struct hash_case){HASH_GNU, {{H_HEADER, 1, 1000}}}},
+    {"test_elf_gnu_hash_bucket_past_the_symbols_is_passed_over", check_hash_case, NULL, NULL,
+     &(struct hash_case){
+         HASH_GNU, {{H_BLOOM, 0, UINT64_MAX}, {H_BLOOM, 1, UINT64_MAX}, {H_BUCKET, 0, 1000}}}},
+    {"test_elf_gnu_hash_chain_without_an_end_is_passed_over", check_hash_case, NULL, NULL,
+     &(struct hash_case){
+         HASH_GNU, {{H_BLOOM, 0, UINT64_MAX}, {H_BLOOM, 1, UINT64_MAX}, {H_CHAIN_ENDLESS, 0, 0}}}},
+    {"test_elf_sysv_hash_with_no_buckets_is_passed_over", check_hash_case, NULL, NULL,
+     &(struct hash_case){HASH_SYSV, {{H_HEADER, 0, 0}}}},
+    {"test_elf_sysv_hash_with_more_buckets_than_it_holds_is_passed_over", check_hash_case, NULL,
+     NULL, &(struct hash_case){HASH_SYSV, {{H_HEADER, 0, 0xffffffff}}}},
+    {"test_elf_sysv_hash_with_more_chain_entries_than_it_holds_is_passed_over", check_hash_case,
+     NULL, NULL, &(struct hash_case){HASH_SYSV, {{H_HEADER, 1, 0xffffffff}}}},
+    {"test_elf_sysv_hash_chain_shorter_than_the_symbols_is_passed_over", check_hash_case, NULL,
+     NULL, &(struct hash_case){HASH_SYSV, {{H_HEADER, 1, 2}}}},
+    {"test_elf_sysv_hash_bucket_past_the_symbols_is_passed_over", check_hash_case, NULL, NULL,
+     &(struct hash_case){HASH_SYSV, {{H_BUCKET, 2, 1000}}}},
+    {"test_elf_sysv_hash_chain_past_the_symbols_is_passed_over", check_hash_case, NULL, NULL,
+     &(struct hash_case){HASH_SYSV, {{H_CHAIN, 3, 1000}}}},
+    {"test_elf_sysv_hash_chain_that_loops_is_passed_over", check_hash_case, NULL, NULL,
+     &(struct hash_case){HASH_SYSV, {{H_CHAIN, 3, 3}}}},
+};
+
+static void test_elf_hash_tables_cut_short_anywhere_are_passed_over(void **state)
+{
+    (void)state;
+    for (enum thash h = HASH_GNU; h <= HASH_SYSV; h++) {
+        for (size_t s = 0; s < SHAPES; s++) {
+            struct img m;
+            build_hashed(&m, shapes[s].is64, shapes[s].big, h);
+            for (size_t size = 0; size < m.size[SEC_HASH]; size++) {
+                set_sh(&m, SEC_HASH, sh_size, size);
+                expect_usable(&m, true);
+            }
+            /* Past the end of the file: not parsed at all. */
+            set_sh(&m, SEC_HASH, sh_offset, m.len - 4);
+            set_sh(&m, SEC_HASH, sh_size, m.size[SEC_HASH]);
+            expect_usable(&m, true);
+            free(m.buf);
+        }
+    }
+}
+
+/* Symbols before symoffset are not in the table: a bucket that leads there is malformed. (The
+ * rest of this table is misread from then on, so only the name of that bucket is asked.) */
+static void test_elf_gnu_hash_bucket_before_its_symoffset_is_passed_over(void **state)
+{
+    (void)state;
+    for (size_t s = 0; s < SHAPES; s++) {
+        struct img m;
+        build_hashed(&m, shapes[s].is64, shapes[s].big, HASH_GNU);
+        apply_hchange(&m, &(struct hchange){H_HEADER, 1, 2});
+        struct elf *e = elf_open_buf(m.buf, m.len, NULL);
+        assert_non_null(e);
+        struct elf_symbol sym;
+        assert_int_equal(elf_find_symbol(e, "_PyRuntime", &sym, NULL), 0);
+        assert_int_equal(sym.value, 0x403000);
+        elf_close(e);
+        free(m.buf);
+    }
+}
+
+/* A lookup through the table reads the symbols of one chain: a malformed symbol elsewhere,
+ * which a scan of .dynsym trips over, does not stop it. */
+static void test_elf_find_symbol_reads_only_the_chain_the_hash_table_gives(void **state)
+{
+    (void)state;
+    for (enum thash h = HASH_NONE; h <= HASH_SYSV; h++) {
+        for (size_t s = 0; s < SHAPES; s++) {
+            struct img m;
+            build_hashed(&m, shapes[s].is64, shapes[s].big, h);
+            set_sym(&m, SEC_DYNSYM, 1, st_name, m.size[SEC_DYNSTR]);
+            struct pt_error err = {0};
+            struct elf *e = elf_open_buf(m.buf, m.len, &err);
+            assert_non_null(e);
+            struct elf_symbol sym = {0};
+            assert_int_equal(elf_find_symbol(e, "shared", &sym, &err), h == HASH_NONE ? -1 : 0);
+            assert_int_equal(sym.value, h == HASH_NONE ? 0 : 0x1111);
+            elf_close(e);
+            /* A symbol the chain does lead to is read, and checked, as a scan reads it. */
+            set_sym(&m, SEC_DYNSYM, 3, st_name, m.size[SEC_DYNSTR]);
+            e = elf_open_buf(m.buf, m.len, &err);
+            assert_int_equal(elf_find_symbol(e, "shared", &sym, &err), -1);
+            assert_int_equal(err.code, PT_E_FORMAT);
+            elf_close(e);
+            free(m.buf);
+        }
+    }
+}
+
+/* A well-formed table is the word on .dynsym, as it is for the dynamic linker: a name its bucket
+ * does not lead to is not in .dynsym. */
+static void test_elf_find_symbol_takes_an_empty_bucket_for_absence(void **state)
+{
+    (void)state;
+    for (enum thash h = HASH_GNU; h <= HASH_SYSV; h++) {
+        struct img m;
+        build_hashed(&m, true, false, h);
+        apply_hchange(&m, &(struct hchange){H_BUCKET, h == HASH_GNU ? 0 : 2, 0});
+        struct elf *e = elf_open_buf(m.buf, m.len, NULL);
+        assert_non_null(e);
+        struct elf_symbol sym;
+        assert_int_equal(elf_find_symbol(e, "_PyRuntime", &sym, NULL), 1);
+        assert_int_equal(elf_find_symbol(e, "shared", &sym, NULL), 0);
+        elf_close(e);
+        free(m.buf);
+    }
+}
+
+/* elf_find_symbols(): each table read once for all names; .symtab skipped for an exported name
+ * once another was found in .dynsym, and not read at all when no name is left for it. */
+static void test_elf_find_symbols_looks_in_symtab_only_for_what_dynsym_may_lack(void **state)
+{
+    (void)state;
+    for (enum thash h = HASH_NONE; h <= HASH_SYSV; h++) {
+        struct img m;
+        build_hashed(&m, false, true, h);
+        struct elf *e = elf_open_buf(m.buf, m.len, NULL);
+        assert_non_null(e);
+        struct elf_lookup q[4] = {{.name = "_PyRuntime", .exported = true},
+                                  {.name = "interp_head", .exported = true},
+                                  {.name = "shared"},
+                                  {.name = "missing"}};
+        assert_int_equal(elf_find_symbols(e, q, 4, NULL), 0);
+        assert_int_equal(q[0].found, 0);
+        assert_int_equal(q[0].sym.value, 0x403000);
+        assert_int_equal(q[1].found, 1); /* exported, and the exports are in .dynsym */
+        assert_int_equal(q[2].found, 0);
+        assert_int_equal(q[2].sym.value, 0x1111); /* .dynsym's, not .symtab's */
+        assert_int_equal(q[3].found, 1);
+        q[0].exported = false;
+        assert_int_equal(elf_find_symbols(e, q, 2, NULL), 0);
+        assert_int_equal(q[1].found, 0); /* no other exported name found */
+        assert_int_equal(q[1].sym.value, 0x404000);
+        assert_int_equal(elf_find_symbols(e, q, 0, NULL), 0);
+        elf_close(e);
+        /* A .symtab whose names cannot be read: no matter while .dynsym answers everything. */
+        set_sh(&m, SEC_STRTAB, sh_size, m.size[SEC_STRTAB] - 1);
+        e = elf_open_buf(m.buf, m.len, NULL);
+        assert_non_null(e);
+        struct pt_error err = {0};
+        q[0].exported = true;
+        assert_int_equal(elf_find_symbols(e, q, 2, &err), 0);
+        assert_int_equal(q[0].found, 0);
+        assert_int_equal(q[1].found, 1);
+        assert_int_equal(err.code, PT_OK);
+        assert_int_equal(elf_find_symbols(e, &q[1], 1, &err), -1);
+        assert_int_equal(err.code, PT_E_FORMAT);
+        elf_close(e);
+        free(m.buf);
+    }
+}
+
 static void test_elf_open_refuses_more_sections_than_the_limit(void **state)
 {
     (void)state;
@@ -789,10 +1155,16 @@ int main(void)
         cmocka_unit_test(test_elf_open_refuses_more_sections_than_the_limit),
         cmocka_unit_test(test_elf_find_symbol_refuses_more_symbols_than_the_limit),
         cmocka_unit_test(test_elf_open_fd_maps_regular_elf_files_and_refuses_the_rest),
+        cmocka_unit_test(test_elf_hash_tables_cut_short_anywhere_are_passed_over),
+        cmocka_unit_test(test_elf_gnu_hash_bucket_before_its_symoffset_is_passed_over),
+        cmocka_unit_test(test_elf_find_symbol_reads_only_the_chain_the_hash_table_gives),
+        cmocka_unit_test(test_elf_find_symbol_takes_an_empty_bucket_for_absence),
+        cmocka_unit_test(test_elf_find_symbols_looks_in_symtab_only_for_what_dynsym_may_lack),
     };
     int failed = cmocka_run_group_tests_name("real binaries", real_binary_tests, NULL, NULL);
     failed += cmocka_run_group_tests_name("built images", tests, NULL, NULL);
     failed += cmocka_run_group_tests_name("altered images", altered_image_tests, NULL, NULL);
     failed += cmocka_run_group_tests_name("load bias", load_bias_tests, NULL, NULL);
+    failed += cmocka_run_group_tests_name("hash tables", hash_tests, NULL, NULL);
     return failed;
 }

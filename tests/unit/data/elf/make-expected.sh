@@ -15,6 +15,7 @@ out="$here/expected.txt"
 # PATH INTERPRETER: the ELF file to describe and a Python that maps it when run.
 targets='
 /var/cache/pytop-pythons/root/usr/bin/python3.15 /var/cache/pytop-pythons/root/usr/bin/python3.15
+/var/cache/pytop-pythons/root/usr/bin/python3.15d /var/cache/pytop-pythons/root/usr/bin/python3.15d
 /root/.pyenv/versions/3.12.1/lib/libpython3.12.so.1.0 /root/.pyenv/versions/3.12.1/bin/python3.12
 /root/.pyenv/versions/3.9.18/lib/libpython3.9.so.1.0 /root/.pyenv/versions/3.9.18/bin/python3.9
 /root/.pyenv/versions/3.6.15/lib/libpython3.6m.so.1.0 /root/.pyenv/versions/3.6.15/bin/python3.6
@@ -75,6 +76,9 @@ trap 'rm -f "$tmp"' EXIT
         symbol "$file" interp_head
         symbol "$file" PyEval_EvalCode
         symbol "$file" ftell
+        symbol "$file" Py_Version
+        symbol "$file" _Py_NegativeRefcount
+        symbol "$file" version.0
         biases "$file" "$python"
     done
 } > "$out"
