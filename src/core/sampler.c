@@ -74,6 +74,8 @@ struct sampler {
     bool execed;
     double exec_time;
     char exec_program[PATH_MAX];
+    /* When the target started (read once: an exec keeps it); < 0 not known yet. */
+    double started;
 };
 
 double sampler_now(void)
@@ -100,6 +102,7 @@ struct sampler *sampler_new(struct proc *p, const struct runtime *rt,
         return NULL;
     }
     s->opts = *opts;
+    s->started = -1;
     s->opts.window_s = window_length(opts->window_s);
     s->opts.rate_hz = isfinite(opts->rate_hz) && opts->rate_hz > 0 ? opts->rate_hz : 0;
     if (sampler_window_init(&s->window, s->opts.window_s, err) < 0) {
@@ -405,6 +408,25 @@ int sampler_follow_exec(struct sampler *s, struct runtime *rt, struct pt_error *
     return 0;
 }
 
+/* Names the target in SNAP: its command line (read with every snapshot: a program may rewrite
+ * it, as setproctitle does) and when it started. What cannot be read stays unknown. */
+static void name_target(struct sampler *s, struct snapshot *snap)
+{
+    char args[LIMIT_CMDLINE];
+    size_t len = 0;
+    bool cut = false;
+    if (proc_argv(s->proc, args, sizeof args, &len, &cut, NULL) == 0 && len > 0) {
+        snapshot_set_cmdline(snap, args, len, cut, NULL);
+        if (cut) {
+            snapshot_warn(snap, "command line longer than %d bytes: cut short", LIMIT_CMDLINE);
+        }
+    }
+    if (s->started < 0 && proc_started(s->proc, &s->started, NULL) < 0) {
+        s->started = -1;
+    }
+    snap->started = s->started;
+}
+
 const struct snapshot *sampler_snapshot(struct sampler *s, bool tasks, struct pt_error *err)
 {
     if (s->unwind == NULL) {
@@ -427,6 +449,7 @@ const struct snapshot *sampler_snapshot(struct sampler *s, bool tasks, struct pt
         }
         return NULL;
     }
+    name_target(s, snap);
     snapshot_free(s->latest);
     s->latest = snap;
     return snap;
