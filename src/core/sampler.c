@@ -87,10 +87,20 @@ double sampler_now(void)
 
 static double window_length(double w)
 {
+    if (isinf(w) && w > 0) {
+        return w;
+    }
     if (!isfinite(w) || w <= 0) {
         return WINDOW_DEFAULT_S;
     }
     return w < WINDOW_MIN_S ? WINDOW_MIN_S : w > WINDOW_MAX_S ? WINDOW_MAX_S : w;
+}
+
+/* How often each thread's CPU time is read: an eighth of the window, within bounds. */
+static double cpu_period(double window_s)
+{
+    double p = window_s / 8;
+    return p < CPU_PERIOD_MIN_S ? CPU_PERIOD_MIN_S : p > CPU_PERIOD_MAX_S ? CPU_PERIOD_MAX_S : p;
 }
 
 struct sampler *sampler_new(struct proc *p, const struct runtime *rt,
@@ -124,11 +134,26 @@ struct sampler *sampler_new(struct proc *p, const struct runtime *rt,
         }
     }
     s->reader_base = sampler_reader_counters(s);
-    s->cpu_period = s->opts.window_s / 8;
-    s->cpu_period = s->cpu_period < CPU_PERIOD_MIN_S   ? CPU_PERIOD_MIN_S
-                    : s->cpu_period > CPU_PERIOD_MAX_S ? CPU_PERIOD_MAX_S
-                                                       : s->cpu_period;
+    s->cpu_period = cpu_period(s->opts.window_s);
     return s;
+}
+
+int sampler_set_window(struct sampler *s, double window_s, double now, struct pt_error *err)
+{
+    window_s = window_length(window_s);
+    if (window_s == s->opts.window_s) {
+        return 0;
+    }
+    bool longer = window_s > s->opts.window_s;
+    s->opts.window_s = window_s;
+    s->cpu_period = cpu_period(window_s);
+    int rc = sampler_window_resize(&s->window, window_s, now, err);
+    if (!longer || rc < 0) {
+        /* The counts start afresh, as at a reset. */
+        s->reader_base = sampler_reader_counters(s);
+        s->execed = false;
+    }
+    return rc;
 }
 
 void sampler_free(struct sampler *s)
@@ -633,6 +658,7 @@ static struct sampler_stats *stats_build(const struct sampler *s, double now,
     st->samples = v.counts.samples;
     st->errors = v.counts.errors;
     st->window_s = v.span;
+    st->window_limit = s->opts.window_s;
     st->achieved_hz = v.span > 0 ? (double)v.counts.samples / v.span : 0;
     st->gc_samples = v.counts.gc_samples;
     st->thread_samples = v.counts.thread_samples;

@@ -28,8 +28,8 @@ enum {
 
 struct sampler_opts {
     double rate_hz;      /* samples per second; 0 = as fast as possible */
-    double window_s;     /* how far back the statistics reach; <= 0 or not finite: 1 s; at
-                          * most a day */
+    double window_s;     /* how far back the statistics reach; INFINITY: back to the last
+                          * reset (nothing slides out); <= 0 or NAN: 1 s; else at most a day */
     bool blocking;       /* pause the target while each sample is read */
 };
 
@@ -71,6 +71,8 @@ struct sampler_stats {
     uint64_t samples;        /* successful samples in the window */
     uint64_t errors;         /* failed samples in the window */
     double window_s;         /* the span the window really covers (shorter at start) */
+    double window_limit;     /* how far back it may reach (sampler_opts.window_s; INFINITY:
+                              * since the reset) */
     uint64_t thread_samples; /* sum over samples of the threads seen: the base of own/total % */
     struct sampler_thread *threads;      /* sorted by interp_id, tid, thread_id; NULL if none */
     size_t n_threads;
@@ -183,6 +185,13 @@ const struct sampler_thread *sampler_stats_find_thread(const struct sampler_stat
 
 /* Forgets everything counted so far (the `r` key). The latest snapshot stays. */
 void sampler_reset(struct sampler *s);
+
+/* Makes the statistics reach WINDOW_S seconds back (as sampler_opts.window_s) from NOW on. A
+ * longer window keeps what was counted, which then reaches back as far as the old window did
+ * at NOW and slides out as the new one says; a shorter one starts afresh, as sampler_reset()
+ * does (the counts were kept in buckets too coarse to cut). Errors: PT_E_NOMEM (the statistics
+ * then start afresh over the new window). */
+int sampler_set_window(struct sampler *s, double window_s, double now, struct pt_error *err);
 
 /* Monotonic seconds, the clock the sampler's NOW arguments use. */
 double sampler_now(void);
