@@ -207,6 +207,13 @@ double sampler_now(void);
 int sampler_write_json(const struct snapshot *snap, const struct sampler_stats *st, FILE *out,
                        bool newline, struct pt_error *err);
 
+/* Writes ST as sampler_write_text() does between its first line and the snapshot: the
+ * sampling line ("Samples: 100 in 1.00 s, 99.7/s achieved of 100/s requested, errors: 0
+ * (0.0%)"), the last error and an exec when there are, one line per thread with %GIL %CPU %GC,
+ * and the TOP_FUNCTIONS functions with the most own samples. Errors: PT_E_IO, PT_E_NOMEM. */
+int sampler_write_stats_text(const struct sampler_stats *st, FILE *out, size_t top_functions,
+                             struct pt_error *err);
+
 /* Writes ST as top(1)'s batch mode does: a header (time, samples, achieved rate, errors), one
  * line per thread with %GIL %CPU %GC, the TOP_FUNCTIONS functions with the most own samples,
  * then the traceback-like dump of SNAP (may be NULL) with source lines from SRC (may be NULL),

@@ -3,6 +3,7 @@
 
 #include "ui/ui_screen.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,8 +32,10 @@ static const char *const HELP[][2] = {
     {"/", "filter by function, file or thread name, as you type"},
     {"", "   Enter keeps it, Esc cancels; c clears it"},
     {"", "   Tasks: the matching rows and the way to them, even into folded tasks"},
-    {"d", "dump the frozen (or current) snapshot to pytop-PID-TIME.txt here"},
+    {"d", "dump the frozen (or current) picture and its statistics to"},
+    {"", "   pytop-PID-TIME.txt here"},
     {"r", "reset the statistics"},
+    {"w", "statistics over 1 s, 10 s, 60 s, since the reset (header: window)"},
     {"+ / -", "refresh more / less often"},
     {"Ctrl-L", "redraw the screen"},
 };
@@ -195,7 +198,15 @@ static void sampling_text(char *buf, size_t size, const struct ui_screen *s, boo
             snprintf(failed + n, sizeof failed - n, ", retry every %gs", stats->backoff_s);
         }
     }
-    int n = snprintf(buf, size, "rate %s/%s%s  refresh %gs", got, want, failed, s->delay);
+    char window[48];
+    if (isinf(s->window_s)) {
+        /* Since the reset: how far back that is, so far. */
+        snprintf(window, sizeof window, "all %.0fs", stats != NULL ? stats->window_s : 0.0);
+    } else {
+        snprintf(window, sizeof window, "%gs", s->window_s);
+    }
+    int n = snprintf(buf, size, "rate %s/%s%s  refresh %gs  window %s", got, want, failed,
+                     s->delay, window);
     if (s->late_s > 0 && n > 0 && (size_t)n < size) {
         snprintf(buf + n, size - (size_t)n, "  no sample for %.0fs", s->late_s);
     }
