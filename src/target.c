@@ -84,6 +84,10 @@ static int wait_for_python(struct target *t, volatile sig_atomic_t *stop)
         if (err.code != PT_E_GONE && err.code != PT_E_NOPROC) {
             snprintf(why, sizeof why, "%s", err.msg);
         }
+        /* No wait changes these: a Python pytop cannot read, or may not. */
+        if (err.code == PT_E_UNSUPPORTED || err.code == PT_E_PERM) {
+            return cli_target_error(&err, t->pid);
+        }
         char how[96];
         if (target_ended(t, 0, how, sizeof how)) {
             fprintf(stderr,
