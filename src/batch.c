@@ -88,8 +88,8 @@ static int follow(struct batch *b)
         if (proc_exe(b->t.proc, exe, sizeof exe, NULL) < 0) {
             snprintf(exe, sizeof exe, "?");
         }
-        fprintf(stderr, "pytop: process %d exec()ed %s; following the new program\n",
-                (int)b->t.pid, exe);
+        fprintf(stderr, "pytop: process %d exec()ed %s; following the new program\n", (int)b->t.pid,
+                exe);
         return 0;
     }
     if (err.code == PT_E_GONE || err.code == PT_E_NOPROC) {

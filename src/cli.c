@@ -378,8 +378,8 @@ static void put_secs(char *buf, size_t size, double secs)
     }
 }
 
-void cli_settings_text(const struct cli_options *o, double window_s, double delay,
-                       const char *how, char *buf, size_t size)
+void cli_settings_text(const struct cli_options *o, double window_s, double delay, const char *how,
+                       char *buf, size_t size)
 {
     char rate[32];
     char window[32];
@@ -398,9 +398,9 @@ void cli_settings_text(const struct cli_options *o, double window_s, double dela
     const char *mode = o->mode == CLI_MODE_DUMP    ? "--dump "
                        : o->mode == CLI_MODE_BATCH ? "-b "
                                                    : "";
-    int n = snprintf(buf, size, "%s%s%s--rate %s%s --delay %s%s", mode,
-                     o->at_exit ? "--at-exit " : "", o->json ? "--json " : "", rate, window,
-                     every, o->blocking ? " --blocking" : "");
+    int n =
+        snprintf(buf, size, "%s%s%s--rate %s%s --delay %s%s", mode, o->at_exit ? "--at-exit " : "",
+                 o->json ? "--json " : "", rate, window, every, o->blocking ? " --blocking" : "");
     if (n >= 0 && (size_t)n < size && o->filter != NULL && o->filter[0] != '\0') {
         n += snprintf(buf + n, size - (size_t)n, " --filter '%s'", o->filter);
     }

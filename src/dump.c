@@ -74,8 +74,8 @@ static int follow(struct dump *d)
         if (proc_exe(d->t.proc, exe, sizeof exe, NULL) < 0) {
             snprintf(exe, sizeof exe, "?");
         }
-        fprintf(stderr, "pytop: process %d exec()ed %s; following the new program\n",
-                (int)d->t.pid, exe);
+        fprintf(stderr, "pytop: process %d exec()ed %s; following the new program\n", (int)d->t.pid,
+                exe);
         return 0;
     }
     if (is_gone(&err)) {

@@ -213,8 +213,8 @@ struct snapshot *snapcopy_all(const struct snapshot *s, struct pt_error *err)
     bool ok = copy_str(&c, &d->python.version, s->python.version) &&
               copy_str(&c, &d->python.binary, s->python.binary);
     if (ok && s->cmdline != NULL) {
-        d->cmdline = snapshot_alloc_array(d, s->n_cmdline > 0 ? s->n_cmdline : 1,
-                                          sizeof *d->cmdline);
+        d->cmdline =
+            snapshot_alloc_array(d, s->n_cmdline > 0 ? s->n_cmdline : 1, sizeof *d->cmdline);
         ok = d->cmdline != NULL;
         d->n_cmdline = ok ? s->n_cmdline : 0;
         for (size_t i = 0; ok && i < s->n_cmdline; i++) {

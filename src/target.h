@@ -27,8 +27,7 @@ struct target {
  * Python code; after a couple of seconds stderr says what it waits for. The wait ends early
  * when the command ends (saying how, and why it could not be read) or *STOP is set. Returns 0,
  * or the exit status (enum cli_exit) after saying why on stderr; T is then closed. */
-int target_open(struct target *t, const struct cli_options *opts,
-                volatile sig_atomic_t *stop);
+int target_open(struct target *t, const struct cli_options *opts, volatile sig_atomic_t *stop);
 
 /* Ends a command pytop started if it still runs (SIGTERM, then SIGKILL two seconds later),
  * reaps it, and closes T's handle. T may be zeroed. */

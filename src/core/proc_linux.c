@@ -784,8 +784,7 @@ int proc_cmdline(struct proc *p, char *buf, size_t size, struct pt_error *err)
     return 0;
 }
 
-int proc_argv(struct proc *p, char *buf, size_t size, size_t *len, bool *cut,
-              struct pt_error *err)
+int proc_argv(struct proc *p, char *buf, size_t size, size_t *len, bool *cut, struct pt_error *err)
 {
     *len = 0;
     *cut = false;

@@ -51,8 +51,8 @@ static void window_words(struct strbuf *sb, const struct sampler_stats *st)
 }
 
 /* "Dumped by:", the note, and the title of the statistics or why there are none. */
-static int write_settings(const struct sampler_stats *st, FILE *out,
-                          const struct report_opts *o, struct pt_error *err)
+static int write_settings(const struct sampler_stats *st, FILE *out, const struct report_opts *o,
+                          struct pt_error *err)
 {
     struct strbuf sb = {0};
     strbuf_puts(&sb, "Dumped by: pytop " PACKAGE_VERSION);
@@ -105,9 +105,8 @@ static int write_tasks(const struct snapshot *tasks, FILE *out, struct pt_error 
 }
 
 int report_write_text(const struct snapshot *snap, const struct snapshot *tasks,
-                      const struct sampler_stats *st, FILE *out,
-                      const struct snapshot_source *src, const struct report_opts *opts,
-                      struct pt_error *err)
+                      const struct sampler_stats *st, FILE *out, const struct snapshot_source *src,
+                      const struct report_opts *opts, struct pt_error *err)
 {
     static const struct report_opts none = {0};
     const struct report_opts *o = opts != NULL ? opts : &none;

@@ -28,8 +28,7 @@ struct report_opts {
  * GC, tasks and warnings, and the asyncio trees of TASKS when the task graph was read apart
  * (may be NULL). Errors: PT_E_IO, PT_E_NOMEM. */
 int report_write_text(const struct snapshot *snap, const struct snapshot *tasks,
-                      const struct sampler_stats *st, FILE *out,
-                      const struct snapshot_source *src, const struct report_opts *opts,
-                      struct pt_error *err);
+                      const struct sampler_stats *st, FILE *out, const struct snapshot_source *src,
+                      const struct report_opts *opts, struct pt_error *err);
 
 #endif

@@ -688,8 +688,8 @@ int sampler_window_resize(struct sampler_window *w, double window_s, double now,
     int64_t top = bucket_number(w, w->last_now);
     for (int64_t n = old_newest - SAMPLER_BUCKETS + 1; old_newest != INT64_MIN && n <= old_newest;
          n++) {
-        struct sampler_window_bucket *b = &old[((n % SAMPLER_BUCKETS) + SAMPLER_BUCKETS) %
-                                               SAMPLER_BUCKETS];
+        struct sampler_window_bucket *b =
+            &old[((n % SAMPLER_BUCKETS) + SAMPLER_BUCKETS) % SAMPLER_BUCKETS];
         if (b->number != n) {
             continue;
         }

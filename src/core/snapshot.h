@@ -161,7 +161,7 @@ struct snap_python {
 
 struct snapshot {
     pid_t pid;
-    struct snap_str *cmdline;   /* the process's arguments (argv); NULL when unknown */
+    struct snap_str *cmdline; /* the process's arguments (argv); NULL when unknown */
     size_t n_cmdline;
     bool cmdline_cut;           /* the command line was longer than pytop reads */
     double started;             /* when the process started, seconds since the epoch; < 0

@@ -45,8 +45,7 @@ static int create(const struct snapshot *s, char *name, size_t size, struct pt_e
 
 int ui_dump_write(const struct snapshot *s, const struct snapshot *tasks,
                   const struct sampler_stats *st, const struct snapshot_source *src,
-                  const struct report_opts *opts, char *name, size_t size,
-                  struct pt_error *err)
+                  const struct report_opts *opts, char *name, size_t size, struct pt_error *err)
 {
     int fd = create(s, name, size, err);
     if (fd < 0) {

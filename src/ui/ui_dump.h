@@ -18,7 +18,6 @@ struct pt_error;
  * Errors: PT_E_IO, PT_E_NOMEM. */
 int ui_dump_write(const struct snapshot *s, const struct snapshot *tasks,
                   const struct sampler_stats *st, const struct snapshot_source *src,
-                  const struct report_opts *opts, char *name, size_t size,
-                  struct pt_error *err);
+                  const struct report_opts *opts, char *name, size_t size, struct pt_error *err);
 
 #endif

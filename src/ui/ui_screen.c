@@ -205,8 +205,8 @@ static void sampling_text(char *buf, size_t size, const struct ui_screen *s, boo
     } else {
         snprintf(window, sizeof window, "%gs", s->window_s);
     }
-    int n = snprintf(buf, size, "rate %s/%s%s  refresh %gs  window %s", got, want, failed,
-                     s->delay, window);
+    int n = snprintf(buf, size, "rate %s/%s%s  refresh %gs  window %s", got, want, failed, s->delay,
+                     window);
     if (s->late_s > 0 && n > 0 && (size_t)n < size) {
         snprintf(buf + n, size - (size_t)n, "  no sample for %.0fs", s->late_s);
     }

@@ -205,8 +205,7 @@ int proc_cmdline(struct proc *p, char *buf, size_t size, struct pt_error *err)
 }
 
 /* An image keeps no command line nor start time: they are unknown. */
-int proc_argv(struct proc *p, char *buf, size_t size, size_t *len, bool *cut,
-              struct pt_error *err)
+int proc_argv(struct proc *p, char *buf, size_t size, size_t *len, bool *cut, struct pt_error *err)
 {
     (void)p;
     (void)buf;

@@ -628,12 +628,13 @@ static void test_proc_argv_and_started_name_an_exec_child(void **state)
     size_t len = 0;
     bool cut = true;
     struct pt_error err = {0};
-    for (int ms = 0; ms < WAIT_MS && !(len == 9 && memcmp(buf, "sleep\0" "30\0", 9) == 0); ms++) {
+    static const char want[9] = {'s', 'l', 'e', 'e', 'p', '\0', '3', '0', '\0'};
+    for (int ms = 0; ms < WAIT_MS && !(len == 9 && memcmp(buf, want, 9) == 0); ms++) {
         assert_int_equal(proc_argv(p, buf, sizeof buf, &len, &cut, &err), 0);
         usleep(1000);
     }
     assert_int_equal(len, 9);
-    assert_memory_equal(buf, "sleep\0" "30\0", 9);
+    assert_memory_equal(buf, want, 9);
     assert_false(cut);
     /* Exactly full is not cut; one byte short is. */
     assert_int_equal(proc_argv(p, buf, 9, &len, &cut, &err), 0);
