@@ -39,6 +39,7 @@ struct dump {
     bool gone;             /* the target exited */
     bool ended;            /* it exec()ed a program pytop cannot follow: END_WHY says */
     char end_why[256];
+    char execed_to[PATH_MAX]; /* the program the target exec()ed and pytop followed; "" none */
     char note[512];
 };
 
@@ -64,18 +65,15 @@ static bool is_gone(const struct pt_error *err)
     return err->code == PT_E_GONE || err->code == PT_E_NOPROC;
 }
 
-/* The target exec()ed: goes on with the new program when pytop can read it. Returns 0 then,
- * else -1 with GONE or ENDED set. */
+/* The target exec()ed: goes on with the new program when pytop can read it (the snapshots
+ * read after say so). Returns 0 then, else -1 with GONE or ENDED set. */
 static int follow(struct dump *d)
 {
     struct pt_error err = {0};
-    char exe[PATH_MAX];
     if (sampler_follow_exec(d->sampler, &d->t.rt, &err) == 0) {
-        if (proc_exe(d->t.proc, exe, sizeof exe, NULL) < 0) {
-            snprintf(exe, sizeof exe, "?");
+        if (proc_exe(d->t.proc, d->execed_to, sizeof d->execed_to, NULL) < 0) {
+            snprintf(d->execed_to, sizeof d->execed_to, "?");
         }
-        fprintf(stderr, "pytop: process %d exec()ed %s; following the new program\n", (int)d->t.pid,
-                exe);
         return 0;
     }
     if (is_gone(&err)) {
@@ -102,6 +100,10 @@ static int keep_snapshot(struct dump *d, struct pt_error *err)
     snapshot_free(d->last);
     d->last = sampler_take_latest(d->sampler);
     d->last_at = sampler_now();
+    if (d->last != NULL && d->execed_to[0] != '\0') {
+        snapshot_warn(d->last, "process %d exec()ed %s while it was read: this is the new program",
+                      (int)d->t.pid, d->execed_to);
+    }
     return 0;
 }
 
