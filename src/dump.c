@@ -36,6 +36,11 @@ struct dump {
     struct sampler *sampler;
     struct snapshot *last; /* the newest snapshot read; the caller's */
     double last_at;        /* when (sampler_now()) */
+    /* When LAST shows no Python code running (an interpreter shutting down), the newest one
+     * that did, and when it was read; else NULL. */
+    struct snapshot *running;
+    double running_at;
+    bool passed_over; /* the snapshot written is RUNNING: later ones showed no Python code */
     bool gone;             /* the target exited */
     bool ended;            /* it exec()ed a program pytop cannot follow: END_WHY says */
     char end_why[256];
@@ -85,6 +90,53 @@ static int follow(struct dump *d)
     return -1;
 }
 
+/* Whether some thread of S runs Python code. */
+static bool runs_code(const struct snapshot *s)
+{
+    for (size_t i = 0; s != NULL && i < s->n_interps; i++) {
+        for (size_t j = 0; j < s->interps[i].n_threads; j++) {
+            if (s->interps[i].threads[j].n_frames > 0) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* Keeps SNAP (read at AT) as the newest, and the newest that ran Python code beside it. */
+static void keep(struct dump *d, struct snapshot *snap, double at)
+{
+    if (snap == NULL) {
+        return;
+    }
+    if (runs_code(snap)) {
+        snapshot_free(d->running);
+        d->running = NULL;
+        snapshot_free(d->last);
+    } else if (d->running == NULL && runs_code(d->last)) {
+        d->running = d->last;
+        d->running_at = d->last_at;
+    } else {
+        snapshot_free(d->last);
+    }
+    d->last = snap;
+    d->last_at = at;
+}
+
+/* The target is lost: what to write is the newest snapshot in which Python code ran, when a
+ * later one showed none (the interpreter shutting down after it). */
+static void prefer_running(struct dump *d)
+{
+    if (d->running == NULL) {
+        return;
+    }
+    snapshot_free(d->last);
+    d->last = d->running;
+    d->last_at = d->running_at;
+    d->running = NULL;
+    d->passed_over = true;
+}
+
 /* Reads a full snapshot (the task graph too) and keeps it as the newest. Returns 0, or -1
  * with ERR set (GONE or ENDED set when that is why). */
 static int keep_snapshot(struct dump *d, struct pt_error *err)
@@ -97,9 +149,7 @@ static int keep_snapshot(struct dump *d, struct pt_error *err)
         d->gone |= is_gone(err);
         return -1;
     }
-    snapshot_free(d->last);
-    d->last = sampler_take_latest(d->sampler);
-    d->last_at = sampler_now();
+    keep(d, sampler_take_latest(d->sampler), sampler_now());
     if (d->last != NULL && d->execed_to[0] != '\0') {
         snapshot_warn(d->last, "process %d exec()ed %s while it was read: this is the new program",
                       (int)d->t.pid, d->execed_to);
@@ -164,10 +214,13 @@ static void make_note(struct dump *d, double now)
             snprintf(ended, sizeof ended, " (%s)", how);
         }
         snprintf(d->note, sizeof d->note,
-                 "%sprocess %d exited%s; this is the last snapshot pytop read, %.2f s before it "
-                 "found the process gone (one is read every %g s, -d); it may show the "
-                 "interpreter shutting down",
-                 what, (int)d->t.pid, ended, age, d->o->delay);
+                 "%sprocess %d exited%s; this is the last snapshot pytop read%s, %.2f s before "
+                 "it found the process gone (one is read every %g s, -d)",
+                 what, (int)d->t.pid, ended,
+                 d->passed_over ? " in which Python code ran (later ones showed the interpreter "
+                                  "shutting down)"
+                                : "",
+                 age, d->o->delay);
     } else if (d->ended) {
         snprintf(d->note, sizeof d->note,
                  "%s%s; this is the last snapshot of the Python program, read %.2f s before", what,
@@ -273,6 +326,9 @@ static int dump_target(struct dump *d, FILE **out)
     if (d->last == NULL) {
         return no_snapshot(d, &err);
     }
+    if (d->gone || d->ended) {
+        prefer_running(d);
+    }
     double now = sampler_now();
     make_note(d, now);
     struct sampler_stats *st = NULL;
@@ -315,6 +371,7 @@ int dump_run(const struct cli_options *o)
     status = dump_target(&d, &out);
     status = close_output(o, out, status);
     snapshot_free(d.last);
+    snapshot_free(d.running);
     sampler_free(d.sampler);
     target_close(&d.t);
     return status;

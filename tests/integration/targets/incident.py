@@ -1,10 +1,13 @@
 """A command for the `incident` scenario to start under pytop (-b / --dump -- CMD).
 
-Usage: python incident.py OUTFILE [--exit-after SECS] [--status N]. Writes OUTFILE at once:
-{"pid", "argv": the command line as started, "file": this file}. The main thread spins in
-phase_one() for PHASE_ONE_S seconds, then naps in phase_two() until SECS (default 60) after its
-start, then exits with status N (default 0). Python 3.6+.
+Usage: python incident.py OUTFILE [--exit-after SECS] [--status N] [--linger SECS]. Writes
+OUTFILE at once: {"pid", "argv": the command line as started, "file": this file}. The main
+thread spins in phase_one() for PHASE_ONE_S seconds, then naps in phase_two() until SECS
+(default 60) after its start, then exits with status N (default 0). --linger: the interpreter
+then sleeps that long while it shuts down, running no Python code (time.sleep called by atexit
+from C). Python 3.6+.
 """
+import atexit
 import json
 import os
 import sys
@@ -35,6 +38,8 @@ def main():
             exit_after = float(args[1])
         elif args[0] == "--status":
             status = int(args[1])
+        elif args[0] == "--linger":
+            atexit.register(time.sleep, float(args[1]))
         args = args[2:]
     argv = getattr(sys, "orig_argv", None) or [sys.executable] + sys.argv
     tmp = outfile + ".tmp"
