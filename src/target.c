@@ -84,8 +84,11 @@ static int wait_for_python(struct target *t, volatile sig_atomic_t *stop)
         if (err.code != PT_E_GONE && err.code != PT_E_NOPROC) {
             snprintf(why, sizeof why, "%s", err.msg);
         }
-        /* No wait changes these: a Python pytop cannot read, or may not. */
-        if (err.code == PT_E_UNSUPPORTED || err.code == PT_E_PERM) {
+        /* A Python pytop cannot read, or may not, is given up once it has had the time to
+         * start: before, its runtime may not have said its version yet (3.13.0 was seen read
+         * as unsupported while it started). */
+        double waited = sampler_now() - start;
+        if ((err.code == PT_E_UNSUPPORTED || err.code == PT_E_PERM) && waited >= FIRST_TRIES_S) {
             return cli_target_error(&err, t->pid);
         }
         char how[96];
@@ -100,7 +103,6 @@ static int wait_for_python(struct target *t, volatile sig_atomic_t *stop)
                     err.msg);
             return CLI_EXIT_TARGET;
         }
-        double waited = sampler_now() - start;
         if (!said && waited >= SAY_S) {
             fprintf(stderr, "pytop: waiting for the Python interpreter of process %d: %s\n",
                     (int)t->pid, err.msg);
