@@ -13,27 +13,38 @@
 
 #include "cli.h"
 #include "core/error.h"
+#include "core/limits.h"
 #include "core/proc.h"
 #include "core/runtime.h"
 #include "core/sampler.h"
 #include "core/snapshot.h"
 #include "core/source.h"
+#include "target.h"
 
 enum { BATCH_TOP_FUNCTIONS = 20 }; /* rows of the text report's functions table */
+
+/* How long an exited command may take to be reaped, for its exit status. */
+static const double END_WAIT_S = 0.5;
 
 /* Set by SIGINT and SIGTERM: finish the interval in hand, write it, and stop. */
 static volatile sig_atomic_t stop_requested;
 
 struct batch {
     const struct cli_options *o;
-    struct proc *proc;
-    struct runtime rt;
+    struct target t;
     struct sampler *sampler;
     struct source_cache *src;
     FILE *out;
     bool gone;  /* the target exited */
     bool ended; /* the target exec()ed a program pytop cannot follow: END_WHY says */
     char end_why[256];
+    /* The target as the last snapshot named it, for a document without one: its arguments
+     * (each NUL-terminated; ARGC 0 when unknown) and start. */
+    char args[LIMIT_CMDLINE];
+    size_t args_len;
+    size_t argc;
+    bool args_cut;
+    double started;
 };
 
 static void on_signal(int sig)
@@ -73,12 +84,12 @@ static int follow(struct batch *b)
 {
     struct pt_error err = {0};
     char exe[PATH_MAX];
-    if (sampler_follow_exec(b->sampler, &b->rt, &err) == 0) {
-        if (proc_exe(b->proc, exe, sizeof exe, NULL) < 0) {
+    if (sampler_follow_exec(b->sampler, &b->t.rt, &err) == 0) {
+        if (proc_exe(b->t.proc, exe, sizeof exe, NULL) < 0) {
             snprintf(exe, sizeof exe, "?");
         }
-        fprintf(stderr, "pytop: process %d exec()ed %s; following the new program\n",
-                (int)b->o->pid, exe);
+        fprintf(stderr, "pytop: process %d exec()ed %s; following the new program\n", (int)b->t.pid,
+                exe);
         return 0;
     }
     if (err.code == PT_E_GONE || err.code == PT_E_NOPROC) {
@@ -146,6 +157,35 @@ static struct snapshot *empty_snapshot(pid_t pid, const char *why, struct pt_err
     return s;
 }
 
+/* Keeps what SNAP says of the target, for the documents that will have no snapshot. */
+static void remember_target(struct batch *b, const struct snapshot *snap)
+{
+    b->started = snap->started;
+    b->argc = 0;
+    b->args_len = 0;
+    b->args_cut = snap->cmdline_cut;
+    for (size_t i = 0; snap->cmdline != NULL && i < snap->n_cmdline; i++) {
+        const struct snap_str *a = &snap->cmdline[i];
+        if (a->len >= sizeof b->args - b->args_len) {
+            b->args_cut = true;
+            break;
+        }
+        memcpy(b->args + b->args_len, a->ptr, a->len);
+        b->args_len += a->len;
+        b->args[b->args_len++] = '\0';
+        b->argc++;
+    }
+}
+
+/* Names the target in EMPTY as the last snapshot did. */
+static void name_target(const struct batch *b, struct snapshot *empty)
+{
+    empty->started = b->started;
+    if (b->argc > 0) {
+        snapshot_set_cmdline(empty, b->args, b->args_len, b->args_cut, NULL);
+    }
+}
+
 static const char *source_line(void *ctx, const char *file, size_t file_len, int line, size_t *len)
 {
     return source_cache_line(ctx, file, file_len, line, len);
@@ -179,8 +219,13 @@ static int write_interval(struct batch *b, double now, bool skip_empty)
                       : st->samples == 0 ? NULL
                       : b->gone          ? "the process exited"
                                          : snap_err.msg;
-    if (snap == NULL && (snap = empty = empty_snapshot(b->o->pid, why, &err)) == NULL) {
+    if (snap == NULL && (snap = empty = empty_snapshot(b->t.pid, why, &err)) == NULL) {
         goto out;
+    }
+    if (empty != NULL) {
+        name_target(b, empty);
+    } else {
+        remember_target(b, snap);
     }
     if (b->o->json) {
         rc = sampler_write_json(snap, st, b->out, true, &err);
@@ -206,8 +251,10 @@ static int batch_loop(struct batch *b)
     double start = sampler_now();
     for (int i = 0; o->iterations == 0 || i < o->iterations; i++) {
         double end = start + o->delay;
-        /* Each document covers its own interval only. */
-        sampler_reset(b->sampler);
+        /* Each document covers its own interval only, unless --window says how far back. */
+        if (o->window_s <= 0) {
+            sampler_reset(b->sampler);
+        }
         sample_interval(b, start, end);
         double now = sampler_now();
         /* A target that exited before this interval's first sample leaves nothing to say. */
@@ -215,7 +262,12 @@ static int batch_loop(struct batch *b)
             return CLI_EXIT_TARGET;
         }
         if (b->gone) {
-            fprintf(stderr, "pytop: process %d exited; stopping\n", (int)o->pid);
+            char how[96];
+            if (target_ended(&b->t, END_WAIT_S, how, sizeof how)) {
+                fprintf(stderr, "pytop: process %d exited (%s); stopping\n", (int)b->t.pid, how);
+            } else {
+                fprintf(stderr, "pytop: process %d exited; stopping\n", (int)b->t.pid);
+            }
             return CLI_EXIT_OK;
         }
         if (b->ended) {
@@ -235,31 +287,31 @@ static int batch_loop(struct batch *b)
 int batch_run(const struct cli_options *o)
 {
     struct pt_error err = {0};
-    struct batch b = {.o = o};
-    int status = CLI_EXIT_TARGET;
-    if (o->command != NULL) {
-        fprintf(stderr, "pytop: -b needs -p PID (start the command, then attach to it)\n");
-        return CLI_EXIT_USAGE;
-    }
+    struct batch b = {.o = o, .started = -1};
     struct sampler_opts so = {
         .rate_hz = o->rate_hz,
-        /* Reset at every interval, so the window only has to be long enough not to slide. */
-        .window_s = 2 * o->delay,
+        /* Reset at every interval, so the window only has to be long enough not to slide;
+         * with --window the documents' statistics slide over it instead. */
+        .window_s = o->window_s > 0 ? o->window_s : 2 * o->delay,
         .blocking = o->blocking,
     };
-    b.proc = proc_open(o->pid, &err);
-    if (b.proc == NULL || runtime_locate(b.proc, &b.rt, &err) < 0 ||
-        (b.sampler = sampler_new(b.proc, &b.rt, &so, &err)) == NULL) {
-        status = cli_target_error(&err, o->pid);
+    /* A command being waited for is given up at the first signal, as the batch is. */
+    catch_signals();
+    int status = target_open(&b.t, o, &stop_requested);
+    if (status != 0) {
+        return status;
+    }
+    status = CLI_EXIT_TARGET;
+    if ((b.sampler = sampler_new(b.t.proc, &b.t.rt, &so, &err)) == NULL) {
+        status = cli_target_error(&err, b.t.pid);
         goto out;
     }
     if ((b.out = cli_open_output(o->output, o->force)) == NULL) {
         goto out;
     }
     if (!o->json) {
-        b.src = source_cache_new(b.proc);
+        b.src = source_cache_new(b.t.proc);
     }
-    catch_signals();
     status = batch_loop(&b);
 out:
     if (b.out != NULL && b.out != stdout && fclose(b.out) != 0 && status == CLI_EXIT_OK) {
@@ -268,6 +320,6 @@ out:
     }
     source_cache_free(b.src);
     sampler_free(b.sampler);
-    proc_close(b.proc);
+    target_close(&b.t);
     return status;
 }

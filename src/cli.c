@@ -16,12 +16,10 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "dump.h"
 #include "core/error.h"
 #include "core/proc.h"
 #include "core/runtime.h"
-#include "core/sampler.h"
-#include "core/snapshot.h"
-#include "core/source.h"
 #include "ui/ui.h"
 
 enum {
@@ -31,17 +29,23 @@ enum {
     OPT_FILTER,
     OPT_NO_COLOR,
     OPT_FORCE,
+    OPT_WINDOW,
+    OPT_AT_EXIT,
 };
 
 static const char USAGE[] =
     "Usage: pytop -p PID                     live view of a running Python process\n"
-    "       pytop [options] -- CMD [ARGS...] start CMD and show it live\n"
+    "       pytop [options] -- CMD [ARGS...] start CMD and show it live (or --dump, -b)\n"
     "       pytop -p PID --dump [--json]     one snapshot to stdout, then exit\n"
     "       pytop -p PID -b [-n N] [-d SECS] a snapshot every SECS, N times\n"
+    "       pytop --dump --at-exit -- CMD    the last snapshot before CMD ends\n"
     "\n"
     "Options:\n"
     "  -p, --pid PID         the process to inspect\n"
     "      --dump            print one snapshot (text, like a traceback) and exit\n"
+    "      --at-exit         --dump: wait for the target to end, dump the last snapshot\n"
+    "      --window SECS     how far back the statistics reach (all: since the start);\n"
+    "                        --dump samples that long first\n"
     "      --json            write snapshots as JSON\n"
     "  -o, --output FILE     where --dump and -b write (default: stdout); a new file of\n"
     "                        mode 0600, never an existing one nor through a symlink\n"
@@ -122,6 +126,16 @@ static int parse_rate(const char *s, double *out)
     return 0;
 }
 
+/* "10", "0.5", "all" (INFINITY): at most a day. */
+static int parse_window(const char *s, double *out)
+{
+    if (strcmp(s, "all") == 0) {
+        *out = INFINITY;
+        return 0;
+    }
+    return parse_positive(s, out) < 0 || *out > 86400 ? -1 : 0;
+}
+
 static int parse_option(int c, const char *arg, struct cli_options *o)
 {
     long n;
@@ -165,6 +179,13 @@ static int parse_option(int c, const char *arg, struct cli_options *o)
     case OPT_FORCE:
         o->force = true;
         return 0;
+    case OPT_WINDOW:
+        return parse_window(arg, &o->window_s) < 0
+                   ? usage_error("bad window '%s' (seconds, at most 86400, or 'all')", arg)
+                   : 0;
+    case OPT_AT_EXIT:
+        o->at_exit = true;
+        return 0;
     case 'h':
         o->mode = CLI_MODE_HELP;
         return 0;
@@ -191,6 +212,8 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
         {"filter", required_argument, NULL, OPT_FILTER},
         {"no-color", no_argument, NULL, OPT_NO_COLOR},
         {"force", no_argument, NULL, OPT_FORCE},
+        {"window", required_argument, NULL, OPT_WINDOW},
+        {"at-exit", no_argument, NULL, OPT_AT_EXIT},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -236,6 +259,9 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
     }
     if (o->force && (o->output == NULL || strcmp(o->output, "-") == 0)) {
         return usage_error("--force goes with -o FILE");
+    }
+    if (o->at_exit && o->mode != CLI_MODE_DUMP) {
+        return usage_error("--at-exit goes with --dump");
     }
     return 0;
 }
@@ -350,15 +376,9 @@ static uint64_t forced_version(void)
     return (3u << 24) | (minor << 16) | 0xf0;
 }
 
-static int locate(struct proc *p, struct runtime *rt, struct pt_error *err)
+int cli_locate(struct proc *p, struct runtime *rt, struct pt_error *err)
 {
     return runtime_locate_as(p, forced_version(), rt, err);
-}
-
-static const char *source_line(void *ctx, const char *file, size_t file_len, int line,
-                               size_t *len)
-{
-    return source_cache_line(ctx, file, file_len, line, len);
 }
 
 /* Whether -o PATH may be written, said before the target is read: an existing file only with
@@ -416,76 +436,6 @@ FILE *cli_open_output(const char *path, bool force)
     return f;
 }
 
-/* One full snapshot of the target, read through a sampler so that an exec() in the middle is
- * noticed and followed once (the snapshot is then the new program's, and says so). NULL with
- * ERR set on failure. */
-static struct snapshot *dump_read(const struct cli_options *o, struct proc *p, struct runtime *rt,
-                                  struct pt_error *err)
-{
-    struct sampler_opts so = {.rate_hz = 0, .window_s = 1, .blocking = o->blocking};
-    struct sampler *s = sampler_new(p, rt, &so, err);
-    if (s == NULL) {
-        return NULL;
-    }
-    const struct snapshot *snap = sampler_snapshot(s, true, err);
-    bool followed = false;
-    if (snap == NULL && err->code == PT_E_EXEC && sampler_follow_exec(s, rt, err) == 0) {
-        followed = true;
-        snap = sampler_snapshot(s, true, err);
-    }
-    struct snapshot *taken = snap != NULL ? sampler_take_latest(s) : NULL;
-    char exe[PATH_MAX];
-    if (taken != NULL && followed) {
-        if (proc_exe(p, exe, sizeof exe, NULL) < 0) {
-            snprintf(exe, sizeof exe, "?");
-        }
-        snapshot_warn(taken, "process %d exec()ed %s while it was read: this is the new program",
-                      (int)o->pid, exe);
-    }
-    sampler_free(s);
-    return taken;
-}
-
-static int run_dump(const struct cli_options *o)
-{
-    struct pt_error err = {0};
-    struct runtime rt;
-    struct snapshot *s = NULL;
-    struct source_cache *src = NULL;
-    int status = CLI_EXIT_TARGET;
-    struct proc *p = proc_open(o->pid, &err);
-    if (p == NULL || locate(p, &rt, &err) < 0 || (s = dump_read(o, p, &rt, &err)) == NULL) {
-        status = cli_target_error(&err, o->pid);
-        goto out;
-    }
-    FILE *out = cli_open_output(o->output, o->force);
-    if (out == NULL) {
-        goto out;
-    }
-    int rc;
-    if (o->json) {
-        rc = snapshot_write_json(s, out, true, &err);
-    } else {
-        src = source_cache_new(p);
-        struct snapshot_source lines = {source_line, src};
-        rc = snapshot_write_text(s, out, src ? &lines : NULL, &err);
-    }
-    if (fflush(out) != 0 || rc < 0) {
-        fprintf(stderr, "pytop: writing the snapshot failed: %s\n",
-                rc < 0 ? err.msg : strerror(errno));
-    } else {
-        status = CLI_EXIT_OK;
-    }
-    if (out != stdout) {
-        fclose(out);
-    }
-out:
-    source_cache_free(src);
-    snapshot_free(s);
-    proc_close(p);
-    return status;
-}
-
 int cli_run(const struct cli_options *o)
 {
     switch (o->mode) {
@@ -496,16 +446,9 @@ int cli_run(const struct cli_options *o)
         printf("pytop %s\n", PACKAGE_VERSION);
         return CLI_EXIT_OK;
     case CLI_MODE_DUMP:
-        if (o->command != NULL) {
-            fprintf(stderr, "pytop: --dump needs -p PID\n");
-            return CLI_EXIT_USAGE;
-        }
-        return check_output(o) != 0 ? CLI_EXIT_USAGE : run_dump(o);
+        return check_output(o) != 0 ? CLI_EXIT_USAGE : dump_run(o);
     case CLI_MODE_BATCH:
-        if (check_output(o) != 0) {
-            return CLI_EXIT_USAGE;
-        }
-        break;
+        return check_output(o) != 0 ? CLI_EXIT_USAGE : batch_run(o);
     case CLI_MODE_LIVE:
         break;
     }
@@ -514,14 +457,52 @@ int cli_run(const struct cli_options *o)
         struct pt_error err = {0};
         struct runtime rt;
         struct proc *p = proc_open(o->pid, &err);
-        int rc = p == NULL || locate(p, &rt, &err) < 0 ? cli_target_error(&err, o->pid) : 0;
+        int rc = p == NULL || cli_locate(p, &rt, &err) < 0 ? cli_target_error(&err, o->pid) : 0;
         proc_close(p);
         if (rc != 0) {
             return rc;
         }
     }
-    if (o->mode == CLI_MODE_BATCH) {
-        return batch_run(o);
-    }
     return ui_run(o);
+}
+
+/* SECS as an option value: "1", "0.25", "all". */
+static void put_secs(char *buf, size_t size, double secs)
+{
+    if (isinf(secs)) {
+        snprintf(buf, size, "all");
+    } else {
+        snprintf(buf, size, "%g", secs);
+    }
+}
+
+void cli_settings_text(const struct cli_options *o, double window_s, double delay, const char *how,
+                       char *buf, size_t size)
+{
+    char rate[32];
+    char window[32];
+    char every[32];
+    if (o->rate_hz > 0) {
+        snprintf(rate, sizeof rate, "%g", o->rate_hz);
+    } else {
+        snprintf(rate, sizeof rate, "max");
+    }
+    window[0] = '\0';
+    if (window_s > 0) {
+        memcpy(window, " --window ", 11);
+        put_secs(window + 10, sizeof window - 10, window_s);
+    }
+    put_secs(every, sizeof every, delay);
+    const char *mode = o->mode == CLI_MODE_DUMP    ? "--dump "
+                       : o->mode == CLI_MODE_BATCH ? "-b "
+                                                   : "";
+    int n =
+        snprintf(buf, size, "%s%s%s--rate %s%s --delay %s%s", mode, o->at_exit ? "--at-exit " : "",
+                 o->json ? "--json " : "", rate, window, every, o->blocking ? " --blocking" : "");
+    if (n >= 0 && (size_t)n < size && o->filter != NULL && o->filter[0] != '\0') {
+        n += snprintf(buf + n, size - (size_t)n, " --filter '%s'", o->filter);
+    }
+    if (n >= 0 && (size_t)n < size && how != NULL) {
+        snprintf(buf + n, size - (size_t)n, " (%s)", how);
+    }
 }

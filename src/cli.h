@@ -33,6 +33,9 @@ struct cli_options {
     bool no_color;
     bool force;         /* --force: -o may replace an existing file */
     char **command;     /* after --; NULL when attaching to -p */
+    double window_s;    /* --window: how far back the statistics reach; INFINITY: since the
+                         * last reset ("all"); 0: not given (each mode has its default) */
+    bool at_exit;       /* --dump --at-exit: the last snapshot before the target ends */
 };
 
 /* Parses ARGV into OPTS. Returns 0, or -1 after printing a one-line reason to stderr. */
@@ -51,5 +54,20 @@ FILE *cli_open_output(const char *path, bool force);
 
 /* Runs what OPTS ask for. Returns the process exit status. */
 int cli_run(const struct cli_options *opts);
+
+struct proc;
+struct runtime;
+
+/* Locates the interpreter of P into RT, as every mode does (runtime_locate(), or the layout
+ * PYTOP_TEST_FORCE_VERSION names, for tests). Errors: as runtime_locate(). */
+int cli_locate(struct proc *p, struct runtime *rt, struct pt_error *err);
+
+/* pytop's settings as options, for a report to say how it was taken: "--dump --rate 100
+ * --window 10 --delay 1" (the mode's options first: --dump, --at-exit, -b, --json; --window
+ * only when WINDOW_S > 0), with --blocking and --filter when set, then " (HOW)" when HOW is
+ * not NULL. WINDOW_S and DELAY are the settings in force (the live view's keys change them).
+ * Into BUF, NUL-terminated, cut to SIZE. */
+void cli_settings_text(const struct cli_options *opts, double window_s, double delay,
+                       const char *how, char *buf, size_t size);
 
 #endif

@@ -18,8 +18,8 @@
 #include "core/sampler.h"
 #include "core/snapshot.h"
 #include "core/source.h"
-#include "core/unwind.h"
 #include "snapcopy.h"
+#include "target.h"
 
 static const double FIRST_TRIES_S = 2; /* a starting command is looked at often this long */
 static const double RETRY_FAST_S = 0.01;
@@ -32,6 +32,7 @@ struct requests {
     struct sampler_thread_key focus[LIVE_FOCUS_MAX];
     size_t n_focus;
     double period_s;
+    double window_s;
 };
 
 struct live {
@@ -52,6 +53,7 @@ struct live {
     struct sampler *sampler;
     struct sampler_thread_key focus[LIVE_FOCUS_MAX];
     size_t n_focus;
+    double window_s; /* the sampler's window */
     double started;
     double next_frame;
     double last_sample;
@@ -266,33 +268,9 @@ static void publish(struct live *l, double now)
     }
 }
 
-/* True when some thread of P runs Python code: the main thread, if the target says which. */
-static bool runs_python(struct proc *p, const struct runtime *rt, struct pt_error *err)
-{
-    struct unwind *u = unwind_new(p, rt, err);
-    struct snapshot *s = u != NULL ? unwind_snapshot(u, err) : NULL;
-    bool has_main = false;
-    bool main_runs = false;
-    bool any_runs = false;
-    for (size_t i = 0; s != NULL && i < s->n_interps; i++) {
-        for (size_t j = 0; j < s->interps[i].n_threads; j++) {
-            const struct snap_thread *t = &s->interps[i].threads[j];
-            has_main |= t->main;
-            main_runs |= t->main && t->n_frames > 0;
-            any_runs |= t->n_frames > 0;
-        }
-    }
-    bool runs = has_main ? main_runs : any_runs;
-    if (s != NULL && !runs) {
-        pt_error_set(err, PT_E_NOTPY, 0, "its interpreter runs no Python code yet");
-    }
-    snapshot_free(s);
-    unwind_free(u);
-    return runs;
-}
-
-/* Finds the interpreter and gets ready to sample it. Returns 0, or -1 with ERR set. */
-static int attach(struct live *l, struct pt_error *err)
+/* Finds the interpreter and gets ready to sample it, over the window asked for. Returns 0, or
+ * -1 with ERR set. */
+static int attach(struct live *l, const struct requests *rq, struct pt_error *err)
 {
     struct proc *p = proc_open(l->opts.pid, err);
     if (p == NULL) {
@@ -300,11 +278,12 @@ static int attach(struct live *l, struct pt_error *err)
     }
     struct sampler_opts so = {
         .rate_hz = l->opts.rate_hz,
-        .window_s = l->opts.window_s,
+        .window_s = rq->window_s,
         .blocking = l->opts.blocking,
     };
+    l->window_s = rq->window_s;
     if (runtime_locate(p, &l->rt, err) < 0 ||
-        (l->opts.wait_for_frame && !runs_python(p, &l->rt, err)) ||
+        (l->opts.wait_for_frame && !target_runs_python(p, &l->rt, err)) ||
         (l->sampler = sampler_new(p, &l->rt, &so, err)) == NULL) {
         proc_close(p);
         return -1;
@@ -329,7 +308,7 @@ static bool is_gone(const struct pt_error *err)
 static double step_waiting(struct live *l, const struct requests *rq, double now)
 {
     struct pt_error err = {0};
-    if (attach(l, &err) == 0) {
+    if (attach(l, rq, &err) == 0) {
         l->state = LIVE_SAMPLING;
         l->next_frame = now;
         return now;
@@ -351,6 +330,12 @@ static void apply_requests(struct live *l, const struct requests *rq, double now
 {
     if (rq->reset) {
         sampler_reset(l->sampler);
+        l->next_frame = now;
+    }
+    if (rq->window_s != l->window_s) {
+        /* Out of memory leaves the new window, empty: nothing else to do. */
+        sampler_set_window(l->sampler, rq->window_s, now, NULL);
+        l->window_s = rq->window_s;
         l->next_frame = now;
     }
     if (!same_keys(rq->focus, rq->n_focus, l->focus, l->n_focus)) {
@@ -484,6 +469,7 @@ struct live *live_open(const struct live_opts *opts, struct pt_error *err)
     }
     l->opts = *opts;
     l->asked.period_s = opts->period_s;
+    l->asked.window_s = opts->window_s;
     l->age_s = -1;
     l->started = sampler_now();
     l->next_frame = l->started;
@@ -566,6 +552,14 @@ void live_set_period(struct live *l, double period_s)
 {
     pthread_mutex_lock(&l->lock);
     l->asked.period_s = period_s;
+    poke(l);
+    pthread_mutex_unlock(&l->lock);
+}
+
+void live_set_window(struct live *l, double window_s)
+{
+    pthread_mutex_lock(&l->lock);
+    l->asked.window_s = window_s;
     poke(l);
     pthread_mutex_unlock(&l->lock);
 }

@@ -26,7 +26,7 @@ enum live_state {
 struct live_opts {
     pid_t pid;
     double rate_hz;      /* samples a second; 0 = as fast as possible */
-    double window_s;     /* how far back the statistics reach */
+    double window_s;     /* how far back the statistics reach; INFINITY: since the reset */
     double period_s;     /* how often a frame is made */
     bool blocking;       /* pause the target while each sample is read */
     bool wait_for_frame; /* a command just started: sample once its main thread runs Python */
@@ -74,6 +74,9 @@ void live_reset(struct live *l);
 void live_focus(struct live *l, const struct sampler_thread_key *keys, size_t n);
 /* Changes how often frames are made. */
 void live_set_period(struct live *l, double period_s);
+/* Changes how far back the statistics reach, as sampler_set_window() does (a longer window
+ * keeps what was counted, a shorter one starts afresh). */
+void live_set_window(struct live *l, double window_s);
 
 /* Source lines of the target's files, once sampling has started (else NULL), read through a
  * target handle of the caller's own: the sampling thread's is never touched. For one thread

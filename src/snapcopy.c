@@ -206,10 +206,21 @@ struct snapshot *snapcopy_all(const struct snapshot *s, struct pt_error *err)
         return NULL;
     }
     d->pid = s->pid;
+    d->started = s->started;
+    d->cmdline_cut = s->cmdline_cut;
     d->time = s->time;
     d->python = s->python;
     bool ok = copy_str(&c, &d->python.version, s->python.version) &&
               copy_str(&c, &d->python.binary, s->python.binary);
+    if (ok && s->cmdline != NULL) {
+        d->cmdline =
+            snapshot_alloc_array(d, s->n_cmdline > 0 ? s->n_cmdline : 1, sizeof *d->cmdline);
+        ok = d->cmdline != NULL;
+        d->n_cmdline = ok ? s->n_cmdline : 0;
+        for (size_t i = 0; ok && i < s->n_cmdline; i++) {
+            ok = copy_str(&c, &d->cmdline[i], s->cmdline[i]);
+        }
+    }
     if (ok && s->interps != NULL && s->n_interps > 0) {
         d->interps = snapshot_alloc_array(d, s->n_interps, sizeof *d->interps);
         ok = d->interps != NULL;

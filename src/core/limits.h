@@ -31,6 +31,7 @@ enum {
     LIMIT_TASK_EDGES = 1 << 20,      /* awaited-by edges derived per interpreter (3.8-3.13) */
     LIMIT_PY_TASKS = 1 << 14,        /* pure-Python asyncio tasks read per interpreter */
     LIMIT_CORO_LEVELS = 1 << 21,     /* coroutines followed per snapshot, all chains together */
+    LIMIT_CMDLINE = 1 << 15,         /* bytes of the command line read (/proc/PID/cmdline) */
 };
 
 #endif

@@ -149,6 +149,15 @@ int proc_open_file(struct proc *p, const char *path, struct pt_error *err);
 /* The target's command line with NULs turned to spaces, into BUF (always NUL-terminated). */
 int proc_cmdline(struct proc *p, char *buf, size_t size, struct pt_error *err);
 
+/* The target's arguments as the kernel keeps them (/proc/PID/cmdline: each NUL-terminated),
+ * at most SIZE bytes into BUF; *LEN is how many, *CUT whether there were more. *LEN is 0 for a
+ * process that shows none (a zombie, a kernel thread). Errors: PT_E_GONE, PT_E_IO. */
+int proc_argv(struct proc *p, char *buf, size_t size, size_t *len, bool *cut, struct pt_error *err);
+
+/* When the process started, in seconds since the epoch, to the kernel's clock tick. Errors:
+ * PT_E_GONE, PT_E_IO. */
+int proc_started(struct proc *p, double *epoch, struct pt_error *err);
+
 /* The path /proc/PID/exe points to, into BUF. */
 int proc_exe(struct proc *p, char *buf, size_t size, struct pt_error *err);
 

@@ -785,6 +785,48 @@ int proc_cmdline(struct proc *p, char *buf, size_t size, struct pt_error *err)
     return 0;
 }
 
+int proc_argv(struct proc *p, char *buf, size_t size, size_t *len, bool *cut, struct pt_error *err)
+{
+    *len = 0;
+    *cut = false;
+    int fd = open_proc_file(p, "cmdline", err);
+    if (fd < 0) {
+        return -1;
+    }
+    ssize_t got = read_all(fd, buf, size);
+    char more;
+    ssize_t extra = got >= 0 && (size_t)got == size ? read_all(fd, &more, 1) : 0;
+    int e = errno;
+    close(fd);
+    if (got < 0 || extra < 0) {
+        return proc_file_failed(p, e, "cmdline", err);
+    }
+    *len = (size_t)got;
+    *cut = extra > 0;
+    return 0;
+}
+
+int proc_started(struct proc *p, double *epoch, struct pt_error *err)
+{
+    struct proc_task_stat st;
+    struct timespec real;
+    struct timespec boot;
+    if (read_stat_file(p->pid, p->pid, &st) < 0) {
+        return proc_file_failed(p, errno == EINVAL ? EIO : errno, "stat", err);
+    }
+    if (clock_gettime(CLOCK_REALTIME, &real) < 0 || clock_gettime(CLOCK_BOOTTIME, &boot) < 0) {
+        return pt_error_set(err, PT_E_IO, errno, "no clock: %s", strerror(errno));
+    }
+    /* The start time counts clock ticks from boot (proc(5)); boot was REAL - BOOT ago. Rounded
+     * to the tick, so that two reads a few microseconds apart give the same time. */
+    double booted =
+        (double)(real.tv_sec - boot.tv_sec) + (double)(real.tv_nsec - boot.tv_nsec) / 1e9;
+    double hz = (double)proc_clock_ticks();
+    double ticks = (booted + (double)st.start_time / hz) * hz;
+    *epoch = ticks > 0 ? (double)(long long)(ticks + 0.5) / hz : 0;
+    return 0;
+}
+
 int proc_exe(struct proc *p, char *buf, size_t size, struct pt_error *err)
 {
     char path[64];

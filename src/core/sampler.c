@@ -74,6 +74,8 @@ struct sampler {
     bool execed;
     double exec_time;
     char exec_program[PATH_MAX];
+    /* When the target started (read once: an exec keeps it); < 0 not known yet. */
+    double started;
 };
 
 double sampler_now(void)
@@ -85,10 +87,20 @@ double sampler_now(void)
 
 static double window_length(double w)
 {
+    if (isinf(w) && w > 0) {
+        return w;
+    }
     if (!isfinite(w) || w <= 0) {
         return WINDOW_DEFAULT_S;
     }
     return w < WINDOW_MIN_S ? WINDOW_MIN_S : w > WINDOW_MAX_S ? WINDOW_MAX_S : w;
+}
+
+/* How often each thread's CPU time is read: an eighth of the window, within bounds. */
+static double cpu_period(double window_s)
+{
+    double p = window_s / 8;
+    return p < CPU_PERIOD_MIN_S ? CPU_PERIOD_MIN_S : p > CPU_PERIOD_MAX_S ? CPU_PERIOD_MAX_S : p;
 }
 
 struct sampler *sampler_new(struct proc *p, const struct runtime *rt,
@@ -100,6 +112,7 @@ struct sampler *sampler_new(struct proc *p, const struct runtime *rt,
         return NULL;
     }
     s->opts = *opts;
+    s->started = -1;
     s->opts.window_s = window_length(opts->window_s);
     s->opts.rate_hz = isfinite(opts->rate_hz) && opts->rate_hz > 0 ? opts->rate_hz : 0;
     if (sampler_window_init(&s->window, s->opts.window_s, err) < 0) {
@@ -121,11 +134,26 @@ struct sampler *sampler_new(struct proc *p, const struct runtime *rt,
         }
     }
     s->reader_base = sampler_reader_counters(s);
-    s->cpu_period = s->opts.window_s / 8;
-    s->cpu_period = s->cpu_period < CPU_PERIOD_MIN_S   ? CPU_PERIOD_MIN_S
-                    : s->cpu_period > CPU_PERIOD_MAX_S ? CPU_PERIOD_MAX_S
-                                                       : s->cpu_period;
+    s->cpu_period = cpu_period(s->opts.window_s);
     return s;
+}
+
+int sampler_set_window(struct sampler *s, double window_s, double now, struct pt_error *err)
+{
+    window_s = window_length(window_s);
+    if (window_s == s->opts.window_s) {
+        return 0;
+    }
+    bool longer = window_s > s->opts.window_s;
+    s->opts.window_s = window_s;
+    s->cpu_period = cpu_period(window_s);
+    int rc = sampler_window_resize(&s->window, window_s, now, err);
+    if (!longer || rc < 0) {
+        /* The counts start afresh, as at a reset. */
+        s->reader_base = sampler_reader_counters(s);
+        s->execed = false;
+    }
+    return rc;
 }
 
 void sampler_free(struct sampler *s)
@@ -405,6 +433,25 @@ int sampler_follow_exec(struct sampler *s, struct runtime *rt, struct pt_error *
     return 0;
 }
 
+/* Names the target in SNAP: its command line (read with every snapshot: a program may rewrite
+ * it, as setproctitle does) and when it started. What cannot be read stays unknown. */
+static void name_target(struct sampler *s, struct snapshot *snap)
+{
+    char args[LIMIT_CMDLINE];
+    size_t len = 0;
+    bool cut = false;
+    if (proc_argv(s->proc, args, sizeof args, &len, &cut, NULL) == 0 && len > 0) {
+        snapshot_set_cmdline(snap, args, len, cut, NULL);
+        if (cut) {
+            snapshot_warn(snap, "command line longer than %d bytes: cut short", LIMIT_CMDLINE);
+        }
+    }
+    if (s->started < 0 && proc_started(s->proc, &s->started, NULL) < 0) {
+        s->started = -1;
+    }
+    snap->started = s->started;
+}
+
 const struct snapshot *sampler_snapshot(struct sampler *s, bool tasks, struct pt_error *err)
 {
     if (s->unwind == NULL) {
@@ -427,6 +474,7 @@ const struct snapshot *sampler_snapshot(struct sampler *s, bool tasks, struct pt
         }
         return NULL;
     }
+    name_target(s, snap);
     snapshot_free(s->latest);
     s->latest = snap;
     return snap;
@@ -610,6 +658,7 @@ static struct sampler_stats *stats_build(const struct sampler *s, double now,
     st->samples = v.counts.samples;
     st->errors = v.counts.errors;
     st->window_s = v.span;
+    st->window_limit = s->opts.window_s;
     st->achieved_hz = v.span > 0 ? (double)v.counts.samples / v.span : 0;
     st->gc_samples = v.counts.gc_samples;
     st->thread_samples = v.counts.thread_samples;

@@ -28,8 +28,8 @@ enum {
 
 struct sampler_opts {
     double rate_hz;      /* samples per second; 0 = as fast as possible */
-    double window_s;     /* how far back the statistics reach; <= 0 or not finite: 1 s; at
-                          * most a day */
+    double window_s;     /* how far back the statistics reach; INFINITY: back to the last
+                          * reset (nothing slides out); <= 0 or NAN: 1 s; else at most a day */
     bool blocking;       /* pause the target while each sample is read */
 };
 
@@ -71,6 +71,8 @@ struct sampler_stats {
     uint64_t samples;        /* successful samples in the window */
     uint64_t errors;         /* failed samples in the window */
     double window_s;         /* the span the window really covers (shorter at start) */
+    double window_limit;     /* how far back it may reach (sampler_opts.window_s; INFINITY:
+                              * since the reset) */
     uint64_t thread_samples; /* sum over samples of the threads seen: the base of own/total % */
     struct sampler_thread *threads;      /* sorted by interp_id, tid, thread_id; NULL if none */
     size_t n_threads;
@@ -184,6 +186,13 @@ const struct sampler_thread *sampler_stats_find_thread(const struct sampler_stat
 /* Forgets everything counted so far (the `r` key). The latest snapshot stays. */
 void sampler_reset(struct sampler *s);
 
+/* Makes the statistics reach WINDOW_S seconds back (as sampler_opts.window_s) from NOW on. A
+ * longer window keeps what was counted, which then reaches back as far as the old window did
+ * at NOW and slides out as the new one says; a shorter one starts afresh, as sampler_reset()
+ * does (the counts were kept in buckets too coarse to cut). Errors: PT_E_NOMEM (the statistics
+ * then start afresh over the new window). */
+int sampler_set_window(struct sampler *s, double window_s, double now, struct pt_error *err);
+
 /* Monotonic seconds, the clock the sampler's NOW arguments use. */
 double sampler_now(void);
 
@@ -197,6 +206,13 @@ double sampler_now(void);
  * PT_E_NOMEM. */
 int sampler_write_json(const struct snapshot *snap, const struct sampler_stats *st, FILE *out,
                        bool newline, struct pt_error *err);
+
+/* Writes ST as sampler_write_text() does between its first line and the snapshot: the
+ * sampling line ("Samples: 100 in 1.00 s, 99.7/s achieved of 100/s requested, errors: 0
+ * (0.0%)"), the last error and an exec when there are, one line per thread with %GIL %CPU %GC,
+ * and the TOP_FUNCTIONS functions with the most own samples. Errors: PT_E_IO, PT_E_NOMEM. */
+int sampler_write_stats_text(const struct sampler_stats *st, FILE *out, size_t top_functions,
+                             struct pt_error *err);
 
 /* Writes ST as top(1)'s batch mode does: a header (time, samples, achieved rate, errors), one
  * line per thread with %GIL %CPU %GC, the TOP_FUNCTIONS functions with the most own samples,

@@ -50,6 +50,10 @@ struct sampler_window_bucket {
 /* floor(NOW / width), clamped far from overflow; not-a-number counts as the distant past. */
 static int64_t bucket_number(const struct sampler_window *w, double now)
 {
+    /* A window without end (since the reset) is one bucket that never slides out. */
+    if (isinf(w->width)) {
+        return 0;
+    }
     double q = now / w->width;
     if (!(q > -BUCKET_NUMBER_MAX)) {
         q = -BUCKET_NUMBER_MAX;
@@ -565,6 +569,142 @@ int sampler_window_init(struct sampler_window *w, double window_s, struct pt_err
     w->last_now = NAN;
     sampler_table_init(&w->table, &limits);
     sampler_window_clear(w);
+    return 0;
+}
+
+/* The new bucket an old one (number NUMBER, OLD_WIDTH seconds) goes into: the one that holds
+ * its last moment, so that its samples slide out no earlier than they would have (and no
+ * more than one old bucket later). Never past NEWEST, the bucket of now. */
+static int64_t rebucket_number(const struct sampler_window *w, int64_t number, double old_width,
+                               int64_t newest)
+{
+    if (isinf(w->width)) {
+        return 0;
+    }
+    double end = (double)(number + 1) * old_width;
+    int64_t k = bucket_number(w, end);
+    if ((double)k * w->width >= end) {
+        k--; /* END itself begins bucket K: the old one's samples lie before it */
+    }
+    return k < newest ? k : newest;
+}
+
+/* Adds old bucket B's deltas to new bucket NB. False when memory ran out. */
+static bool rebucket_merge(struct sampler_window *w, const struct sampler_window_bucket *b,
+                           struct sampler_window_bucket *nb)
+{
+    struct sampler_window_counts *c = &nb->c;
+    c->samples += b->c.samples;
+    c->errors += b->c.errors;
+    c->thread_samples += b->c.thread_samples;
+    c->gc_samples += b->c.gc_samples;
+    c->gc_unknown_samples += b->c.gc_unknown_samples;
+    c->dropped_threads += b->c.dropped_threads;
+    c->dropped_frames += b->c.dropped_frames;
+    for (uint32_t i = 0; i < b->n_threads; i++) {
+        const struct thread_delta *d = &b->threads[i];
+        struct thread_delta *to = thread_delta(w, nb, d->thread);
+        if (to == NULL) {
+            return false;
+        }
+        to->samples += d->samples;
+        to->gil += d->gil;
+        to->cpu += d->cpu;
+        to->gc += d->gc;
+        to->cpu_ns += d->cpu_ns;
+    }
+    for (uint32_t i = 0; i < b->n_pairs; i++) {
+        const struct pair_delta *d = &b->pairs[i];
+        struct pair_delta *to = pair_delta(w, nb, d->pair);
+        if (to == NULL) {
+            return false;
+        }
+        to->own += d->own;
+        to->total += d->total;
+    }
+    return true;
+}
+
+static void buckets_free(struct sampler_window_bucket *buckets)
+{
+    for (size_t i = 0; buckets != NULL && i < SAMPLER_BUCKETS; i++) {
+        free(buckets[i].threads);
+        free(buckets[i].pairs);
+    }
+    free(buckets);
+}
+
+/* Forgets where the entries' newest deltas sit: the buckets they sat in are going. */
+static void forget_newest(struct sampler_table *t)
+{
+    for (uint32_t i = 0; i < t->threads.n; i++) {
+        sampler_table_thread_at(t, i)->newest.bucket = INT64_MIN;
+    }
+    for (uint32_t i = 0; i < t->pairs.n; i++) {
+        sampler_table_pair_at(t, i)->newest.bucket = INT64_MIN;
+    }
+}
+
+int sampler_window_resize(struct sampler_window *w, double window_s, double now,
+                          struct pt_error *err)
+{
+    double width = window_s / SAMPLER_BUCKETS;
+    if (width == w->width) {
+        return 0;
+    }
+    if (width < w->width) {
+        /* The buckets kept are too coarse to cut to a shorter window. */
+        sampler_window_clear(w);
+        w->width = width;
+        return 0;
+    }
+    struct sampler_window_bucket *fresh = calloc(SAMPLER_BUCKETS, sizeof *fresh);
+    if (fresh == NULL) {
+        return pt_error_set(err, PT_E_NOMEM, 0, "sampler window");
+    }
+    for (size_t i = 0; i < SAMPLER_BUCKETS; i++) {
+        fresh[i].number = INT64_MIN;
+    }
+    double old_width = w->width;
+    struct sampler_window_bucket *old = w->buckets;
+    int64_t old_newest = w->newest;
+    if (old_newest != INT64_MIN) {
+        /* What the old window has let go of by NOW goes first, and the counts kept reach back
+         * to the start of its oldest bucket. */
+        now = usable_now(w, now);
+        int64_t k = bucket_number(w, now);
+        window_advance(w, now);
+        old_newest = w->newest;
+        double lower = (double)(k - SAMPLER_BUCKETS + 1) * old_width;
+        if (w->started < lower) {
+            w->started = lower;
+        }
+    }
+    w->buckets = fresh;
+    w->width = width;
+    w->newest = INT64_MIN;
+    forget_newest(&w->table);
+    bool ok = true;
+    int64_t top = bucket_number(w, w->last_now);
+    for (int64_t n = old_newest - SAMPLER_BUCKETS + 1; old_newest != INT64_MIN && n <= old_newest;
+         n++) {
+        struct sampler_window_bucket *b =
+            &old[((n % SAMPLER_BUCKETS) + SAMPLER_BUCKETS) % SAMPLER_BUCKETS];
+        if (b->number != n) {
+            continue;
+        }
+        int64_t k = rebucket_number(w, n, old_width, top);
+        struct sampler_window_bucket *nb = bucket_slot(w, k);
+        nb->number = k;
+        w->newest = w->newest == INT64_MIN || k > w->newest ? k : w->newest;
+        ok = ok && rebucket_merge(w, b, nb);
+    }
+    buckets_free(old);
+    if (!ok) {
+        /* Counts that no bucket would take off again must not stay. */
+        sampler_window_clear(w);
+        return pt_error_set(err, PT_E_NOMEM, 0, "sampler window: the statistics start afresh");
+    }
     return 0;
 }
 

@@ -37,11 +37,19 @@ struct sampler_window {
     uint64_t stack_serial;      /* numbers the stacks counted, for recursion */
 };
 
-/* Sets up an empty window reaching WINDOW_S seconds back. Errors: PT_E_NOMEM. */
+/* Sets up an empty window reaching WINDOW_S seconds back (INFINITY: back to the last clear,
+ * nothing slides out). Errors: PT_E_NOMEM. */
 int sampler_window_init(struct sampler_window *w, double window_s, struct pt_error *err);
 void sampler_window_free(struct sampler_window *w);
 /* Forgets every count. */
 void sampler_window_clear(struct sampler_window *w);
+/* Makes the window reach WINDOW_S seconds back from now on (INFINITY: since the last clear).
+ * A longer window keeps the counts, re-bucketed: they reach back to the start of the old
+ * window's oldest bucket at NOW, and slide out as the new window says (up to one old bucket
+ * late); a shorter one forgets every count, as the buckets kept are too coarse to cut. Errors:
+ * PT_E_NOMEM (the window is then the new one, emptied). */
+int sampler_window_resize(struct sampler_window *w, double window_s, double now,
+                          struct pt_error *err);
 
 /* Counts SNAP (which the caller keeps) as a sample at NOW, sliding the window up to NOW. */
 void sampler_window_add(struct sampler_window *w, const struct snapshot *snap, double now);

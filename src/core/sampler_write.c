@@ -208,9 +208,8 @@ struct text_out {
     int write_errno;
 };
 
-/* "pytop 0.1.0 - 2025-11-30 12:00:00 UTC - pid 4242", then the sampling line. */
-static void text_head(struct strbuf *sb, const struct snapshot *snap,
-                      const struct sampler_stats *st)
+/* "pytop 0.1.0 - 2025-11-30 12:00:00 UTC - pid 4242". */
+static void text_head(struct strbuf *sb, const struct snapshot *snap)
 {
     strbuf_puts(sb, "pytop " PACKAGE_VERSION);
     if (snap != NULL && isfinite(snap->time) && snap->time > 0 && snap->time < 1e12) {
@@ -225,7 +224,13 @@ static void text_head(struct strbuf *sb, const struct snapshot *snap,
     if (snap != NULL && snap->pid > 0) {
         strbuf_printf(sb, " - pid %jd", (intmax_t)snap->pid);
     }
-    strbuf_printf(sb, "\nSamples: %" PRIu64 " in ", st->samples);
+    strbuf_puts(sb, "\n");
+}
+
+/* The sampling line (samples, span, rates, errors), then the last error and an exec. */
+static void text_sampling(struct strbuf *sb, const struct sampler_stats *st)
+{
+    strbuf_printf(sb, "Samples: %" PRIu64 " in ", st->samples);
     put_number(sb, st->window_s, 2, false, "?");
     strbuf_puts(sb, " s, ");
     put_number(sb, st->achieved_hz, 1, false, "?");
@@ -343,7 +348,7 @@ static int text_finish(struct text_out *w, struct pt_error *err)
     }
     strbuf_free(&w->sb);
     if (nomem) {
-        return pt_error_set(err, PT_E_NOMEM, 0, "writing the batch report");
+        return pt_error_set(err, PT_E_NOMEM, 0, "writing the statistics");
     }
     errno = 0;
     if (w->write_errno == 0 && fflush(w->out) != 0) {
@@ -351,9 +356,19 @@ static int text_finish(struct text_out *w, struct pt_error *err)
     }
     if (w->write_errno != 0 || ferror(w->out)) {
         int e = w->write_errno != 0 ? w->write_errno : EIO;
-        return pt_error_set(err, PT_E_IO, e, "writing the batch report: %s", strerror(e));
+        return pt_error_set(err, PT_E_IO, e, "writing the statistics: %s", strerror(e));
     }
     return 0;
+}
+
+int sampler_write_stats_text(const struct sampler_stats *st, FILE *out, size_t top_functions,
+                             struct pt_error *err)
+{
+    struct text_out w = {.out = out};
+    text_sampling(&w.sb, st);
+    text_threads(&w.sb, st);
+    text_functions(&w, st, top_functions);
+    return text_finish(&w, err);
 }
 
 int sampler_write_text(const struct snapshot *snap, const struct sampler_stats *st, FILE *out,
@@ -361,7 +376,8 @@ int sampler_write_text(const struct snapshot *snap, const struct sampler_stats *
                        struct pt_error *err)
 {
     struct text_out w = {.out = out};
-    text_head(&w.sb, snap, st);
+    text_head(&w.sb, snap);
+    text_sampling(&w.sb, st);
     text_threads(&w.sb, st);
     text_functions(&w, st, top_functions);
     if (snap == NULL) {

@@ -57,6 +57,7 @@ struct snapshot *snapshot_new(struct pt_error *err)
     }
     s->arena = a;
     s->python.debug_build = SNAP_UNKNOWN;
+    s->started = -1;
     return s;
 }
 
@@ -138,6 +139,37 @@ struct snap_str snapshot_strdup(struct snapshot *s, const char *bytes, size_t le
     out.ptr = p;
     out.len = len;
     return out;
+}
+
+int snapshot_set_cmdline(struct snapshot *s, const char *args, size_t len, bool cut,
+                         struct pt_error *err)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        n += args[i] == '\0' || i + 1 == len;
+    }
+    struct snap_str *argv = snapshot_alloc_array(s, n > 0 ? n : 1, sizeof *argv);
+    if (argv == NULL) {
+        return pt_error_set(err, PT_E_NOMEM, 0, "command line");
+    }
+    size_t k = 0;
+    size_t start = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (args[i] != '\0' && i + 1 < len) {
+            continue;
+        }
+        size_t end = args[i] == '\0' ? i : len;
+        argv[k] = snapshot_strdup(s, args + start, end - start);
+        if (argv[k].ptr == NULL) {
+            return pt_error_set(err, PT_E_NOMEM, 0, "command line");
+        }
+        k++;
+        start = i + 1;
+    }
+    s->cmdline = argv;
+    s->n_cmdline = k;
+    s->cmdline_cut = cut;
+    return 0;
 }
 
 /* Returns the slot for one more warning, growing the array in the arena; NULL on out of

@@ -161,6 +161,11 @@ struct snap_python {
 
 struct snapshot {
     pid_t pid;
+    struct snap_str *cmdline; /* the process's arguments (argv); NULL when unknown */
+    size_t n_cmdline;
+    bool cmdline_cut;           /* the command line was longer than pytop reads */
+    double started;             /* when the process started, seconds since the epoch; < 0
+                                 * unknown */
     double time;                /* seconds since the epoch */
     struct snap_python python;
     struct snap_interp *interps;
@@ -182,6 +187,12 @@ void *snapshot_alloc(struct snapshot *s, size_t size);
 void *snapshot_alloc_array(struct snapshot *s, size_t n, size_t size);
 /* Copies LEN bytes into the arena; the result's ptr is NULL on out of memory. */
 struct snap_str snapshot_strdup(struct snapshot *s, const char *bytes, size_t len);
+/* Sets S's command line from the kernel's form of it: LEN bytes of arguments, each
+ * NUL-terminated (the last one may lack its NUL, when CUT short). Copied into the arena.
+ * Errors: PT_E_NOMEM (the command line stays unknown). */
+int snapshot_set_cmdline(struct snapshot *s, const char *args, size_t len, bool cut,
+                         struct pt_error *err);
+
 /* Adds a printf-style warning; silently dropped on out of memory. Past SNAPSHOT_MAX_WARNINGS
  * the last one kept says that more were dropped. */
 void snapshot_warn(struct snapshot *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -284,5 +295,19 @@ void snapshot_json_add_warning(struct snapshot_json_out *w, const char *text, si
 /* Writes S as the traceback-like text dump. Errors: PT_E_IO. */
 int snapshot_write_text(const struct snapshot *s, FILE *out, const struct snapshot_source *src,
                         struct pt_error *err);
+
+/* The parts of the text dump, for a writer that puts more between them (the incident report):
+ * the header names the process (pid, Python, command line, start) and when the snapshot was
+ * taken; the body holds the threads, GC, tasks and warnings. */
+enum snapshot_text_parts {
+    SNAPSHOT_TEXT_HEADER = 1,
+    SNAPSHOT_TEXT_BODY = 2,
+    SNAPSHOT_TEXT_ALL = 3,
+};
+/* Writes the PARTS of S's text dump, as snapshot_write_text() does. Errors: PT_E_IO,
+ * PT_E_NOMEM. */
+int snapshot_write_text_parts(const struct snapshot *s, FILE *out,
+                              const struct snapshot_source *src, enum snapshot_text_parts parts,
+                              struct pt_error *err);
 
 #endif

@@ -346,6 +346,19 @@ static void write_head(struct strbuf *sb, const struct snapshot *s)
     strbuf_json_string(sb, PACKAGE_VERSION, strlen(PACKAGE_VERSION));
     strbuf_puts(sb, ",\"pid\":");
     put_int(sb, s->pid <= 0 ? -1 : (int64_t)s->pid);
+    strbuf_puts(sb, ",\"cmdline\":");
+    if (s->cmdline == NULL) {
+        strbuf_puts(sb, "null");
+    } else {
+        strbuf_puts(sb, "[");
+        for (size_t i = 0; i < s->n_cmdline; i++) {
+            strbuf_puts(sb, i > 0 ? "," : "");
+            put_str(sb, s->cmdline[i]);
+        }
+        strbuf_puts(sb, "]");
+    }
+    strbuf_puts(sb, ",\"started\":");
+    put_time(sb, s->started);
     strbuf_puts(sb, ",\"time\":");
     put_time(sb, s->time);
     strbuf_puts(sb, ",\"python\":{\"version\":");

@@ -52,7 +52,74 @@ static void put_quoted(struct strbuf *sb, struct snap_str s)
     }
 }
 
-/* "Process 4242: Python 3.15.2 (/usr/bin/python3.15)", then when the snapshot was taken. */
+/* One argument as a POSIX shell would read it back: as it is when it holds only characters
+ * no shell treats specially, else between single quotes (a quote as '\''); bytes that cannot
+ * be shown are escaped as everywhere else (\xNN). */
+static void put_arg(struct strbuf *sb, struct snap_str a)
+{
+    static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                "0123456789_@%+=:,./-";
+    bool quote = a.len == 0;
+    for (size_t i = 0; i < a.len && !quote; i++) {
+        quote = a.ptr[i] == '\0' || strchr(plain, a.ptr[i]) == NULL;
+    }
+    if (!quote) {
+        strbuf_text(sb, a.ptr, a.len);
+        return;
+    }
+    strbuf_puts(sb, "'");
+    size_t from = 0;
+    for (size_t i = 0; i <= a.len; i++) {
+        if (i == a.len || a.ptr[i] == '\'') {
+            strbuf_text(sb, a.ptr + from, i - from);
+            strbuf_puts(sb, i < a.len ? "'\\''" : "'");
+            from = i + 1;
+        }
+    }
+}
+
+/* "2025-11-30 12:00:00" (UTC) into WHEN; false when T is no time. */
+static bool utc_text(double t, char *when, size_t size)
+{
+    if (!isfinite(t) || t <= 0 || t > 1e12) {
+        return false;
+    }
+    time_t secs = (time_t)t;
+    struct tm tm;
+    return gmtime_r(&secs, &tm) != NULL && strftime(when, size, "%Y-%m-%d %H:%M:%S", &tm) > 0;
+}
+
+/* "Command: python3 app.py --port 8080" and "Started: 2025-11-30 11:43:20 UTC (up 0:16:40)":
+ * the process as ps(1) would name it, and how long it had run when the snapshot was taken. */
+static void write_target(struct strbuf *sb, const struct snapshot *s)
+{
+    char when[32];
+    if (s->cmdline != NULL) {
+        strbuf_puts(sb, "Command:");
+        for (size_t i = 0; i < s->n_cmdline; i++) {
+            strbuf_puts(sb, " ");
+            put_arg(sb, s->cmdline[i]);
+        }
+        strbuf_puts(sb, s->cmdline_cut ? " ... (cut short)\n" : "\n");
+    }
+    if (s->started > 0 && utc_text(s->started, when, sizeof when)) {
+        strbuf_printf(sb, "Started: %s UTC", when);
+        double up = s->time - s->started;
+        if (isfinite(up) && up >= 0 && up < 1e10) {
+            long t = (long)up;
+            if (t >= 86400) {
+                strbuf_printf(sb, " (up %ldd %02ld:%02ld:%02ld)", t / 86400, t / 3600 % 24,
+                              t / 60 % 60, t % 60);
+            } else {
+                strbuf_printf(sb, " (up %ld:%02ld:%02ld)", t / 3600, t / 60 % 60, t % 60);
+            }
+        }
+        strbuf_puts(sb, "\n");
+    }
+}
+
+/* "Process 4242: Python 3.15.2 (/usr/bin/python3.15)", the command line and start, then when
+ * the snapshot was taken. */
 static void write_header(struct strbuf *sb, const struct snapshot *s)
 {
     if (s->pid > 0) {
@@ -73,14 +140,13 @@ static void write_header(struct strbuf *sb, const struct snapshot *s)
         strbuf_puts(sb, ")");
     }
     strbuf_puts(sb, "\n");
+    write_target(sb, s);
     if (!isfinite(s->time) || s->time <= 0 || s->time > 1e12) {
         return;
     }
     long long ms = (long long)(s->time * 1000.0 + 0.5);
-    time_t secs = (time_t)(ms / 1000);
-    struct tm tm;
     char when[32];
-    if (gmtime_r(&secs, &tm) != NULL && strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm) > 0) {
+    if (utc_text((double)(ms / 1000), when, sizeof when)) {
         strbuf_printf(sb, "Taken at %s.%03lld UTC\n", when, ms % 1000);
     }
 }
@@ -397,16 +463,27 @@ static void write_warnings(struct strbuf *sb, const struct snapshot *s)
 int snapshot_write_text(const struct snapshot *s, FILE *out, const struct snapshot_source *src,
                         struct pt_error *err)
 {
+    return snapshot_write_text_parts(s, out, src, SNAPSHOT_TEXT_ALL, err);
+}
+
+int snapshot_write_text_parts(const struct snapshot *s, FILE *out,
+                              const struct snapshot_source *src, enum snapshot_text_parts parts,
+                              struct pt_error *err)
+{
     struct text_out w = {.out = out};
     size_t n = s->interps != NULL ? s->n_interps : 0;
-    write_header(&w.sb, s);
-    if (n == 0) {
+    if (parts & SNAPSHOT_TEXT_HEADER) {
+        write_header(&w.sb, s);
+    }
+    if ((parts & SNAPSHOT_TEXT_BODY) && n == 0) {
         strbuf_puts(&w.sb, "\n(no interpreters)\n");
     }
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; (parts & SNAPSHOT_TEXT_BODY) && i < n; i++) {
         write_interp(&w, &s->interps[i], n > 1, src);
     }
-    write_warnings(&w.sb, s);
+    if (parts & SNAPSHOT_TEXT_BODY) {
+        write_warnings(&w.sb, s);
+    }
     bool nomem = w.sb.failed;
     if (!nomem) {
         flush(&w, true);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -21,6 +22,7 @@
 
 #include "cli.h"
 #include "core/error.h"
+#include "core/report.h"
 #include "core/sampler.h"
 #include "core/snapshot.h"
 #include "live.h"
@@ -34,6 +36,7 @@
 #include "ui/view.h"
 
 enum {
+    DUMP_TOP_FUNCTIONS = 20, /* rows of the dump's functions table */
     VIEWS = 4,
     FILTER_BYTES = 256,
     TICK_MS = 1000, /* the screen is looked at this often even when nothing happens */
@@ -43,6 +46,8 @@ enum {
 static const double MESSAGE_S = 5.0;     /* how long a message stays */
 static const double SPAWN_GRACE_S = 2.0; /* a command still running at quit: SIGTERM, then KILL */
 static const double DELAYS[] = {0.1, 0.2, 0.5, 1, 2, 3, 5, 10, 30, 60};
+/* What `w` cycles through; the last is since the reset (INFINITY). */
+static const double WINDOWS[] = {1, 10, 60};
 
 static const struct view_ops *const VIEW_OPS[VIEWS] = {
     &view_threads_ops,
@@ -98,6 +103,7 @@ struct ui {
     struct sampler_thread_key asked[LIVE_FOCUS_MAX];
     size_t n_asked;
     double delay;
+    double window; /* how far back the statistics reach; INFINITY: since the reset */
     char message[PATH_MAX + 128];
     bool message_is_error;
     double message_until;
@@ -368,6 +374,7 @@ static struct ui_screen screen_info(const char *const *titles)
         .exit_how = ui.exit_how[0] != '\0' ? ui.exit_how : NULL,
         .rate_hz = ui.opts->rate_hz,
         .delay = ui.delay,
+        .window_s = ui.window,
         .late_s = late,
         .titles = titles,
         .n_views = VIEWS,
@@ -528,9 +535,22 @@ static void dump(void)
         return;
     }
     char name[128];
+    char by[512];
     struct pt_error err = {0};
     const struct snapshot *tasks = ui.shown != NULL ? ui.shown->tasks : NULL;
-    if (ui_dump_write(s, tasks, live_source(ui.live), name, sizeof name, &err) < 0) {
+    const struct sampler_stats *st = ui.shown->stats;
+    /* The statistics of the picture's own refresh: a frozen picture's window may differ from
+     * the one now asked for. */
+    double window = st != NULL ? st->window_limit : ui.window;
+    cli_settings_text(ui.opts, window, ui.delay,
+                      ui.frozen ? "live view, d on the frozen picture" : "live view, d", by,
+                      sizeof by);
+    struct report_opts ro = {
+        .by = by,
+        .no_stats = "no sample counted yet",
+        .top_functions = DUMP_TOP_FUNCTIONS,
+    };
+    if (ui_dump_write(s, tasks, st, live_source(ui.live), &ro, name, sizeof name, &err) < 0) {
         set_message(true, "dump failed: %s", err.msg);
     } else {
         set_message(false, "dumped the %s snapshot to %s", ui.frozen ? "frozen" : "current", name);
@@ -552,6 +572,31 @@ static void change_delay(bool faster)
     ui.delay = next;
     live_set_period(ui.live, next);
     set_message(false, "refresh every %g s", next);
+}
+
+/* 'w': the statistics reach back 1 s, 10 s, 60 s, then since the last reset, and round. */
+static void cycle_window(void)
+{
+    size_t n = sizeof WINDOWS / sizeof WINDOWS[0];
+    double next = INFINITY;
+    for (size_t i = 0; i < n && !isinf(ui.window); i++) {
+        if (WINDOWS[i] > ui.window + 1e-9) {
+            next = WINDOWS[i];
+            break;
+        }
+    }
+    if (isinf(ui.window)) {
+        next = WINDOWS[0];
+    }
+    bool longer = next > ui.window;
+    ui.window = next;
+    live_set_window(ui.live, next);
+    if (isinf(next)) {
+        set_message(false, "statistics since the last reset (r resets; w: 1 s)");
+    } else {
+        set_message(false, "statistics over the last %g s%s", next,
+                    longer ? "" : ": started afresh");
+    }
 }
 
 /* The thread TID of the frame on screen, with its interpreter's id; NULL if not there. */
@@ -675,6 +720,8 @@ static bool global_key(const TermKeyKey *key)
         set_message(false, "statistics reset");
     } else if (is_char(key, '+') || is_char(key, '-')) {
         change_delay(is_char(key, '+'));
+    } else if (is_char(key, 'w')) {
+        cycle_window();
     } else if (is_char(key, 't')) {
         toggle_focus();
     } else if (is_char(key, 'h') || is_char(key, '?')) {
@@ -815,11 +862,10 @@ static int start_target(void)
         }
         ui.pid = ui.spawn->pid;
     }
-    double window = o->delay < 1 ? 1 : o->delay > 60 ? 60 : o->delay;
     struct live_opts lo = {
         .pid = ui.pid,
         .rate_hz = o->rate_hz,
-        .window_s = window,
+        .window_s = ui.window,
         .period_s = o->delay,
         .blocking = o->blocking,
         .wait_for_frame = o->command != NULL,
@@ -857,6 +903,11 @@ static int setup(const struct cli_options *opts)
     ui.opts = opts;
     ui.pid = opts->pid;
     ui.delay = opts->delay;
+    /* Without --window, as long as the refresh interval, within 1 to 60 s. */
+    ui.window = opts->delay < 1 ? 1 : opts->delay > 60 ? 60 : opts->delay;
+    if (opts->window_s > 0) {
+        ui.window = opts->window_s;
+    }
     if (opts->filter != NULL) {
         snprintf(ui.filter, sizeof ui.filter, "%s", opts->filter);
     }

@@ -1,4 +1,5 @@
-/* ui_dump: the `d` key: a snapshot written to a new text file in the current directory. */
+/* ui_dump: the `d` key: the incident report written to a new text file in the current
+ * directory. */
 #include "config.h"
 
 #include "ui/ui_dump.h"
@@ -11,9 +12,8 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/report.h"
 #include "core/snapshot.h"
-#include "core/strbuf.h"
-#include "core/tasktree.h"
 
 enum { DUMP_TRIES = 100 };
 
@@ -43,35 +43,9 @@ static int create(const struct snapshot *s, char *name, size_t size, struct pt_e
     return pt_error_set(err, PT_E_IO, EEXIST, "%s and %d more exist already", name, DUMP_TRIES);
 }
 
-/* The asyncio trees of TASKS (a snapshot read with the task graph at the same refresh). */
-static int write_tasks(const struct snapshot *tasks, FILE *f, struct pt_error *err)
-{
-    struct strbuf sb = {0};
-    for (size_t i = 0; i < tasks->n_interps; i++) {
-        const struct snap_interp *in = &tasks->interps[i];
-        if (!in->tasks_present || in->n_tasks == 0) {
-            continue;
-        }
-        strbuf_printf(&sb, "\nasyncio tasks of interpreter %lld (%zu%s):\n", (long long)in->id,
-                      in->n_tasks, in->tasks_truncated ? ", list cut short" : "");
-        if (tasktree_write(&sb, in->tasks, in->n_tasks, err) < 0) {
-            strbuf_free(&sb);
-            return -1;
-        }
-    }
-    int rc = 0;
-    if (sb.failed) {
-        rc = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
-    } else if (sb.len > 0 && fwrite(sb.data, 1, sb.len, f) != sb.len) {
-        rc = pt_error_set(err, PT_E_IO, errno, "%s", strerror(errno));
-    }
-    strbuf_free(&sb);
-    return rc;
-}
-
 int ui_dump_write(const struct snapshot *s, const struct snapshot *tasks,
-                  const struct snapshot_source *src, char *name, size_t size,
-                  struct pt_error *err)
+                  const struct sampler_stats *st, const struct snapshot_source *src,
+                  const struct report_opts *opts, char *name, size_t size, struct pt_error *err)
 {
     int fd = create(s, name, size, err);
     if (fd < 0) {
@@ -84,10 +58,7 @@ int ui_dump_write(const struct snapshot *s, const struct snapshot *tasks,
         unlink(name);
         return pt_error_set(err, PT_E_IO, e, "cannot write %s: %s", name, strerror(e));
     }
-    int rc = snapshot_write_text(s, f, src, err);
-    if (rc == 0 && tasks != NULL) {
-        rc = write_tasks(tasks, f, err);
-    }
+    int rc = report_write_text(s, tasks, st, f, src, opts, err);
     if (fclose(f) != 0 && rc == 0) {
         rc = pt_error_set(err, PT_E_IO, errno, "writing %s: %s", name, strerror(errno));
     }

@@ -3,6 +3,7 @@
 
 #include "ui/ui_screen.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,8 +33,10 @@ static const char *const HELP[][2] = {
     {"", "   Enter keeps it, Esc cancels; c clears it"},
     {"", "   Functions: a thread's name counts that thread's samples alone"},
     {"", "   Tasks: the matching rows and the way to them, even into folded tasks"},
-    {"d", "dump the frozen (or current) snapshot to pytop-PID-TIME.txt here"},
+    {"d", "dump the frozen (or current) picture and its statistics to"},
+    {"", "   pytop-PID-TIME.txt here"},
     {"r", "reset the statistics"},
+    {"w", "statistics over 1 s, 10 s, 60 s, since the reset (header: window)"},
     {"+ / -", "refresh more / less often"},
     {"Ctrl-L", "redraw the screen"},
 };
@@ -254,9 +257,16 @@ static void sampling_text(char *buf, size_t size, const struct ui_screen *s, boo
             snprintf(failed + n, sizeof failed - n, ", retry every %gs", stats->backoff_s);
         }
     }
+    char window[48];
+    if (isinf(s->window_s)) {
+        /* Since the reset: how far back that is, so far. */
+        snprintf(window, sizeof window, "all %.0fs", stats != NULL ? stats->window_s : 0.0);
+    } else {
+        snprintf(window, sizeof window, "%gs", s->window_s);
+    }
     int n = snprintf(buf, size, "rate %s/%s%s", got, want, failed);
     if (refresh && n > 0 && (size_t)n < size) {
-        n += snprintf(buf + n, size - (size_t)n, "  refresh %gs", s->delay);
+        n += snprintf(buf + n, size - (size_t)n, "  refresh %gs  window %s", s->delay, window);
     }
     if (s->late_s > 0 && n > 0 && (size_t)n < size) {
         snprintf(buf + n, size - (size_t)n, "  no sample for %.0fs", s->late_s);

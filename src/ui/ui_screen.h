@@ -27,6 +27,7 @@ struct ui_screen {
     const char *exit_how; /* "exit status 3"; NULL when unknown */
     double rate_hz;       /* requested; 0 = max */
     double delay;
+    double window_s;           /* the statistics' window asked for; INFINITY: since the reset */
     double late_s;             /* seconds since the newest sample, when overdue; else 0 */
     const char *const *titles; /* the views' tab labels */
     int n_views;

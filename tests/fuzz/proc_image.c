@@ -204,6 +204,24 @@ int proc_cmdline(struct proc *p, char *buf, size_t size, struct pt_error *err)
     return 0;
 }
 
+/* An image keeps no command line nor start time: they are unknown. */
+int proc_argv(struct proc *p, char *buf, size_t size, size_t *len, bool *cut, struct pt_error *err)
+{
+    (void)p;
+    (void)buf;
+    (void)size;
+    *len = 0;
+    *cut = false;
+    return pt_error_set(err, PT_E_IO, ENOENT, "an image has no command line");
+}
+
+int proc_started(struct proc *p, double *epoch, struct pt_error *err)
+{
+    (void)p;
+    *epoch = -1;
+    return pt_error_set(err, PT_E_IO, ENOENT, "an image has no start time");
+}
+
 int proc_exe(struct proc *p, char *buf, size_t size, struct pt_error *err)
 {
     (void)p;

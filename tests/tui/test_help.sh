@@ -6,7 +6,7 @@ start_watching
 keys h
 wait_for 'pytop keys'
 for k in 'q, Ctrl-C' 'h, \?' 'Tab, 1-4' 'arrows, j/k' 'PgUp/PgDn' 'Home/End' 'Enter' 's / S' \
-    '  I  ' '  t  ' 'p, Space, Z' '  /  ' 'Esc cancels; c clears' '  d  ' '  r  ' '\+ / -' \
+    '  I  ' '  t  ' 'p, Space, Z' '  /  ' 'Esc cancels; c clears' '  d  ' '  r  ' '  w  ' '\+ / -' \
     'Ctrl-L' 'Tasks: fold / unfold' 'Left / Right' 'even into folded tasks'; do
     shows "$k" || fail "the help does not list: $k"
 done

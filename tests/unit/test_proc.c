@@ -620,6 +620,44 @@ static void test_proc_cmdline_and_exe_describe_an_exec_child(void **state)
     expect_error(proc_exe(p, buf, 4, &err), &err, PT_E_LIMIT);
 }
 
+static void test_proc_argv_and_started_name_an_exec_child(void **state)
+{
+    struct fixture *f = *state;
+    struct proc *p = open_child(f, spawn(f, exec_sleep_body));
+    char buf[256];
+    size_t len = 0;
+    bool cut = true;
+    struct pt_error err = {0};
+    static const char want[9] = {'s', 'l', 'e', 'e', 'p', '\0', '3', '0', '\0'};
+    for (int ms = 0; ms < WAIT_MS && !(len == 9 && memcmp(buf, want, 9) == 0); ms++) {
+        assert_int_equal(proc_argv(p, buf, sizeof buf, &len, &cut, &err), 0);
+        usleep(1000);
+    }
+    assert_int_equal(len, 9);
+    assert_memory_equal(buf, want, 9);
+    assert_false(cut);
+    /* Exactly full is not cut; one byte short is. */
+    assert_int_equal(proc_argv(p, buf, 9, &len, &cut, &err), 0);
+    assert_int_equal(len, 9);
+    assert_false(cut);
+    assert_int_equal(proc_argv(p, buf, 4, &len, &cut, &err), 0);
+    assert_int_equal(len, 4);
+    assert_memory_equal(buf, "slee", 4);
+    assert_true(cut);
+    /* The child started a moment ago, and each read says the same to the tick. */
+    double started = 0;
+    double again = 0;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    assert_int_equal(proc_started(p, &started, &err), 0);
+    double age = (double)now.tv_sec + (double)now.tv_nsec / 1e9 - started;
+    assert_true(age > -0.1 && age < 30);
+    for (int i = 0; i < 20; i++) {
+        assert_int_equal(proc_started(p, &again, &err), 0);
+        assert_true(again - started < 0.011 && started - again < 0.011);
+    }
+}
+
 static void test_proc_open_file_opens_the_executable_through_the_target_root(void **state)
 {
     struct fixture *f = *state;
@@ -957,6 +995,7 @@ int main(void)
         cmocka_unit_test(test_proc_task_stat_of_a_reused_thread_id_reads_the_new_thread),
         cmocka_unit_test(test_proc_pause_stops_every_thread_until_resumed),
         cmocka_unit_test(test_proc_cmdline_and_exe_describe_an_exec_child),
+        cmocka_unit_test(test_proc_argv_and_started_name_an_exec_child),
         cmocka_unit_test(test_proc_open_file_opens_the_executable_through_the_target_root),
         cmocka_unit_test(test_proc_read_bytes_as_another_user_fails_with_perm),
         cmocka_unit_test(test_proc_read_many_falls_back_to_proc_mem_when_refused),

@@ -343,6 +343,120 @@ static void test_sampler_slides_bucket_by_bucket(void **state)
     sampler_free(s);
 }
 
+/* Samples of one thread running FUNCTION, every STEP seconds from FROM until before TO. */
+static void add_run(struct sampler *s, const char *function, double from, double to, double step)
+{
+    const char *const stack[] = {function};
+    for (int i = 0; from + i * step < to - 1e-9; i++) {
+        struct snapshot *snap = snap_threads(1);
+        set_stack(snap, thread_of(snap, 0), stack, 1);
+        sampler_add(s, snap, from + i * step);
+    }
+}
+
+static uint64_t own_of(const struct sampler_stats *st, const char *function)
+{
+    const struct sampler_function *f = find_function(st, function);
+    return f != NULL ? f->own : 0;
+}
+
+static void test_sampler_longer_window_keeps_what_was_counted_and_slides_it_later(void **state)
+{
+    (void)state;
+    struct sampler *s = new_sampler(1.0);
+    add_run(s, "early", 100.0, 101.0, 0.01);
+    add_run(s, "late", 101.0, 102.0, 0.01);
+    struct pt_error err = {0};
+    assert_int_equal(sampler_set_window(s, 10.0, 102.0, &err), 0);
+    /* The 1 s window held the last second: that is what the 10 s one starts with, and it
+     * says it covers one second so far. */
+    struct sampler_stats *st = sampler_stats(s, 102.0);
+    assert_non_null(st);
+    assert_true(near(st->window_limit, 10.0));
+    assert_true(st->samples >= 98 && st->samples <= 101);
+    assert_int_equal(own_of(st, "early"), 0);
+    assert_true(own_of(st, "late") >= 98);
+    assert_true(st->window_s > 0.98 && st->window_s <= 1.0 + 1e-9);
+    assert_true(st->achieved_hz > 97 && st->achieved_hz < 102);
+    sampler_stats_free(st);
+    /* It grows to 10 s, then slides: "late" is gone after 10 s more (a bucket late at most). */
+    add_run(s, "later", 102.0, 108.0, 0.01);
+    st = sampler_stats(s, 108.0);
+    assert_true(st->samples >= 698 && st->samples <= 701);
+    assert_true(own_of(st, "late") >= 98);
+    assert_true(st->window_s > 6.9 && st->window_s < 7.01);
+    assert_int_equal(st->n_threads, 1);
+    assert_int_equal(st->threads[0].samples, st->samples);
+    sampler_stats_free(st);
+    add_run(s, "later", 108.0, 112.3, 0.01);
+    st = sampler_stats(s, 112.3);
+    assert_int_equal(own_of(st, "late"), 0);
+    assert_true(st->samples >= 990 && st->samples <= 1001);
+    assert_true(st->window_s <= 10.0 + 1e-9 && st->window_s > 9.8);
+    assert_int_equal(st->threads[0].samples, st->samples);
+    assert_int_equal(own_of(st, "later"), st->samples);
+    sampler_stats_free(st);
+    sampler_free(s);
+}
+
+static void test_sampler_shorter_window_starts_afresh(void **state)
+{
+    (void)state;
+    struct sampler *s = new_sampler(10.0);
+    add_run(s, "before", 100.0, 105.0, 0.01);
+    struct pt_error err = {0};
+    assert_int_equal(sampler_set_window(s, 1.0, 105.0, &err), 0);
+    struct sampler_stats *st = sampler_stats(s, 105.0);
+    assert_int_equal(st->samples, 0);
+    assert_int_equal(st->n_functions, 0);
+    assert_true(near(st->window_limit, 1.0));
+    sampler_stats_free(st);
+    add_run(s, "after", 105.0, 107.0, 0.01);
+    st = sampler_stats(s, 107.0);
+    assert_int_equal(own_of(st, "before"), 0);
+    assert_true(st->samples >= 98 && st->samples <= 101);
+    sampler_stats_free(st);
+    sampler_free(s);
+}
+
+static void test_sampler_window_since_the_reset_never_slides(void **state)
+{
+    (void)state;
+    struct sampler *s = new_sampler(INFINITY);
+    add_run(s, "first", 1000.0, 1100.0, 0.5);
+    add_run(s, "second", 1100.0, 5000.0, 10.0);
+    struct sampler_stats *st = sampler_stats(s, 5000.0);
+    assert_true(isinf(st->window_limit));
+    assert_int_equal(own_of(st, "first"), 200);
+    assert_int_equal(own_of(st, "second"), 390);
+    assert_true(near(st->window_s, 4000.0));
+    sampler_stats_free(st);
+    /* A longer window from 60 s: what the 60 s held stays, and never slides out. */
+    struct pt_error err = {0};
+    assert_int_equal(sampler_set_window(s, 60.0, 5000.0, &err), 0);
+    st = sampler_stats(s, 5000.0);
+    assert_int_equal(st->samples, 0);
+    sampler_stats_free(st);
+    add_run(s, "kept", 5000.0, 5100.0, 1.0);
+    assert_int_equal(sampler_set_window(s, INFINITY, 5100.0, &err), 0);
+    add_run(s, "new", 5100.0, 9000.0, 100.0);
+    st = sampler_stats(s, 9000.0);
+    uint64_t kept = own_of(st, "kept");
+    assert_true(kept >= 59 && kept <= 61);
+    assert_int_equal(own_of(st, "new"), 39);
+    /* It reaches back to where the 60 s window began. */
+    assert_true(st->window_s > 3959 && st->window_s < 3962);
+    sampler_stats_free(st);
+    /* The reset still forgets it all. */
+    sampler_reset(s);
+    add_run(s, "fresh", 9000.0, 9010.0, 1.0);
+    st = sampler_stats(s, 9010.0);
+    assert_int_equal(st->samples, 10);
+    assert_int_equal(own_of(st, "kept"), 0);
+    sampler_stats_free(st);
+    sampler_free(s);
+}
+
 static void test_sampler_counts_errors_and_failed_samples(void **state)
 {
     (void)state;
@@ -909,6 +1023,9 @@ int main(void)
         cmocka_unit_test(test_sampler_skips_shim_frames_and_counts_unnamed_ones_as_unreadable),
         cmocka_unit_test(test_sampler_window_sliding_drops_old_samples),
         cmocka_unit_test(test_sampler_slides_bucket_by_bucket),
+        cmocka_unit_test(test_sampler_longer_window_keeps_what_was_counted_and_slides_it_later),
+        cmocka_unit_test(test_sampler_shorter_window_starts_afresh),
+        cmocka_unit_test(test_sampler_window_since_the_reset_never_slides),
         cmocka_unit_test(test_sampler_counts_errors_and_failed_samples),
         cmocka_unit_test(test_sampler_reset_forgets_counts_but_keeps_the_latest_snapshot),
         cmocka_unit_test(test_sampler_caps_distinct_functions_and_says_so),

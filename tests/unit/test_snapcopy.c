@@ -153,6 +153,32 @@ static void test_snapcopy_all_shares_what_the_original_shares(void **state)
     snapshot_free(d);
 }
 
+/* The target's name goes with the copy: a dump of the last picture of an exited process still
+ * says what it was. An unknown command line stays unknown. */
+static void test_snapcopy_all_keeps_the_command_line_and_start(void **state)
+{
+    (void)state;
+    struct snapshot *s = original();
+    struct pt_error err = {0};
+    struct snapshot *d = snapcopy_all(s, &err);
+    assert_non_null(d);
+    assert_null(d->cmdline);
+    assert_true(d->started < 0);
+    snapshot_free(d);
+    static const char args[] = "python3\0app.py\0";
+    assert_int_equal(snapshot_set_cmdline(s, args, sizeof args - 1, true, &err), 0);
+    s->started = 1764479000.5;
+    d = snapcopy_all(s, &err);
+    assert_non_null(d);
+    snapshot_free(s);
+    assert_int_equal(d->n_cmdline, 2);
+    assert_memory_equal(d->cmdline[0].ptr, "python3", 7);
+    assert_memory_equal(d->cmdline[1].ptr, "app.py", 6);
+    assert_true(d->cmdline_cut);
+    assert_true(d->started == 1764479000.5);
+    snapshot_free(d);
+}
+
 /* A snapshot without a task graph says so in the copy too. */
 static void test_snapcopy_all_keeps_a_missing_graph_missing(void **state)
 {
@@ -176,6 +202,7 @@ int main(void)
         cmocka_unit_test(test_snapcopy_all_keeps_the_tasks),
         cmocka_unit_test(test_snapcopy_all_shares_what_the_original_shares),
         cmocka_unit_test(test_snapcopy_all_keeps_a_missing_graph_missing),
+        cmocka_unit_test(test_snapcopy_all_keeps_the_command_line_and_start),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -142,6 +142,9 @@ static struct snapshot *design_snapshot(void)
     give_gc(s, in);
     in->gc.n_generations = 1;
     in->gc.recent_present = true;
+    static const char args[] = "python3\0app.py\0";
+    assert_int_equal(snapshot_set_cmdline(s, args, sizeof args - 1, false, NULL), 0);
+    s->started = 1764479000.5;
     return s;
 }
 
@@ -384,7 +387,8 @@ static void test_snapshot_write_json_matches_the_design_example(void **state)
     char *got = write_json(s, false);
     assert_string_equal(
         got,
-        "{\"pytop\":\"" PACKAGE_VERSION "\",\"pid\":4242,\"time\":1764480000.123,"
+        "{\"pytop\":\"" PACKAGE_VERSION "\",\"pid\":4242,\"cmdline\":[\"python3\",\"app.py\"],"
+        "\"started\":1764479000.500,\"time\":1764480000.123,"
         "\"python\":{\"version\":\"3.15.2\",\"hexversion\":51315442,\"free_threaded\":false,"
         "\"debug_build\":false,\"binary\":\"/usr/bin/python3.15\"},"
         "\"interpreters\":[{\"id\":0,\"threads\":[{\"tid\":4242,\"thread_id\":140512345678912,"
@@ -422,7 +426,8 @@ static void test_snapshot_write_json_writes_null_for_every_unknown_value(void **
     char *got = write_json(s, false);
     assert_string_equal(
         got,
-        "{\"pytop\":\"" PACKAGE_VERSION "\",\"pid\":4242,\"time\":1.500,"
+        "{\"pytop\":\"" PACKAGE_VERSION "\",\"pid\":4242,\"cmdline\":null,\"started\":null,"
+        "\"time\":1.500,"
         "\"python\":{\"version\":null,\"hexversion\":null,\"free_threaded\":false,"
         "\"debug_build\":null,\"binary\":null},"
         "\"interpreters\":[{\"id\":null,\"threads\":[{\"tid\":null,\"thread_id\":null,"
@@ -634,6 +639,8 @@ static void test_snapshot_write_text_reads_like_a_traceback(void **state)
     assert_string_equal(
         got,
         "Process 4242: Python 3.15.2 (/usr/bin/python3.15)\n"
+        "Command: python3 app.py\n"
+        "Started: 2025-11-30 05:03:20 UTC (up 0:16:39)\n"
         "Taken at 2025-11-30 05:20:00.123 UTC\n"
         "\n"
         "Thread 4242 \"MainThread\" (main thread, has GIL, on CPU; most recent call last):\n"
@@ -647,6 +654,72 @@ static void test_snapshot_write_text_reads_like_a_traceback(void **state)
         "  0           312/2000         118          4312       0\n"
         "  No collections recorded yet.\n");
     free(got);
+    snapshot_free(s);
+}
+
+static void test_snapshot_set_cmdline_splits_the_kernels_arguments(void **state)
+{
+    (void)state;
+    struct snapshot *s = snapshot_new(NULL);
+    assert_non_null(s);
+    assert_null(s->cmdline);
+    assert_true(s->started < 0);
+    /* An empty argument stays one; a line cut short ends without its NUL. */
+    static const char args[] = "python3\0\0-c\0print(1)";
+    assert_int_equal(snapshot_set_cmdline(s, args, sizeof args - 1, true, NULL), 0);
+    assert_int_equal(s->n_cmdline, 4);
+    assert_int_equal(s->cmdline[0].len, 7);
+    assert_memory_equal(s->cmdline[0].ptr, "python3", 7);
+    assert_non_null(s->cmdline[1].ptr);
+    assert_int_equal(s->cmdline[1].len, 0);
+    assert_memory_equal(s->cmdline[2].ptr, "-c", 2);
+    assert_int_equal(s->cmdline[3].len, 8);
+    assert_memory_equal(s->cmdline[3].ptr, "print(1)", 8);
+    assert_true(s->cmdline_cut);
+    snapshot_free(s);
+}
+
+static void test_snapshot_write_text_quotes_the_command_line_as_a_shell_would_read_it(void **state)
+{
+    (void)state;
+    struct snapshot *s = bare_snapshot(1, 1);
+    static const char args[] = "python3\0my app.py\0it's\0\0--x=1\0\x1b[2J";
+    assert_int_equal(snapshot_set_cmdline(s, args, sizeof args - 1, false, NULL), 0);
+    char *got = write_text(s, NULL);
+    assert_non_null(strstr(got, "\nCommand: python3 'my app.py' 'it'\\''s' '' --x=1 "
+                                "'\\x1b[2J'\n"));
+    /* Unknown: no line at all, never a guess. */
+    assert_null(strstr(got, "Started:"));
+    free(got);
+    s->cmdline_cut = true;
+    s->started = s->time - 90061;
+    got = write_text(s, NULL);
+    assert_non_null(strstr(got, " '\\x1b[2J' ... (cut short)\n"));
+    assert_non_null(strstr(got, "\nStarted: 2025-11-29 04:18:59 UTC (up 1d 01:01:01)\n"));
+    free(got);
+    snapshot_free(s);
+}
+
+static void test_snapshot_write_text_parts_split_header_from_body(void **state)
+{
+    (void)state;
+    struct snapshot *s = design_snapshot();
+    char *all = write_text(s, NULL);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(snapshot_write_text_parts(s, f, NULL, SNAPSHOT_TEXT_HEADER, NULL), 0);
+    assert_int_equal(fflush(f), 0);
+    size_t head = len;
+    assert_true(head > 0);
+    assert_non_null(strstr(buf, "Taken at "));
+    assert_null(strstr(buf, "Thread "));
+    assert_int_equal(snapshot_write_text_parts(s, f, NULL, SNAPSHOT_TEXT_BODY, NULL), 0);
+    assert_int_equal(fclose(f), 0);
+    assert_string_equal(buf, all);
+    free(buf);
+    free(all);
     snapshot_free(s);
 }
 
@@ -940,6 +1013,9 @@ int main(void)
         cmocka_unit_test(test_snapshot_write_json_ignores_a_decimal_comma_locale),
         cmocka_unit_test(test_snapshot_write_json_reports_a_failed_write),
         cmocka_unit_test(test_snapshot_write_text_reads_like_a_traceback),
+        cmocka_unit_test(test_snapshot_set_cmdline_splits_the_kernels_arguments),
+        cmocka_unit_test(test_snapshot_write_text_quotes_the_command_line_as_a_shell_would_read_it),
+        cmocka_unit_test(test_snapshot_write_text_parts_split_header_from_body),
         cmocka_unit_test(test_snapshot_write_text_prints_the_most_recent_call_last),
         cmocka_unit_test(test_snapshot_write_text_marks_truncation_where_callers_are_missing),
         cmocka_unit_test(test_snapshot_write_text_shows_question_marks_for_unknowns),
