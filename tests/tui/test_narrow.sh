@@ -37,6 +37,6 @@ keys c p
 # Wider, the header has room for everything again.
 tmux -L "$SOCK" resize-window -t t -x 120 -y 30
 wait_for "^Python 3\.[0-9]+\.[0-9]+ \(release, GIL\)  up [0-9:]+  threads 3  GIL: billing-reconciler-main \($holder\)  in GC: [0-9]+%$"
-wait_for 'refresh 1s$'
+wait_for 'refresh 1s  window 1s$'
 wait_for "^ +$holder billing-reconciler-main +GIL +[0-9.]+ "
 pass
