@@ -379,11 +379,12 @@ static bool reserve_threads(struct unwind *u, size_t n)
  * without a take, so the proof does not hold and every stack is read. */
 
 /* Whether the thread at slot T, whose state is now at ADDR, has a stack the last walk read
- * cleanly and is not the GIL's last holder: one this walk may keep. */
+ * cleanly, still in hand (this walk's head batch did not start reading it again), and is not
+ * the GIL's last holder: one this walk may keep. */
 static bool may_keep(const struct unwind *u, const struct thread_ctx *t, uint64_t addr)
 {
     return u->idle_known && t->kept_walk != 0 && t->kept_walk + 1 == u->walk_serial &&
-           t->addr == addr && addr != u->idle_holder;
+           t->guessed_walk != u->walk_serial && t->addr == addr && addr != u->idle_holder;
 }
 
 /* This walk's switch count and holder (the head batch read them): the next walk's reference,
@@ -451,6 +452,8 @@ static size_t thread_guesses(struct unwind *u, size_t j, bool stacks, struct pro
         k += frames_guess(L, &t->fr, tstate, h != NULL ? h->addrs : NULL, h != NULL ? h->n : 0,
                           iov + k, room - k);
         t->stack_pre = true;
+        /* frames_guess() started the thread's next walk: the stack it had is gone. */
+        t->guessed_walk = u->walk_serial;
     }
     return k;
 }

@@ -50,6 +50,7 @@ struct thread_ctx {
      * field then, and whether this walk keeps them. */
     uint64_t kept_walk;
     uint64_t kept_frame_input;
+    uint64_t guessed_walk; /* the walk whose head batch read its stack ahead (FR cleared) */
     bool idle;
     enum snap_bool gil;
     enum snap_bool gil_requested;
