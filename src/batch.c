@@ -20,6 +20,7 @@
 #include "core/snapshot.h"
 #include "core/source.h"
 #include "target.h"
+#include "stopsig.h"
 
 enum { BATCH_TOP_FUNCTIONS = 20 }; /* rows of the text report's functions table */
 
@@ -27,7 +28,6 @@ enum { BATCH_TOP_FUNCTIONS = 20 }; /* rows of the text report's functions table 
 static const double END_WAIT_S = 0.5;
 
 /* Set by SIGINT and SIGTERM: finish the interval in hand, write it, and stop. */
-static volatile sig_atomic_t stop_requested;
 
 struct batch {
     const struct cli_options *o;
@@ -46,37 +46,6 @@ struct batch {
     bool args_cut;
     double started;
 };
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    stop_requested = 1;
-}
-
-/* No SA_RESTART: a signal cuts the sleep between samples short. */
-static void catch_signals(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-}
-
-/* Sleeps until T on sampler_now()'s clock (CLOCK_MONOTONIC), or until a signal. */
-static void sleep_until(double t)
-{
-    if (!(t > 0)) {
-        return;
-    }
-    time_t whole = (time_t)t;
-    struct timespec ts = {whole, (long)((t - (double)whole) * 1e9)};
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_nsec = 999999999L;
-    }
-    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-}
 
 /* The target exec()ed: goes on with the new program when it is a Python pytop can read, else
  * ends the batch saying why. Returns 0 when sampling goes on. */
@@ -110,7 +79,7 @@ static void sample_interval(struct batch *b, double start, double end)
     double period = b->o->rate_hz > 0 ? 1.0 / b->o->rate_hz : 0;
     double tick = 0;
     double now = sampler_now();
-    while (!stop_requested && now < end) {
+    while (!stopsig_requested() && now < end) {
         struct pt_error err = {0};
         if (sampler_sample(b->sampler, now, &err) < 0) {
             if (err.code == PT_E_GONE || err.code == PT_E_NOPROC) {
@@ -133,7 +102,7 @@ static void sample_interval(struct batch *b, double start, double end)
         }
         next = sampler_due(b->sampler, next);
         if (next > now) {
-            sleep_until(next < end ? next : end);
+            stopsig_sleep_until(next < end ? next : end);
             now = sampler_now();
         }
     }
@@ -274,7 +243,7 @@ static int batch_loop(struct batch *b)
             fprintf(stderr, "pytop: %s\n", b->end_why);
             return CLI_EXIT_TARGET;
         }
-        if (stop_requested) {
+        if (stopsig_requested()) {
             return CLI_EXIT_OK;
         }
         /* Writing that ate half an interval or more starts the next one afresh: on the grid
@@ -296,8 +265,8 @@ int batch_run(const struct cli_options *o)
         .blocking = o->blocking,
     };
     /* A command being waited for is given up at the first signal, as the batch is. */
-    catch_signals();
-    int status = target_open(&b.t, o, &stop_requested);
+    stopsig_catch();
+    int status = target_open(&b.t, o, stopsig_flag());
     if (status != 0) {
         return status;
     }

@@ -21,6 +21,7 @@
 #include "core/snapshot.h"
 #include "core/source.h"
 #include "target.h"
+#include "stopsig.h"
 
 enum { DUMP_TOP_FUNCTIONS = 20 }; /* rows of the report's functions table */
 
@@ -28,7 +29,6 @@ enum { DUMP_TOP_FUNCTIONS = 20 }; /* rows of the report's functions table */
 static const double END_WAIT_S = 0.5;
 
 /* Set by SIGINT and SIGTERM while the dump waits or samples: dump what there is, and stop. */
-static volatile sig_atomic_t stop_requested;
 
 struct dump {
     const struct cli_options *o;
@@ -47,23 +47,6 @@ struct dump {
     char execed_to[PATH_MAX]; /* the program the target exec()ed and pytop followed; "" none */
     char note[512];
 };
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    stop_requested = 1;
-}
-
-/* No SA_RESTART: a signal cuts the sleep between samples short. */
-static void catch_signals(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-}
 
 static bool is_gone(const struct pt_error *err)
 {
@@ -157,17 +140,6 @@ static int keep_snapshot(struct dump *d, struct pt_error *err)
     return 0;
 }
 
-/* Sleeps until T on sampler_now()'s clock, or until a signal. */
-static void sleep_until(double t)
-{
-    double left = t - sampler_now();
-    if (!(left > 0)) {
-        return;
-    }
-    struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
-    nanosleep(&ts, NULL);
-}
-
 /* Samples at the rate until END (INFINITY: until the target ends or a signal), reading a full
  * snapshot every -d SECS so that the newest is at most that old when the target goes. */
 static void sample_until(struct dump *d, double end)
@@ -177,7 +149,7 @@ static void sample_until(struct dump *d, double end)
     double now = sampler_now();
     double next = now;
     double next_snap = now;
-    while (!stop_requested && now < end) {
+    while (!stopsig_requested() && now < end) {
         struct pt_error err = {0};
         if (sampler_sample(d->sampler, now, &err) < 0) {
             if (is_gone(&err) || (err.code == PT_E_EXEC && follow(d) < 0)) {
@@ -196,7 +168,7 @@ static void sample_until(struct dump *d, double end)
         /* Keep to the rate; after a stall start afresh rather than catch up in a burst. */
         next = period > 0 && next + period > now - period ? next + period : now;
         next = sampler_due(d->sampler, next);
-        sleep_until(next < end ? next : end);
+        stopsig_sleep_until(next < end ? next : end);
         now = sampler_now();
     }
 }
@@ -225,7 +197,7 @@ static void make_note(struct dump *d, double now)
         snprintf(d->note, sizeof d->note,
                  "%s%s; this is the last snapshot of the Python program, read %.2f s before", what,
                  d->end_why, age);
-    } else if (stop_requested && d->o->at_exit) {
+    } else if (stopsig_requested() && d->o->at_exit) {
         snprintf(d->note, sizeof d->note,
                  "--at-exit: interrupted while process %d still ran; this snapshot was read then",
                  (int)d->t.pid);
@@ -356,9 +328,9 @@ int dump_run(const struct cli_options *o)
     /* Only a dump that waits or samples answers a signal by dumping: a single one is quick,
      * and stops at the first signal as any program does. */
     if (o->command != NULL || stats_window(o) > 0) {
-        catch_signals();
+        stopsig_catch();
     }
-    int status = target_open(&d.t, o, &stop_requested);
+    int status = target_open(&d.t, o, stopsig_flag());
     if (status != 0) {
         return status;
     }
