@@ -79,8 +79,12 @@ static void sample_interval(struct batch *b, double start, double end)
     double period = b->o->rate_hz > 0 ? 1.0 / b->o->rate_hz : 0;
     double tick = 0;
     double now = sampler_now();
-    while (!stopsig_requested() && now < end) {
+    /* At least one sample, even when pytop itself did not run until the interval was over (a
+     * loaded machine): an empty document would say the target could not be read. */
+    bool first = true;
+    while (!stopsig_requested() && (now < end || first)) {
         struct pt_error err = {0};
+        first = false;
         if (sampler_sample(b->sampler, now, &err) < 0) {
             if (err.code == PT_E_GONE || err.code == PT_E_NOPROC) {
                 b->gone = true;
@@ -176,9 +180,13 @@ static int write_interval(struct batch *b, double now, bool skip_empty)
      * included as --dump and the live view read it; the samples before it were compact (names,
      * lines and the GC only where shown). */
     struct pt_error snap_err = {0};
-    const struct snapshot *snap = st->samples > 0 && !b->gone && !b->ended
-                                      ? sampler_snapshot(b->sampler, true, &snap_err)
-                                      : NULL;
+    const struct snapshot *snap = NULL;
+    /* A snapshot that fails while samples succeed met the target changing under it (or a
+     * passing failure): it is read again once before the document says it could not be. */
+    for (int attempt = 0; snap == NULL && attempt < 2 && st->samples > 0 && !b->gone && !b->ended;
+         attempt++) {
+        snap = sampler_snapshot(b->sampler, true, &snap_err);
+    }
     int rc = -1;
     if (snap == NULL && skip_empty && st->samples == 0) {
         rc = 0;
