@@ -273,7 +273,7 @@ static int set_keys(struct asyncreg *a, uint64_t set_addr, uint64_t **keys, size
         return -1;
     }
     size_t esz = A->set.entry_size;
-    uint8_t *chunk = malloc(SET_CHUNK * esz);
+    uint8_t *chunk = malloc((mask + 1 < SET_CHUNK ? mask + 1 : SET_CHUNK) * esz);
     if (chunk == NULL) {
         return -2;
     }

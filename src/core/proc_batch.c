@@ -208,12 +208,15 @@ static int read_merged(struct proc_batch *b, const struct proc_iov *iov, size_t 
         bounce += b->merged[j].dst == NULL ? b->merged[j].len : 0;
     }
     if (bounce > b->bounce_cap) {
-        uint8_t *fresh = realloc(b->bounce, bounce);
-        if (fresh == NULL) {
+        /* Nothing in it is kept: a fresh buffer, grown by half or more, not a realloc. */
+        size_t grown = b->bounce_cap + b->bounce_cap / 2;
+        size_t ncap = bounce > grown ? bounce : grown;
+        free(b->bounce);
+        b->bounce = malloc(ncap);
+        b->bounce_cap = b->bounce != NULL ? ncap : 0;
+        if (b->bounce == NULL) {
             return 1;
         }
-        b->bounce = fresh;
-        b->bounce_cap = bounce;
     }
     size_t at = 0;
     for (size_t j = 0; j < m; j++) {

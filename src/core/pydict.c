@@ -112,8 +112,8 @@ static uint64_t entry_field(const struct keys *k, uint64_t i, uint64_t off)
 }
 
 /* Index of the entry whose key is the ASCII str KEY, or -1. All candidate keys are read in one
- * batch: just enough of each to compare header and characters, packed WANT bytes apart (a page
- * of the buffer costs memory once read into, and most dicts hold far fewer keys than a batch). */
+ * batch: just enough of each to compare header and characters, packed WANT bytes apart, in
+ * buffers for as many keys as the dict has, PROC_IOV_MAX at most. */
 static long find_key(struct proc *p, const struct py_layout *L, const struct keys *k,
                      const char *key, struct pt_error *err)
 {
@@ -122,17 +122,18 @@ static long find_key(struct proc *p, const struct py_layout *L, const struct key
     if (klen > KEY_NAME_MAX) {
         return pt_error_set(err, PT_E_LIMIT, 0, "key too long");
     }
-    uint8_t *bufs = malloc(PROC_IOV_MAX * want);
-    struct proc_iov *iov = malloc(PROC_IOV_MAX * sizeof *iov);
-    uint64_t *idx = malloc(PROC_IOV_MAX * sizeof *idx);
+    size_t per = k->n == 0 ? 1 : k->n < PROC_IOV_MAX ? (size_t)k->n : PROC_IOV_MAX;
+    uint8_t *bufs = malloc(per * want);
+    struct proc_iov *iov = malloc(per * sizeof *iov);
+    uint64_t *idx = malloc(per * sizeof *idx);
     long found = -1;
     if (bufs == NULL || iov == NULL || idx == NULL || want > KEY_READ_MAX) {
         found = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
         goto out;
     }
-    for (uint64_t base = 0; base < k->n && found < 0; base += PROC_IOV_MAX) {
+    for (uint64_t base = 0; base < k->n && found < 0; base += per) {
         size_t m = 0;
-        for (uint64_t i = base; i < k->n && i < base + PROC_IOV_MAX; i++) {
+        for (uint64_t i = base; i < k->n && i < base + per; i++) {
             uint64_t kaddr = entry_field(k, i, k->key_at);
             if (kaddr != 0) {
                 iov[m] = (struct proc_iov){kaddr, bufs + m * want, want};

@@ -116,7 +116,8 @@ struct tasks {
     struct memo_entry *memo; /* open addressing, memo_slots entries (a power of two) */
     size_t memo_slots;
     size_t memo_used;
-    uint8_t *set_buf;         /* LIMIT_SET_SLOTS set entries */
+    uint8_t *set_buf;         /* set_slots set entries (set_room()) */
+    size_t set_slots;
     uint8_t *obj_buf;         /* a generator or task object */
     struct chain_scratch cs;  /* the buffers of a batch of tasks (per_snapshot_buffers()) */
     size_t levels;            /* coroutines followed this snapshot, all chains together */
@@ -564,6 +565,25 @@ static int read_awaiter(struct tasks *t, uint64_t aw_addr, struct snap_task_awai
     return 0;
 }
 
+/* Room in t->set_buf for SLOTS set entries (at most LIMIT_SET_SLOTS): it grows with the largest
+ * set read, not to the limit up front. */
+static bool set_room(struct tasks *t, uint64_t slots)
+{
+    if (slots <= t->set_slots) {
+        return true;
+    }
+    if (slots > LIMIT_SET_SLOTS) {
+        return false;
+    }
+    uint8_t *fresh = realloc(t->set_buf, (size_t)slots * SETENTRY_SIZE);
+    if (fresh == NULL) {
+        return false;
+    }
+    t->set_buf = fresh;
+    t->set_slots = (size_t)slots;
+    return true;
+}
+
 /* A task's awaiters: one object, or a set of them. */
 static void read_awaited_by(struct tasks *t, const struct task_raw *r, struct snap_task *out)
 {
@@ -590,7 +610,7 @@ static void read_awaited_by(struct tasks *t, const struct task_raw *r, struct sn
         !layout_read_u64(set, L->set.size, L->set.used, &used) ||
         !layout_read_u64(set, L->set.size, L->set.mask, &mask) ||
         !layout_read_u64(set, L->set.size, L->set.table, &table) || mask >= LIMIT_SET_SLOTS ||
-        ((mask + 1) & mask) != 0 || used > mask + 1 ||
+        ((mask + 1) & mask) != 0 || used > mask + 1 || !set_room(t, mask + 1) ||
         proc_read_bytes(t->proc, table, t->set_buf, (mask + 1) * SETENTRY_SIZE, &e) < 0) {
         out->awaited_by_truncated = true;
         return;
@@ -799,10 +819,9 @@ static bool per_snapshot_buffers(struct tasks *t)
     if (t->memo == NULL) {
         t->memo_slots = MEMO_FIRST_SLOTS;
         t->memo = malloc(t->memo_slots * sizeof *t->memo);
-        t->set_buf = malloc((size_t)LIMIT_SET_SLOTS * SETENTRY_SIZE);
         t->obj_buf = malloc(2 * LIMIT_OBJECT_READ);
     }
-    if (t->memo == NULL || t->set_buf == NULL || t->obj_buf == NULL || !scratch_new(t)) {
+    if (t->memo == NULL || t->obj_buf == NULL || !scratch_new(t)) {
         return false;
     }
     t->levels = 0;

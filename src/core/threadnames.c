@@ -17,6 +17,7 @@
 
 enum {
     NAMES_MAX = LIMIT_THREADS,     /* names kept over all interpreters */
+    NAMES_FIRST = 16,              /* names room is made for at first */
     NAME_MAX_BYTES = 256,          /* bytes kept of one thread name */
     INTERPS_MAX = 64,              /* interpreters whose refresh time is remembered */
 };
@@ -44,21 +45,35 @@ static const double ABSENT_RECHECK_S = 0.2;
 struct threadnames {
     struct name_entry *names; /* sorted by (interp, ident) */
     size_t n;
+    size_t cap;
     struct interp_age ages[INTERPS_MAX];
     size_t n_ages;
 };
 
 struct threadnames *threadnames_new(void)
 {
-    struct threadnames *t = calloc(1, sizeof *t);
-    if (t != NULL) {
-        t->names = calloc(NAMES_MAX, sizeof *t->names);
-        if (t->names == NULL) {
-            free(t);
-            return NULL;
-        }
+    return calloc(1, sizeof(struct threadnames));
+}
+
+/* Whether T has room for one more name (NAMES_MAX at most): the entries grow with the threads
+ * named, not NAMES_MAX of them up front. */
+static bool room(struct threadnames *t)
+{
+    if (t->n < t->cap) {
+        return true;
     }
-    return t;
+    size_t ncap = t->cap ? 2 * t->cap : NAMES_FIRST;
+    ncap = ncap > NAMES_MAX ? NAMES_MAX : ncap;
+    if (ncap <= t->n) {
+        return false;
+    }
+    struct name_entry *fresh = realloc(t->names, ncap * sizeof *fresh);
+    if (fresh == NULL) {
+        return false;
+    }
+    t->names = fresh;
+    t->cap = ncap;
+    return true;
 }
 
 void threadnames_free(struct threadnames *t)
@@ -144,7 +159,7 @@ static int add_thread(void *ctx, uint64_t key, uint64_t value)
     struct walk *w = ctx;
     uint64_t ident;
     uint64_t name_obj;
-    if (w->t->n == NAMES_MAX) {
+    if (!room(w->t)) {
         return 1;
     }
     if (pydict_read_uint(w->p, w->L, key, &ident, NULL) < 0 ||
@@ -220,7 +235,7 @@ int threadnames_update(struct threadnames *t, struct proc *p, const struct py_la
      * every call read the names again before MAX_AGE. */
     qsort(t->names, t->n, sizeof *t->names, cmp_entry);
     size_t listed = t->n;
-    for (size_t i = 0; i < n && t->n < NAMES_MAX; i++) {
+    for (size_t i = 0; i < n && room(t); i++) {
         struct name_entry key = {.interp = interp, .ident = idents[i]};
         if (bsearch(&key, t->names, listed, sizeof *t->names, cmp_entry) == NULL) {
             struct name_entry *e = &t->names[t->n++];

@@ -62,21 +62,16 @@ struct unwind *unwind_new(struct proc *p, const struct runtime *rt, struct pt_er
     u->generation = CODE_GENERATION_NONE;
     u->names = threadnames_new();
     u->code_buf = malloc((size_t)PROC_IOV_MAX * u->L->code.size);
-    u->ts_buf = calloc(LIMIT_THREADS, u->L->thread.size);
     unwind_threads_span(u->L, &u->ts_lo, &u->ts_len);
-    u->idents = malloc((size_t)LIMIT_THREADS * sizeof *u->idents);
-    u->tid_out = malloc((size_t)LIMIT_THREADS * sizeof *u->tid_out);
-    u->fr_ptrs = malloc((size_t)LIMIT_THREADS * sizeof *u->fr_ptrs);
-    u->tid_pre = malloc((size_t)LIMIT_THREADS * sizeof *u->tid_pre);
     u->code_guess = malloc(UNWIND_CODE_GUESS * sizeof *u->code_guess);
     u->code_guess_next = malloc(UNWIND_CODE_GUESS * sizeof *u->code_guess_next);
     u->code_pre = malloc((size_t)UNWIND_CODE_GUESS * u->L->code.size);
     if (!layout_has(u->L->thread.native_thread_id)) {
         u->tids = pthreadtid_new();
     }
-    if (u->codes == NULL || u->code_buf == NULL || u->names == NULL || u->ts_buf == NULL ||
-        u->idents == NULL || u->tid_out == NULL || u->fr_ptrs == NULL || u->tid_pre == NULL ||
-        u->code_guess == NULL || u->code_guess_next == NULL || u->code_pre == NULL) {
+    if (u->codes == NULL || u->code_buf == NULL || u->names == NULL ||
+        !unwind_threads_reserve(u, UNWIND_THREADS_FIRST) || u->code_guess == NULL ||
+        u->code_guess_next == NULL || u->code_pre == NULL) {
         unwind_free(u);
         pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
         return NULL;

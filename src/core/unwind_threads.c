@@ -348,20 +348,42 @@ static void runtime_iovs(struct unwind *u, struct runtime_fields *rf, struct pro
     }
 }
 
-/* Room for N thread contexts; the new ones zeroed (their frame buffers empty). */
-static bool reserve_threads(struct unwind *u, size_t n)
+/* Grows the array at *P of CAP items of SIZE bytes to NCAP items, the new ones zeroed. */
+static bool grow_zeroed(void *p, size_t cap, size_t ncap, size_t size)
+{
+    void **items = p;
+    uint8_t *fresh = realloc(*items, ncap * size);
+    if (fresh == NULL) {
+        return false;
+    }
+    memset(fresh + cap * size, 0, (ncap - cap) * size);
+    *items = fresh;
+    return true;
+}
+
+bool unwind_threads_reserve(struct unwind *u, size_t n)
 {
     if (n <= u->cap_ts) {
         return true;
     }
-    size_t ncap = u->cap_ts ? u->cap_ts * 2 : 16;
-    ncap = ncap < n ? n : ncap;
-    struct thread_ctx *nt = realloc(u->ts, ncap * sizeof *nt);
-    if (nt == NULL) {
+    if (n > LIMIT_THREADS) {
         return false;
     }
-    memset(nt + u->cap_ts, 0, (ncap - u->cap_ts) * sizeof *nt);
-    u->ts = nt;
+    /* Room grows with the threads seen (a few pages for most targets, not LIMIT_THREADS thread
+     * states up front). Each array grows before the capacity says so: a failure half-way leaves
+     * every one at least CAP_TS long. */
+    size_t ncap = u->cap_ts ? u->cap_ts * 2 : UNWIND_THREADS_FIRST;
+    ncap = ncap < n ? n : ncap;
+    ncap = ncap > LIMIT_THREADS ? LIMIT_THREADS : ncap;
+    size_t cap = u->cap_ts;
+    if (!grow_zeroed(&u->ts, cap, ncap, sizeof *u->ts) ||
+        !grow_zeroed(&u->ts_buf, cap, ncap, u->L->thread.size) ||
+        !grow_zeroed(&u->idents, cap, ncap, sizeof *u->idents) ||
+        !grow_zeroed(&u->tid_out, cap, ncap, sizeof *u->tid_out) ||
+        !grow_zeroed(&u->fr_ptrs, cap, ncap, sizeof *u->fr_ptrs) ||
+        !grow_zeroed(&u->tid_pre, cap, ncap, sizeof *u->tid_pre)) {
+        return false;
+    }
     u->cap_ts = ncap;
     return true;
 }
@@ -483,6 +505,8 @@ int unwind_threads_read_head(struct unwind *u, struct runtime_fields *rf, struct
         n += w;
         size_t room = PROC_IOV_MAX - n;
         size_t m = k->n < room ? k->n : room;
+        /* The walk that found them made room for them (unwind_threads_collect()). */
+        m = unwind_threads_reserve(u, m) ? m : 0;
         for (size_t j = 0; j < m; j++) {
             iov[n++] = (struct proc_iov){k->addrs[j] + u->ts_lo,
                                          u->ts_buf + j * L->thread.size + u->ts_lo, u->ts_len};
@@ -491,12 +515,10 @@ int unwind_threads_read_head(struct unwind *u, struct runtime_fields *rf, struct
         /* And, for as many of them as there is room, what their walks start with. */
         bool stacks = u->guess_backoff == 0;
         u->guess_backoff -= u->guess_backoff > 0;
-        if (reserve_threads(u, m)) {
-            for (; guessed < m && n < PROC_IOV_MAX; guessed++) {
-                bool idle = u->idle_predict && u->snap == NULL &&
-                            may_keep(u, &u->ts[guessed], k->addrs[guessed]);
-                n += thread_guesses(u, guessed, stacks && !idle, iov + n, PROC_IOV_MAX - n);
-            }
+        for (; guessed < m && n < PROC_IOV_MAX; guessed++) {
+            bool idle = u->idle_predict && u->snap == NULL &&
+                        may_keep(u, &u->ts[guessed], k->addrs[guessed]);
+            n += thread_guesses(u, guessed, stacks && !idle, iov + n, PROC_IOV_MAX - n);
         }
     }
     /* Without a marker that vouches: the code objects the last walk checked, to be checked
@@ -852,16 +874,16 @@ size_t unwind_threads_collect(struct unwind *u, uint64_t interp, const struct in
     uint64_t addr = in->threads_head;
     for (size_t steps = 0; addr != 0 && steps <= LIMIT_THREADS; steps++) {
         struct pt_error e = {0};
-        uint8_t *buf = u->ts_buf + (n < LIMIT_THREADS ? n : 0) * L->thread.size;
         if (n == LIMIT_THREADS) {
             unwind_warn(u, "interpreter %" PRId64 ": more than %d threads, rest not shown",
                         (int64_t)in->id, LIMIT_THREADS);
             break;
         }
-        if (!reserve_threads(u, n + 1)) {
+        if (!unwind_threads_reserve(u, n + 1)) {
             unwind_warn(u, "out of memory reading threads");
             break;
         }
+        uint8_t *buf = u->ts_buf + n * L->thread.size;
         /* The guess holds while the links lead where the last walk went. */
         if (n >= guessed || u->known.addrs[n] != addr) {
             guessed = 0;

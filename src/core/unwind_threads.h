@@ -146,12 +146,12 @@ struct unwind {
     struct threadnames *names;
     struct pthreadtid *tids;
     uint8_t *code_buf; /* raw code structs of one batch */
-    uint8_t *ts_buf;   /* LIMIT_THREADS thread states */
+    uint8_t *ts_buf;   /* CAP_TS thread states (unwind_threads_reserve()) */
     uint64_t ts_lo;    /* the part of a thread state the walk reads: from TS_LO, */
     size_t ts_len;     /* TS_LEN bytes (thread_span()) */
     struct known_threads known;
     struct thread_ctx *ts; /* one interpreter's threads; kept, with their frame buffers */
-    size_t cap_ts;
+    size_t cap_ts;         /* room in TS, TS_BUF and the per-thread scratch */
     uint64_t *code_addrs; /* scratch of load_codes() */
     /* What the target's code marker vouches for (codemark.c), the generation this walk took
      * from it, and the marker's epoch the code cache was last told of. */
@@ -171,10 +171,10 @@ struct unwind {
     struct code_failure *code_fails; /* one interpreter's, sorted by address once loaded */
     size_t n_code_fails;
     size_t cap_code_fails;
-    uint64_t *idents;               /* LIMIT_THREADS scratch */
-    struct frames_thread **fr_ptrs; /* LIMIT_THREADS scratch: the threads' chains to walk */
-    pid_t *tid_out;                 /* LIMIT_THREADS scratch */
-    uint32_t *tid_pre;              /* LIMIT_THREADS scratch: tids read ahead, 0 none */
+    uint64_t *idents;               /* CAP_TS scratch */
+    struct frames_thread **fr_ptrs; /* CAP_TS scratch: the threads' chains to walk */
+    pid_t *tid_out;                 /* CAP_TS scratch */
+    uint32_t *tid_pre;              /* CAP_TS scratch: tids read ahead, 0 none */
     /* Hints of the last walk (sorted by thread state) and those of the one being taken;
      * at most LIMIT_THREADS each. */
     struct chain_hint *hints;
@@ -221,7 +221,14 @@ struct unwind {
     uint64_t failed_reads;
 };
 
-enum { UNWIND_CODE_GUESS = 256 }; /* code objects read ahead by the head batch, at most */
+enum {
+    UNWIND_CODE_GUESS = 256,  /* code objects read ahead by the head batch, at most */
+    UNWIND_THREADS_FIRST = 16 /* threads room is made for at first */
+};
+
+/* Room for N threads (at most LIMIT_THREADS) in u->ts, u->ts_buf and the per-thread scratch;
+ * what is new is zeroed. False when memory runs out. */
+bool unwind_threads_reserve(struct unwind *u, size_t n);
 enum { UNWIND_AUDIT_EVERY = 64 }; /* walks per audit of what the code marker vouches for */
 
 /* Notes a part that could not be read: in the snapshot in hand, or counted in the sample. */
