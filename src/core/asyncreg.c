@@ -318,19 +318,16 @@ static int set_keys(struct asyncreg *a, uint64_t set_addr, uint64_t **keys, size
     return rc == -2 ? -2 : 0;
 }
 
-/* A name looked up in the dict of module MOD_NAME in sys.modules; 0 when absent. */
-static uint64_t module_attr(struct asyncreg *a, uint64_t modules, const char *mod_name,
-                            const char *name)
+/* The attributes NAMES[0..N) of the module object at MOD into VALUES (0 for those absent, all
+ * 0 when MOD is 0). */
+static void module_attrs(struct asyncreg *a, uint64_t mod, const char *const *names, size_t n,
+                         uint64_t *values)
 {
-    uint64_t mod = 0;
     uint64_t dict = 0;
-    uint64_t v = 0;
-    if (pydict_get_str(a->proc, a->L, modules, mod_name, &mod, NULL) != 1 ||
-        read_u64(a, mod + a->L->module_dict, &dict) < 0 ||
-        pydict_get_str(a->proc, a->L, dict, name, &v, NULL) != 1) {
-        return 0;
+    memset(values, 0, n * sizeof *values);
+    if (mod != 0 && read_u64(a, mod + a->L->module_dict, &dict) == 0) {
+        pydict_get_strs(a->proc, a->L, dict, names, n, values, NULL);
     }
-    return v;
 }
 
 /* Appends the objects in one pair of registries, named WHAT in warnings, to *OBJS: the
@@ -881,20 +878,30 @@ static int build(struct asyncreg *a, struct taskcommon_vec *tv, struct pt_error 
 }
 
 /* The registries and the types that tell tasks, gathers and TaskGroups apart, by name in
- * asyncio's modules. Returns false when asyncio.tasks is not imported. */
-static bool find_registries(struct asyncreg *a, uint64_t modules, uint64_t *weak, uint64_t *strong)
+ * asyncio's modules, found in the modules dict at MODULES (one pass over it, and one over each
+ * module's names); *C_MOD is the _asyncio module, 0 when not imported. Returns false when
+ * asyncio.tasks is not imported. */
+static bool find_registries(struct asyncreg *a, uint64_t modules, uint64_t *weak, uint64_t *strong,
+                            uint64_t *c_mod)
 {
-    const char *tasks = "asyncio.tasks";
-    uint64_t mod = 0;
-    if (pydict_get_str(a->proc, a->L, modules, tasks, &mod, NULL) != 1) {
+    const char *mods[] = {"asyncio.tasks", "asyncio.taskgroups", "_asyncio"};
+    uint64_t mod[sizeof mods / sizeof mods[0]];
+    if (pydict_get_strs(a->proc, a->L, modules, mods, 3, mod, NULL) <= 0 || mod[0] == 0) {
         return false;
     }
-    *weak = module_attr(a, modules, tasks, a->A.registry_weak);
-    *strong = a->A.registry_strong ? module_attr(a, modules, tasks, a->A.registry_strong) : 0;
-    a->ctask_type = module_attr(a, modules, tasks, "_CTask");
-    a->pytask_type = module_attr(a, modules, tasks, "_PyTask");
-    a->gather_type = module_attr(a, modules, tasks, "_GatheringFuture");
-    a->taskgroup_type = module_attr(a, modules, "asyncio.taskgroups", "TaskGroup");
+    *c_mod = mod[2];
+    /* The strong registry only where the version has one. */
+    const char *names[] = {"_CTask", "_PyTask", "_GatheringFuture", a->A.registry_weak,
+                           a->A.registry_strong};
+    uint64_t found[sizeof names / sizeof names[0]];
+    module_attrs(a, mod[0], names, a->A.registry_strong ? 5 : 4, found);
+    a->ctask_type = found[0];
+    a->pytask_type = found[1];
+    a->gather_type = found[2];
+    *weak = found[3];
+    *strong = a->A.registry_strong ? found[4] : 0;
+    const char *group[] = {"TaskGroup"};
+    module_attrs(a, mod[1], group, 1, &a->taskgroup_type);
     return true;
 }
 
@@ -902,22 +909,21 @@ enum {
     MODSTATE_MAX = 1024, /* bytes of the _asyncio module state read */
 };
 
-/* The registries in the _asyncio module's state (3.14+: tasks of other implementations that
- * registered through the C _register_task) into *WEAK and *STRONG, 0 where there are none.
+/* The registries in the state of the _asyncio module at MOD (3.14+: tasks of other
+ * implementations that registered through the C _register_task) into *WEAK and *STRONG, 0 where
+ * there are none.
  * The state is believed only when its debug_offsets field points at the module's debug
  * section, found at SECTION_ADDR: else a warning, and *TRUNCATED. */
-static void state_registries(struct asyncreg *a, uint64_t modules, uint64_t section_addr,
+static void state_registries(struct asyncreg *a, uint64_t mod, uint64_t section_addr,
                              uint64_t *weak, uint64_t *strong, bool *truncated)
 {
     const struct layout_asyncio *A = &a->A;
     uint8_t buf[MODSTATE_MAX];
-    uint64_t mod = 0;
     uint64_t state = 0;
     uint64_t dbg = 0;
     *weak = 0;
     *strong = 0;
-    if (!layout_has(A->modstate.debug_offsets) || !layout_has(A->module_md_state) ||
-        pydict_get_str(a->proc, a->L, modules, "_asyncio", &mod, NULL) != 1) {
+    if (!layout_has(A->modstate.debug_offsets) || !layout_has(A->module_md_state) || mod == 0) {
         return;
     }
     if (A->modstate.size > sizeof buf || read_u64(a, mod + A->module_md_state, &state) < 0 ||
@@ -974,6 +980,7 @@ int asyncreg_read(struct asyncreg *a, struct snapshot *s, uint64_t modules,
 {
     uint64_t weak = 0;
     uint64_t strong = 0;
+    uint64_t c_mod = 0;
     uint64_t *objs = NULL;
     size_t n = 0;
     size_t cap = 0;
@@ -983,7 +990,7 @@ int asyncreg_read(struct asyncreg *a, struct snapshot *s, uint64_t modules,
     int rc = 0;
     begin(a, s, threads, n_threads);
     out->tasks_present = true;
-    if (modules == 0 || !find_registries(a, modules, &weak, &strong)) {
+    if (modules == 0 || !find_registries(a, modules, &weak, &strong, &c_mod)) {
         /* asyncio not imported: no tasks. */
         return 0;
     }
@@ -1020,16 +1027,17 @@ int asyncreg_read_more(struct asyncreg *a, struct snapshot *s, uint64_t modules,
     uint64_t strong = 0;
     uint64_t c_weak = 0;
     uint64_t c_strong = 0;
+    uint64_t c_mod = 0;
     uint64_t *objs = NULL;
     size_t n = 0;
     size_t cap = 0;
     char what[64];
     int rc = 0;
     begin(a, s, threads, n_threads);
-    if (modules == 0 || !find_registries(a, modules, &weak, &strong)) {
+    if (modules == 0 || !find_registries(a, modules, &weak, &strong, &c_mod)) {
         return 0;
     }
-    state_registries(a, modules, off->addr, &c_weak, &c_strong, truncated);
+    state_registries(a, c_mod, off->addr, &c_weak, &c_strong, truncated);
     snprintf(what, sizeof what, "asyncio's %s", a->A.registry_weak);
     if (weak != 0 || strong != 0) {
         rc = registry_objects(a, what, weak, strong, &objs, &n, &cap, truncated);

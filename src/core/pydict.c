@@ -111,27 +111,37 @@ static uint64_t entry_field(const struct keys *k, uint64_t i, uint64_t off)
     return v;
 }
 
-/* Index of the entry whose key is the ASCII str KEY, or -1. All candidate keys are read in one
- * batch: just enough of each to compare header and characters, packed WANT bytes apart, in
- * buffers for as many keys as the dict has, PROC_IOV_MAX at most. */
-static long find_key(struct proc *p, const struct py_layout *L, const struct keys *k,
-                     const char *key, struct pt_error *err)
+/* The entries whose keys are the ASCII strs KEYS[0..N) (N <= PYDICT_KEYS_MAX): their indexes
+ * into IDX, -1 for those absent. All candidate keys are read in batches, just enough of each
+ * to compare header and characters with the longest key, packed WANT bytes apart, in buffers
+ * for as many keys as the dict has, PROC_IOV_MAX at most. Returns how many were found, or -1. */
+static long find_keys(struct proc *p, const struct py_layout *L, const struct keys *k,
+                      const char *const *keys, size_t n, long *idx_out, struct pt_error *err)
 {
-    size_t klen = strlen(key);
-    size_t want = L->unicode.ascii_size + klen;
-    if (klen > KEY_NAME_MAX) {
-        return pt_error_set(err, PT_E_LIMIT, 0, "key too long");
+    size_t klen[PYDICT_KEYS_MAX];
+    size_t longest = 0;
+    if (n > PYDICT_KEYS_MAX) {
+        return pt_error_set(err, PT_E_LIMIT, 0, "too many keys at once");
     }
+    for (size_t q = 0; q < n; q++) {
+        klen[q] = strlen(keys[q]);
+        longest = klen[q] > longest ? klen[q] : longest;
+        idx_out[q] = -1;
+        if (klen[q] > KEY_NAME_MAX) {
+            return pt_error_set(err, PT_E_LIMIT, 0, "key too long");
+        }
+    }
+    size_t want = L->unicode.ascii_size + longest;
     size_t per = k->n == 0 ? 1 : k->n < PROC_IOV_MAX ? (size_t)k->n : PROC_IOV_MAX;
     uint8_t *bufs = malloc(per * want);
     struct proc_iov *iov = malloc(per * sizeof *iov);
     uint64_t *idx = malloc(per * sizeof *idx);
-    long found = -1;
+    long found = 0;
     if (bufs == NULL || iov == NULL || idx == NULL || want > KEY_READ_MAX) {
         found = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
         goto out;
     }
-    for (uint64_t base = 0; base < k->n && found < 0; base += per) {
+    for (uint64_t base = 0; base < k->n && (size_t)found < n; base += per) {
         size_t m = 0;
         for (uint64_t i = base; i < k->n && i < base + per; i++) {
             uint64_t kaddr = entry_field(k, i, k->key_at);
@@ -141,16 +151,23 @@ static long find_key(struct proc *p, const struct py_layout *L, const struct key
             }
         }
         bool batch = proc_read_many(p, iov, m, NULL) == 0;
-        for (size_t j = 0; j < m && found < 0; j++) {
+        for (size_t j = 0; j < m && (size_t)found < n; j++) {
             struct pyobj_str_info info;
             uint8_t *buf = bufs + j * want;
             if (!batch && proc_read_bytes(p, iov[j].addr, buf, want, NULL) < 0) {
                 continue;
             }
-            if (pyobj_str_parse_header(L, buf, want, &info, NULL) == 0 && info.kind == 1 &&
-                info.length == klen && info.data_off == L->unicode.ascii_size &&
-                memcmp(buf + info.data_off, key, klen) == 0) {
-                found = (long)idx[j];
+            if (pyobj_str_parse_header(L, buf, want, &info, NULL) < 0 || info.kind != 1 ||
+                info.data_off != L->unicode.ascii_size) {
+                continue;
+            }
+            for (size_t q = 0; q < n; q++) {
+                if (idx_out[q] < 0 && info.length == klen[q] &&
+                    memcmp(buf + info.data_off, keys[q], klen[q]) == 0) {
+                    idx_out[q] = (long)idx[j];
+                    found++;
+                    break;
+                }
             }
         }
     }
@@ -188,27 +205,43 @@ static int read_dict(struct proc *p, const struct py_layout *L, uint64_t dict_ad
     return 0;
 }
 
-int pydict_get_str(struct proc *p, const struct py_layout *L, uint64_t dict_addr, const char *key,
-                   uint64_t *value, struct pt_error *err)
+int pydict_get_strs(struct proc *p, const struct py_layout *L, uint64_t dict_addr,
+                    const char *const *keys, size_t n, uint64_t *values, struct pt_error *err)
 {
     uint64_t keys_addr;
-    uint64_t values;
+    uint64_t split;
     struct keys k;
-    if (read_dict(p, L, dict_addr, &keys_addr, &values, err) < 0 ||
+    long idx[PYDICT_KEYS_MAX];
+    for (size_t q = 0; q < n && q < PYDICT_KEYS_MAX; q++) {
+        values[q] = 0;
+    }
+    if (read_dict(p, L, dict_addr, &keys_addr, &split, err) < 0 ||
         read_keys(p, L, keys_addr, &k, err) < 0) {
         return -1;
     }
-    long i = find_key(p, L, &k, key, err);
-    int rc = 0;
-    if (i >= 0) {
-        if (values != 0) {
-            rc = split_value(p, L, values, (uint64_t)i, value, err) < 0 ? -1 : 1;
-        } else {
-            *value = entry_field(&k, (uint64_t)i, k.value_at);
-            rc = 1;
+    long found = find_keys(p, L, &k, keys, n, idx, err);
+    for (size_t q = 0; found > 0 && q < n; q++) {
+        if (idx[q] < 0) {
+            continue;
+        }
+        if (split == 0) {
+            values[q] = entry_field(&k, (uint64_t)idx[q], k.value_at);
+        } else if (split_value(p, L, split, (uint64_t)idx[q], &values[q], err) < 0) {
+            found = -1;
         }
     }
     free(k.entries);
+    return (int)found;
+}
+
+int pydict_get_str(struct proc *p, const struct py_layout *L, uint64_t dict_addr, const char *key,
+                   uint64_t *value, struct pt_error *err)
+{
+    uint64_t v = 0;
+    int rc = pydict_get_strs(p, L, dict_addr, &key, 1, &v, err);
+    if (rc == 1) {
+        *value = v;
+    }
     return rc;
 }
 
@@ -279,9 +312,10 @@ static int shared_lookup(struct proc *p, const struct py_layout *L, uint64_t cac
     if (read_keys(p, L, cached_keys, &k, err) < 0) {
         return -1;
     }
-    long i = find_key(p, L, &k, name, err);
+    long i = -1;
+    long found = find_keys(p, L, &k, &name, 1, &i, err);
     free(k.entries);
-    if (i < 0) {
+    if (found <= 0) {
         return 0;
     }
     return split_value(p, L, values, (uint64_t)i, value, err) < 0 ? -1 : 1;

@@ -15,6 +15,14 @@ struct pt_error;
 int pydict_get_str(struct proc *p, const struct py_layout *L, uint64_t dict_addr, const char *key,
                    uint64_t *value, struct pt_error *err);
 
+enum { PYDICT_KEYS_MAX = 8 }; /* keys pydict_get_strs() looks for at once, at most */
+
+/* Finds the ASCII str keys KEYS[0..N) (N <= PYDICT_KEYS_MAX) in the dict at DICT_ADDR, reading
+ * its keys once: VALUES[i] is the value of KEYS[i], 0 when absent. Returns how many were found,
+ * or -1 on an error as pydict_get_str(). */
+int pydict_get_strs(struct proc *p, const struct py_layout *L, uint64_t dict_addr,
+                    const char *const *keys, size_t n, uint64_t *values, struct pt_error *err);
+
 /* Calls FN(CTX, key, value) for each live entry of the dict at DICT_ADDR, in insertion order,
  * at most LIMIT_DICT_ENTRIES of them; FN returning nonzero stops the walk. */
 int pydict_items(struct proc *p, const struct py_layout *L, uint64_t dict_addr,

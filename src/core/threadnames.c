@@ -233,11 +233,13 @@ int threadnames_update(struct threadnames *t, struct proc *p, const struct py_la
     rc = pydict_items(p, L, active, add_thread, &w, err);
     /* The threads threading does not know are remembered as such, so that they do not make
      * every call read the names again before MAX_AGE. */
-    qsort(t->names, t->n, sizeof *t->names, cmp_entry);
+    if (t->n > 1) {
+        qsort(t->names, t->n, sizeof *t->names, cmp_entry);
+    }
     size_t listed = t->n;
     for (size_t i = 0; i < n && room(t); i++) {
         struct name_entry key = {.interp = interp, .ident = idents[i]};
-        if (bsearch(&key, t->names, listed, sizeof *t->names, cmp_entry) == NULL) {
+        if (listed == 0 || bsearch(&key, t->names, listed, sizeof *t->names, cmp_entry) == NULL) {
             struct name_entry *e = &t->names[t->n++];
             memset(e, 0, offsetof(struct name_entry, name));
             e->interp = interp;
@@ -245,6 +247,8 @@ int threadnames_update(struct threadnames *t, struct proc *p, const struct py_la
             e->absent = true;
         }
     }
-    qsort(t->names, t->n, sizeof *t->names, cmp_entry);
+    if (t->n > 1) {
+        qsort(t->names, t->n, sizeof *t->names, cmp_entry);
+    }
     return rc;
 }
