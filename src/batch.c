@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/limits.h"
 #include "core/proc.h"
@@ -116,12 +117,11 @@ static void sample_interval(struct batch *b, double start, double end)
 static struct snapshot *empty_snapshot(pid_t pid, const char *why, struct pt_error *err)
 {
     struct snapshot *s = snapshot_new(err);
-    struct timespec ts;
     if (s == NULL) {
         return NULL;
     }
     s->pid = pid;
-    s->time = clock_gettime(CLOCK_REALTIME, &ts) == 0 ? (double)ts.tv_sec + ts.tv_nsec / 1e9 : -1;
+    s->time = clock_wall();
     if (why != NULL) {
         snapshot_warn(s, "the interval's snapshot could not be read: %s", why);
     } else {
@@ -157,11 +157,6 @@ static void name_target(const struct batch *b, struct snapshot *empty)
     if (b->argc > 0) {
         snapshot_set_cmdline(empty, b->args, b->args_len, b->args_cut, NULL);
     }
-}
-
-static const char *source_line(void *ctx, const char *file, size_t file_len, int line, size_t *len)
-{
-    return source_cache_line(ctx, file, file_len, line, len);
 }
 
 /* Writes the interval that ends at NOW, unless it has no sample and SKIP_EMPTY. Returns 0, or
@@ -207,7 +202,7 @@ static int write_interval(struct batch *b, double now, bool skip_empty)
     if (b->o->json) {
         rc = sampler_write_json(snap, st, b->out, true, &err);
     } else {
-        struct snapshot_source lines = {source_line, b->src};
+        struct snapshot_source lines = source_cache_lines(b->src);
         rc = sampler_write_text(snap, st, b->out, b->src != NULL ? &lines : NULL,
                                 BATCH_TOP_FUNCTIONS, &err);
     }

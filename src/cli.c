@@ -363,24 +363,6 @@ int cli_target_error(const struct pt_error *e, pid_t pid)
     return CLI_EXIT_TARGET;
 }
 
-/* PYTOP_TEST_FORCE_VERSION=3.11 makes pytop take that version's layout whatever the target
- * is: only for testing that a wrong layout is refused. Returns a PY_VERSION_HEX or 0. */
-static uint64_t forced_version(void)
-{
-    const char *v = getenv("PYTOP_TEST_FORCE_VERSION");
-    unsigned major;
-    unsigned minor;
-    if (v == NULL || sscanf(v, "%u.%u", &major, &minor) != 2 || major != 3 || minor > 255) {
-        return 0;
-    }
-    return (3u << 24) | (minor << 16) | 0xf0;
-}
-
-int cli_locate(struct proc *p, struct runtime *rt, struct pt_error *err)
-{
-    return runtime_locate_as(p, forced_version(), rt, err);
-}
-
 /* Whether -o PATH may be written, said before the target is read: an existing file only with
  * --force, a symbolic link never. Returns 0, or CLI_EXIT_USAGE after saying why. */
 static int check_output(const struct cli_options *o)
@@ -457,7 +439,7 @@ int cli_run(const struct cli_options *o)
         struct pt_error err = {0};
         struct runtime rt;
         struct proc *p = proc_open(o->pid, &err);
-        int rc = p == NULL || cli_locate(p, &rt, &err) < 0 ? cli_target_error(&err, o->pid) : 0;
+        int rc = p == NULL || runtime_locate(p, &rt, &err) < 0 ? cli_target_error(&err, o->pid) : 0;
         proc_close(p);
         if (rc != 0) {
             return rc;

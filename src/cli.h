@@ -58,10 +58,6 @@ int cli_run(const struct cli_options *opts);
 struct proc;
 struct runtime;
 
-/* Locates the interpreter of P into RT, as every mode does (runtime_locate(), or the layout
- * PYTOP_TEST_FORCE_VERSION names, for tests). Errors: as runtime_locate(). */
-int cli_locate(struct proc *p, struct runtime *rt, struct pt_error *err);
-
 /* pytop's settings as options, for a report to say how it was taken: "--dump --rate 100
  * --window 10 --delay 1" (the mode's options first: --dump, --at-exit, -b, --json; --window
  * only when WINDOW_S > 0), with --blocking and --filter when set, then " (HOW)" when HOW is

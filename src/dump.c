@@ -204,11 +204,6 @@ static void make_note(struct dump *d, double now)
     }
 }
 
-static const char *source_line(void *ctx, const char *file, size_t file_len, int line, size_t *len)
-{
-    return source_cache_line(ctx, file, file_len, line, len);
-}
-
 /* Writes D's snapshot with ST (NULL: no statistics). Returns 0 or -1 after saying why. */
 static int write_dump(struct dump *d, const struct sampler_stats *st, FILE *out)
 {
@@ -234,7 +229,7 @@ static int write_dump(struct dump *d, const struct sampler_stats *st, FILE *out)
             .top_functions = DUMP_TOP_FUNCTIONS,
         };
         struct source_cache *src = d->gone ? NULL : source_cache_new(d->t.proc);
-        struct snapshot_source lines = {source_line, src};
+        struct snapshot_source lines = source_cache_lines(src);
         rc = report_write_text(d->last, NULL, st, out, src != NULL ? &lines : NULL, &ro, &err);
         source_cache_free(src);
     }

@@ -61,7 +61,7 @@ static int try_attach(struct target *t, struct pt_error *err)
     if (p == NULL) {
         return -1;
     }
-    if (cli_locate(p, &t->rt, err) < 0 || !target_runs_python(p, &t->rt, err)) {
+    if (runtime_locate(p, &t->rt, err) < 0 || !target_runs_python(p, &t->rt, err)) {
         proc_close(p);
         return -1;
     }
@@ -119,7 +119,7 @@ int target_open(struct target *t, const struct cli_options *o, volatile sig_atom
     t->pid = o->pid;
     if (o->command == NULL) {
         t->proc = proc_open(o->pid, &err);
-        if (t->proc == NULL || cli_locate(t->proc, &t->rt, &err) < 0) {
+        if (t->proc == NULL || runtime_locate(t->proc, &t->rt, &err) < 0) {
             target_close(t);
             return cli_target_error(&err, o->pid);
         }

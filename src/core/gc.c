@@ -39,7 +39,7 @@ struct gc_reader {
 /* Whether a field of WIDTH bytes at OFF (-1: absent) fits in SIZE bytes. */
 static bool field_fits(int64_t off, uint64_t width, uint64_t size)
 {
-    return off >= 0 && (uint64_t)off <= size && size - (uint64_t)off >= width;
+    return off >= 0 && layout_field_fits((uint64_t)off, width, size);
 }
 
 /* Whether the generated table V is one pytop can read at all. */

@@ -5,6 +5,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -474,9 +475,22 @@ int runtime_adopt(struct proc *p, struct runtime *rt, uint64_t hexversion, uint6
     return read_layout(p, rt, &cand, 0, err);
 }
 
+/* PYTOP_TEST_FORCE_VERSION=3.11 makes pytop take that version's layout whatever the target
+ * is: only for testing that a wrong layout is refused. Returns a PY_VERSION_HEX or 0. */
+static uint64_t forced_version(void)
+{
+    const char *v = getenv("PYTOP_TEST_FORCE_VERSION");
+    unsigned major;
+    unsigned minor;
+    if (v == NULL || sscanf(v, "%u.%u", &major, &minor) != 2 || major != 3 || minor > 255) {
+        return 0;
+    }
+    return (3u << 24) | (minor << 16) | 0xf0;
+}
+
 int runtime_locate(struct proc *p, struct runtime *rt, struct pt_error *err)
 {
-    return runtime_locate_as(p, 0, rt, err);
+    return runtime_locate_as(p, forced_version(), rt, err);
 }
 
 int runtime_locate_as(struct proc *p, uint64_t forced_version, struct runtime *rt,

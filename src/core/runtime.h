@@ -30,7 +30,8 @@ struct runtime {
  * reads _Py_DebugOffsets there (3.13+) or takes the generated table of the binary's version
  * (3.8-3.12), and checks the layout against the target. Errors: PT_E_NOTPY (no interpreter
  * found), PT_E_UNSUPPORTED (names the version), PT_E_BADLAYOUT (the layout does not fit),
- * PT_E_PERM, PT_E_GONE. */
+ * PT_E_PERM, PT_E_GONE. For tests, PYTOP_TEST_FORCE_VERSION=3.N in the environment makes it
+ * take that version's layout (runtime_locate_as()), wherever pytop locates an interpreter. */
 int runtime_locate(struct proc *p, struct runtime *rt, struct pt_error *err);
 
 /* As runtime_locate(), but takes the layout of FORCED_VERSION (a PY_VERSION_HEX; 0: what the

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/limits.h"
 #include "core/proc.h"
@@ -80,9 +81,7 @@ struct sampler {
 
 double sampler_now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return clock_now();
 }
 
 static double window_length(double w)
@@ -286,6 +285,25 @@ static int check_exec(struct sampler *s, double now, struct pt_error *e)
     return pt_error_set(e, PT_E_EXEC, 0, "process %d exec()ed %s", (int)proc_pid(s->proc), exe);
 }
 
+/* --blocking: the target stands still while it is read (hold() before, release() after), and
+ * always runs on afterwards, also when pausing failed half-way. Returns -1 when it could not
+ * be stopped (and runs on). */
+static int hold(struct sampler *s, struct pt_error *err)
+{
+    if (s->opts.blocking && proc_pause(s->proc, err) < 0) {
+        proc_resume(s->proc);
+        return -1;
+    }
+    return 0;
+}
+
+static void release(struct sampler *s)
+{
+    if (s->opts.blocking) {
+        proc_resume(s->proc);
+    }
+}
+
 int sampler_sample(struct sampler *s, double now, struct pt_error *err)
 {
     struct pt_error local = {0};
@@ -299,16 +317,10 @@ int sampler_sample(struct sampler *s, double now, struct pt_error *err)
         note_failure(s, now, e);
         return -1;
     }
-    /* --blocking: the target stands still while it is read, and always runs on afterwards
-     * (also when pausing failed half-way). */
     const struct sample *smp = NULL;
-    if (s->opts.blocking && proc_pause(s->proc, e) < 0) {
-        proc_resume(s->proc);
-    } else {
+    if (hold(s, e) == 0) {
         smp = unwind_sample(s->unwind, e);
-        if (s->opts.blocking) {
-            proc_resume(s->proc);
-        }
+        release(s);
     }
     if (smp == NULL) {
         /* Reads that fail may mean the image is gone: find out at once, not in a second. */
@@ -424,11 +436,9 @@ int sampler_follow_exec(struct sampler *s, struct runtime *rt, struct pt_error *
     if ((s->unwind = unwind_new(s->proc, rt, err)) == NULL) {
         return -1;
     }
-    struct timespec ts;
     s->reader_base = sampler_reader_counters(s);
     s->execed = true;
-    s->exec_time =
-        clock_gettime(CLOCK_REALTIME, &ts) == 0 ? (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 : -1;
+    s->exec_time = clock_wall();
     snprintf(s->exec_program, sizeof s->exec_program, "%s", program);
     return 0;
 }
@@ -459,14 +469,11 @@ const struct snapshot *sampler_snapshot(struct sampler *s, bool tasks, struct pt
         return NULL;
     }
     unwind_set_tasks(s->unwind, tasks);
-    if (s->opts.blocking && proc_pause(s->proc, err) < 0) {
-        proc_resume(s->proc);
+    if (hold(s, err) < 0) {
         return NULL;
     }
     struct snapshot *snap = unwind_snapshot(s->unwind, err);
-    if (s->opts.blocking) {
-        proc_resume(s->proc);
-    }
+    release(s);
     if (snap == NULL) {
         struct pt_error ex = {0};
         if (check_exec(s, sampler_now(), &ex) < 0 && err != NULL) {

@@ -164,3 +164,13 @@ const char *source_cache_line(struct source_cache *c, const char *file, size_t f
     *len = end - start;
     return f->text + start;
 }
+
+static const char *line_of(void *ctx, const char *file, size_t file_len, int line, size_t *len)
+{
+    return source_cache_line(ctx, file, file_len, line, len);
+}
+
+struct snapshot_source source_cache_lines(struct source_cache *c)
+{
+    return (struct snapshot_source){c != NULL ? line_of : NULL, c};
+}

@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include "core/snapshot.h"
+
 struct proc;
 
 struct source_cache;
@@ -17,5 +19,8 @@ void source_cache_free(struct source_cache *c);
  * than LIMIT_SOURCE_FILE are not read. */
 const char *source_cache_line(struct source_cache *c, const char *file, size_t file_len,
                               int line, size_t *len);
+
+/* The writers' source of lines (snapshot_source) served by C; no lines when C is NULL. */
+struct snapshot_source source_cache_lines(struct source_cache *c);
 
 #endif

@@ -8,9 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
-#include <time.h>
 
+#include "core/clock.h"
 #include "core/code.h"
 #include "core/codemark.h"
 #include "core/error.h"
@@ -76,27 +75,17 @@ struct unwind *unwind_new(struct proc *p, const struct runtime *rt, struct pt_er
         pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
         return NULL;
     }
-    unwind_set_gc(u, true);
+    /* Snapshots read the GC's generations and records; out of memory for them leaves "gc"
+     * null (each thread's in_gc is still known). Samples never read them. */
+    u->gc = gc_reader_new(u->proc, u->L);
+    u->gc_buf = u->gc != NULL ? malloc(GC_STATE_MAX) : NULL;
+    if (u->gc_buf == NULL) {
+        gc_reader_free(u->gc);
+        u->gc = NULL;
+    }
     return u;
 }
 
-void unwind_set_gc(struct unwind *u, bool on)
-{
-    if (!on) {
-        gc_reader_free(u->gc);
-        u->gc = NULL;
-    } else if (u->gc == NULL) {
-        /* Out of memory leaves the GC off; the snapshot then says nothing of it. */
-        u->gc = gc_reader_new(u->proc, u->L);
-        if (u->gc_buf == NULL) {
-            u->gc_buf = malloc(GC_STATE_MAX);
-        }
-        if (u->gc_buf == NULL) {
-            gc_reader_free(u->gc);
-            u->gc = NULL;
-        }
-    }
-}
 
 void unwind_free(struct unwind *u)
 {
@@ -187,13 +176,6 @@ static int read_tasks(struct unwind *u, uint64_t interp, uint64_t modules,
 /* Thread names are re-read at most this often unless a new thread shows up. */
 static const double NAMES_MAX_AGE = 2.0;
 
-static double monotonic_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void update_names(struct unwind *u, uint64_t interp, const struct interp_fields *in,
                          const struct thread_ctx *ts, size_t n)
 {
@@ -203,7 +185,7 @@ static void update_names(struct unwind *u, uint64_t interp, const struct interp_
     }
     if (in->modules != 0 &&
         threadnames_update(u->names, u->proc, u->L, interp, in->modules, u->idents, n,
-                           monotonic_seconds(), NAMES_MAX_AGE, &e) < 0) {
+                           clock_now(), NAMES_MAX_AGE, &e) < 0) {
         unwind_warn(u, "interpreter %" PRId64 ": thread names unavailable: %s", (int64_t)in->id,
                     e.msg);
     }
@@ -920,13 +902,11 @@ struct snapshot *unwind_snapshot(struct unwind *u, struct pt_error *err)
     struct snapshot *s = snapshot_new(err);
     struct snap_interp interps[LIMIT_INTERPRETERS];
     size_t n = 0;
-    struct timeval tv;
     if (s == NULL) {
         return NULL;
     }
-    gettimeofday(&tv, NULL);
     s->pid = proc_pid(u->proc);
-    s->time = (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+    s->time = clock_wall();
     fill_python(u->rt, s);
     u->snap = s;
     /* Snapshots repeat once per refresh, and most of what they read (above all the task graph)

@@ -49,8 +49,5 @@ struct unwind_counters unwind_get_counters(const struct unwind *u);
  * read "tasks" stays null, with a warning that says why). Off by default (a snapshot then warns
  * that its tasks were not asked for). Samples never read it. */
 void unwind_set_tasks(struct unwind *u, bool on);
-/* Whether snapshots read the GC's generations and records ("gc"; on by default). Off, "gc" is
- * null, though each thread's in_gc is still known. Samples never read them. */
-void unwind_set_gc(struct unwind *u, bool on);
 
 #endif

@@ -327,4 +327,11 @@ static inline bool layout_has(uint64_t off)
     return off != LAYOUT_NONE;
 }
 
+/* Whether a field of WIDTH bytes at OFF lies wholly inside a struct of SIZE bytes. */
+static inline bool layout_field_fits(uint64_t off, uint64_t width, uint64_t size)
+{
+    uint64_t end;
+    return !__builtin_add_overflow(off, width, &end) && end <= size;
+}
+
 #endif
