@@ -1,4 +1,5 @@
-/* proc_linux: the proc module on Linux, through process_vm_readv, /proc and ptrace. */
+/* proc_linux: the proc module on Linux: memory through process_vm_readv (or /proc/PID/mem),
+ * threads, maps and files through /proc; proc_pause.c stops and resumes the threads. */
 #include "config.h" /* defines _GNU_SOURCE, which process_vm_readv() needs */
 
 #include "core/proc.h"
@@ -8,98 +9,28 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/error.h"
 #include "core/limits.h"
 #include "core/proc_batch.h"
+#include "core/proc_linux.h"
 
 /* Where proc_exec_check() reads: address 0xfffffffffffff000 (open_image()). */
 static const off_t IMAGE_PROBE_OFFSET = -4096;
 
 enum {
-    PAUSE_ROUNDS = 16, /* task-list passes before proc_pause() gives up on new threads */
     STAT_BYTES = 2048, /* one stat line: 52 numbers and a comm of at most 64 bytes */
     MAPS_FIRST_BYTES = 1 << 16,
-    REAP_PERIOD_MS = 20, /* how long a pause lasts before the reaper looks (pause_state) */
-    STOP_WAIT_MS = 1000, /* how long wait_for_stop() waits for a thread to stop */
-    STOP_RETRY_MS = 10,  /* how often it interrupts the thread again */
-    STOP_SPINS = 1000,   /* how many times it yields the CPU before it naps instead */
-    STAT_FD_STALE = 4,   /* times the cache size: calls after which an unread stat fd may go */
-};
-
-/* A thread proc_pause() stopped. SIG is the signal it was about to take when it stopped
- * (a signal-delivery-stop); detaching hands it back so the target never loses a signal.
- * TID comes first so that compare_pids() sorts and searches these as well. */
-struct seized {
-    pid_t tid;
-    int sig;
-};
-
-struct pause_state {
-    pid_t tids[LIMIT_TASKS];           /* the task list of the current pass */
-    struct seized seized[LIMIT_TASKS]; /* the threads stopped so far, sorted after each pass */
-    size_t nseized;
-    /* A thread of pytop's own reaps the seized threads that exit while a pause lasts. A target
-     * thread that exec()s kills the others and waits (holding the target's cred_guard_mutex)
-     * until each is reaped; one we seized is ours to reap, and ptrace() cannot be interrupted
-     * while it waits for that mutex to seize the next thread: without a second thread both
-     * would wait for ever (fs/exec.c de_thread(), kernel/ptrace.c ptrace_attach()). */
-    pthread_t reaper;
-    bool reaper_started;
-    pthread_mutex_t lock; /* guards SEIZED, NSEIZED and the members below */
-    pthread_cond_t cond;
-    uint64_t pause_no; /* counts the pauses; odd while one lasts */
-    bool stop;
-    /* Seized threads a resume could not detach because they were dying (killed while
-     * stopped, as an exec kills them): still ours to reap once they are zombies. */
-    pid_t dying[LIMIT_TASKS];
-    size_t ndying;
-};
-
-/* An open /proc/PID/task/TID/FILE, kept so that reading the thread again costs one pread(). */
-struct stat_fd {
-    pid_t tid;
-    int fd;
-    uint64_t used; /* the read that last used it */
-};
-
-/* The open files of one kind (stat, schedstat), sorted by tid. */
-struct fd_cache {
-    const char *file;
-    struct stat_fd *fds; /* allocated by the first read */
-    size_t n;
-    uint64_t calls;
-};
-
-struct proc {
-    pid_t pid;
-    int mem_fd;   /* /proc/PID/mem, opened on first need */
-    int image_fd; /* /proc/PID/mem opened with the handle: reads EOF once that image is gone */
-    bool use_mem; /* process_vm_readv was refused (ENOSYS, or EPERM under seccomp) */
-    struct proc_counters counters;
-    struct proc_map *maps; /* from the last proc_maps() */
-    size_t nmaps;
-    bool paused;
-    struct pause_state *pause; /* allocated by the first proc_pause() */
-    struct fd_cache stat_cache;  /* the threads' stat files */
-    struct fd_cache sched_cache; /* their schedstat files */
-    size_t max_stat_fds; /* per cache: LIMIT_THREADS, or a quarter of the files pytop may open */
-    struct iovec local[PROC_IOV_MAX];
-    struct iovec remote[PROC_IOV_MAX];
-    struct proc_batch *batch; /* merging and read-ahead; NULL when memory ran out */
+    STAT_FD_STALE = 4, /* times the cache size: calls after which an unread stat fd may go */
 };
 
 /* Where a batch read has got to: region I, of which DONE bytes are copied. */
@@ -123,7 +54,6 @@ static ssize_t read_all(int fd, char *buf, size_t size)
 }
 
 static void fd_cache_close(struct fd_cache *c);
-static void pause_state_free(struct pause_state *ps);
 
 static int open_task_file(pid_t pid, pid_t tid, const char *file)
 {
@@ -174,7 +104,7 @@ static int parse_stat(const char *buf, ssize_t len, struct proc_task_stat *st)
     return 0;
 }
 
-static int read_stat_file(pid_t pid, pid_t tid, struct proc_task_stat *st)
+int proc_linux_read_stat(pid_t pid, pid_t tid, struct proc_task_stat *st)
 {
     char buf[STAT_BYTES];
     return parse_stat(buf, read_task_file(pid, tid, "stat", buf, sizeof buf), st);
@@ -188,7 +118,7 @@ static bool process_is_gone(pid_t pid)
         return true;
     }
     struct proc_task_stat st;
-    if (read_stat_file(pid, pid, &st) < 0) {
+    if (proc_linux_read_stat(pid, pid, &st) < 0) {
         return errno == ENOENT || errno == ESRCH;
     }
     return st.state == 'Z' || st.state == 'X';
@@ -292,7 +222,7 @@ void proc_close(struct proc *p)
     fd_cache_close(&p->stat_cache);
     fd_cache_close(&p->sched_cache);
     proc_maps_free(p->maps, p->nmaps);
-    pause_state_free(p->pause);
+    proc_linux_pause_free(p->pause);
     proc_batch_free(p->batch);
     free(p);
 }
@@ -526,7 +456,7 @@ static bool parse_tid(const char *name, pid_t *tid)
     return v > 0;
 }
 
-static int compare_pids(const void *a, const void *b)
+int proc_linux_compare_pids(const void *a, const void *b)
 {
     pid_t x = *(const pid_t *)a;
     pid_t y = *(const pid_t *)b;
@@ -565,7 +495,7 @@ int proc_tasks(struct proc *p, pid_t *tids, size_t max, size_t *n, struct pt_err
     if (rc < 0) {
         return -1;
     }
-    qsort(tids, count, sizeof *tids, compare_pids);
+    qsort(tids, count, sizeof *tids, proc_linux_compare_pids);
     *n = count;
     return 0;
 }
@@ -720,7 +650,7 @@ int proc_age(struct proc *p, double *seconds, struct pt_error *err)
 {
     struct proc_task_stat st;
     struct timespec boot;
-    if (read_stat_file(p->pid, p->pid, &st) < 0) {
+    if (proc_linux_read_stat(p->pid, p->pid, &st) < 0) {
         return proc_file_failed(p, errno == EINVAL ? EIO : errno, "stat", err);
     }
     /* The start time counts clock ticks from boot, as CLOCK_BOOTTIME does (proc(5)). */
@@ -811,7 +741,7 @@ int proc_started(struct proc *p, double *epoch, struct pt_error *err)
     struct proc_task_stat st;
     struct timespec real;
     struct timespec boot;
-    if (read_stat_file(p->pid, p->pid, &st) < 0) {
+    if (proc_linux_read_stat(p->pid, p->pid, &st) < 0) {
         return proc_file_failed(p, errno == EINVAL ? EIO : errno, "stat", err);
     }
     if (clock_gettime(CLOCK_REALTIME, &real) < 0 || clock_gettime(CLOCK_BOOTTIME, &boot) < 0) {
@@ -848,362 +778,3 @@ int proc_exe(struct proc *p, char *buf, size_t size, struct pt_error *err)
     return 0;
 }
 
-/* Seizes and stops thread TID. Returns 1 when it is stopped (and recorded), 0 when it exited
- * or is a zombie, -1 on error. A seized thread is waited for before this returns, so every
- * recorded thread is stopped and can be detached. */
-/* Interrupts the seized thread TID and waits for its stop (or its end) into *STATUS. Returns
- * TID, -1 (no such child), or 0 when no stop came within STOP_WAIT_MS. An interrupt sent while
- * the thread exec()s can be lost (the seize waited for the exec to end), so it is sent again
- * every STOP_RETRY_MS; the thread gets the CPU first (sched_yield) for the common case. */
-static pid_t wait_for_stop(pid_t tid, int *status)
-{
-    /* If this fails the thread is exiting, and waitpid reports that. */
-    ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
-    struct timespec start;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    long last_ms = 0;
-    for (unsigned spin = 0;; spin++) {
-        pid_t w = waitpid(tid, status, __WALL | WNOHANG);
-        if (w != 0 && !(w < 0 && errno == EINTR)) {
-            return w;
-        }
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        long ms = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
-        if (ms >= STOP_WAIT_MS) {
-            return 0;
-        }
-        if (ms - last_ms >= STOP_RETRY_MS) {
-            ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
-            last_ms = ms;
-        }
-        if (spin < STOP_SPINS) {
-            sched_yield();
-        } else {
-            struct timespec nap = {0, 200 * 1000};
-            nanosleep(&nap, NULL);
-        }
-    }
-}
-
-static int seize_thread(struct proc *p, pid_t tid, struct pt_error *err)
-{
-    struct pause_state *ps = p->pause;
-    struct proc_task_stat st;
-    int status;
-    pid_t w;
-    if (ps->nseized == LIMIT_TASKS) {
-        return pt_error_set(err, PT_E_LIMIT, 0, "process %d has more than %d threads", (int)p->pid,
-                            LIMIT_TASKS);
-    }
-    if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0) {
-        int e = errno;
-        bool perm = e == EPERM || e == EACCES;
-        /* Seizing a zombie thread (a main thread that exited before the others) gives EPERM. */
-        if (e == ESRCH || read_stat_file(p->pid, tid, &st) < 0 || st.state == 'Z' ||
-            st.state == 'X') {
-            return 0;
-        }
-        return pt_error_set(err, perm ? PT_E_PERM : PT_E_IO, e,
-                            "cannot pause thread %d of process %d: %s", (int)tid, (int)p->pid,
-                            perm ? "not allowed, or already traced" : strerror(e));
-    }
-    if ((w = wait_for_stop(tid, &status)) == 0) {
-        return pt_error_set(err, PT_E_IO, 0, "thread %d of process %d did not stop", (int)tid,
-                            (int)p->pid);
-    }
-    if (w < 0 || !WIFSTOPPED(status)) {
-        return 0;
-    }
-    /* status >> 16 is 0 only in a signal-delivery-stop; then the signal was dequeued. */
-    int sig = (status >> 16) == 0 ? WSTOPSIG(status) : 0;
-    pthread_mutex_lock(&ps->lock);
-    ps->seized[ps->nseized++] = (struct seized){.tid = tid, .sig = sig};
-    pthread_mutex_unlock(&ps->lock);
-    return 1;
-}
-
-/* Reaps TID if it is a zombie we trace (waitid() WEXITED only: a stop is left to the pausing
- * thread). Returns true when it is gone: reaped now, or no child of ours any more. */
-static bool reap_if_exited(pid_t tid)
-{
-    siginfo_t info = {0};
-    int rc = waitid(P_PID, (id_t)tid, &info, WEXITED | WNOHANG | __WALL);
-    return rc < 0 ? errno == ECHILD : info.si_pid == tid;
-}
-
-/* The reaper: each REAP_PERIOD_MS that a pause lasts or a dying thread waits, reaps the
- * seized and dying threads that exited. Idle otherwise. */
-static void *reap_exited(void *arg)
-{
-    struct pause_state *ps = arg;
-    pthread_mutex_lock(&ps->lock);
-    while (!ps->stop) {
-        if (ps->pause_no % 2 == 0 && ps->ndying == 0) {
-            pthread_cond_wait(&ps->cond, &ps->lock);
-            continue;
-        }
-        struct timespec at;
-        clock_gettime(CLOCK_MONOTONIC, &at);
-        at.tv_nsec += REAP_PERIOD_MS * 1000000L;
-        at.tv_sec += at.tv_nsec / 1000000000L;
-        at.tv_nsec %= 1000000000L;
-        uint64_t now = ps->pause_no;
-        pthread_cond_timedwait(&ps->cond, &ps->lock, &at);
-        if (ps->stop) {
-            break;
-        }
-        for (size_t i = 0; now % 2 == 1 && ps->pause_no == now && i < ps->nseized; i++) {
-            reap_if_exited(ps->seized[i].tid);
-        }
-        size_t kept = 0;
-        for (size_t i = 0; i < ps->ndying; i++) {
-            if (!reap_if_exited(ps->dying[i])) {
-                ps->dying[kept++] = ps->dying[i];
-            }
-        }
-        ps->ndying = kept;
-    }
-    pthread_mutex_unlock(&ps->lock);
-    return NULL;
-}
-
-/* The pause state, with its reaper running (signals blocked there: they are the program's).
- * NULL when memory or a thread is lacking. */
-static struct pause_state *pause_state_new(void)
-{
-    struct pause_state *ps = calloc(1, sizeof *ps);
-    pthread_condattr_t ca;
-    sigset_t all;
-    sigset_t old;
-    if (ps == NULL) {
-        return NULL;
-    }
-    pthread_mutex_init(&ps->lock, NULL);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&ps->cond, &ca);
-    pthread_condattr_destroy(&ca);
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    ps->reaper_started = pthread_create(&ps->reaper, NULL, reap_exited, ps) == 0;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return ps;
-}
-
-static void pause_state_free(struct pause_state *ps)
-{
-    if (ps == NULL) {
-        return;
-    }
-    if (ps->reaper_started) {
-        pthread_mutex_lock(&ps->lock);
-        ps->stop = true;
-        pthread_cond_signal(&ps->cond);
-        pthread_mutex_unlock(&ps->lock);
-        pthread_join(ps->reaper, NULL);
-    }
-    pthread_cond_destroy(&ps->cond);
-    pthread_mutex_destroy(&ps->lock);
-    free(ps);
-}
-
-/* Marks a pause as begun (odd PAUSE_NO) or over (even), for the reaper. */
-static void pause_mark(struct pause_state *ps)
-{
-    pthread_mutex_lock(&ps->lock);
-    ps->pause_no++;
-    pthread_cond_signal(&ps->cond);
-    pthread_mutex_unlock(&ps->lock);
-}
-
-int proc_pause(struct proc *p, struct pt_error *err)
-{
-    if (p->paused) {
-        return 0;
-    }
-    if (p->pid == getpid()) {
-        return pt_error_set(err, PT_E_PERM, 0, "pytop cannot pause itself");
-    }
-    if (p->pause == NULL && (p->pause = pause_state_new()) == NULL) {
-        return pt_error_set(err, PT_E_NOMEM, ENOMEM, "no memory for a thread list");
-    }
-    struct pause_state *ps = p->pause;
-    p->paused = true;
-    pause_mark(ps);
-    /* A running thread may start another before it is stopped, so list the threads again
-     * until a pass finds none still running; stopped threads cannot start any. */
-    for (int round = 0; round < PAUSE_ROUNDS; round++) {
-        size_t n;
-        size_t sorted = ps->nseized;
-        int added = 0;
-        if (proc_tasks(p, ps->tids, LIMIT_TASKS, &n, err) < 0) {
-            goto fail;
-        }
-        for (size_t i = 0; i < n; i++) {
-            int rc = 0;
-            if (bsearch(&ps->tids[i], ps->seized, sorted, sizeof *ps->seized, compare_pids) ==
-                NULL) {
-                rc = seize_thread(p, ps->tids[i], err);
-            }
-            if (rc < 0) {
-                goto fail;
-            }
-            added += rc;
-        }
-        pthread_mutex_lock(&ps->lock);
-        qsort(ps->seized, ps->nseized, sizeof *ps->seized, compare_pids);
-        pthread_mutex_unlock(&ps->lock);
-        if (added == 0) {
-            return 0;
-        }
-    }
-    pt_error_set(err, PT_E_LIMIT, 0, "process %d kept starting threads while being paused",
-                 (int)p->pid);
-fail:
-    proc_resume(p);
-    return -1;
-}
-
-void proc_resume(struct proc *p)
-{
-    if (p == NULL || !p->paused) {
-        return;
-    }
-    struct pause_state *ps = p->pause;
-    pthread_mutex_lock(&ps->lock);
-    for (size_t i = 0; i < ps->nseized; i++) {
-        uintptr_t sig = (uintptr_t)ps->seized[i].sig;
-        pid_t tid = ps->seized[i].tid;
-        /* Killed while stopped: its zombie is reported to us, its tracer, to reap, now or
-         * (still dying) by the reaper. */
-        if (ptrace(PTRACE_DETACH, tid, NULL, (void *)sig) < 0 && errno == ESRCH &&
-            !reap_if_exited(tid) && ps->ndying < LIMIT_TASKS) {
-            ps->dying[ps->ndying++] = tid;
-        }
-    }
-    ps->nseized = 0;
-    pthread_mutex_unlock(&ps->lock);
-    pause_mark(ps);
-    p->paused = false;
-}
-
-/* Reads up to SIZE - 1 bytes of the small file PATH into BUF, NUL-terminated; the length, or -1
- * when it cannot be read. */
-static ssize_t read_small(const char *path, char *buf, size_t size)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return -1;
-    }
-    size_t len = 0;
-    while (len + 1 < size) {
-        ssize_t r = read(fd, buf + len, size - 1 - len);
-        if (r < 0 && errno == EINTR) {
-            continue;
-        }
-        if (r <= 0) {
-            if (r < 0) {
-                len = 0;
-                close(fd);
-                return -1;
-            }
-            break;
-        }
-        len += (size_t)r;
-    }
-    close(fd);
-    buf[len] = '\0';
-    return (ssize_t)len;
-}
-
-static bool read_status(const char *path, struct proc_status *st)
-{
-    char text[4096];
-    ssize_t n = read_small(path, text, sizeof text);
-    return n > 0 && proc_status_parse(text, (size_t)n, st, NULL) == 0;
-}
-
-/* Whether PID shares our user namespace: the namespace files' identities where both can be
- * seen (seeing PID's needs the access that failed), else a different uid_map says another. */
-static int same_userns(pid_t pid)
-{
-    char path[64];
-    struct stat mine;
-    struct stat theirs;
-    snprintf(path, sizeof path, "/proc/%d/ns/user", (int)pid);
-    if (stat("/proc/self/ns/user", &mine) == 0 && stat(path, &theirs) == 0) {
-        return mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino;
-    }
-    char a[1024];
-    char b[1024];
-    snprintf(path, sizeof path, "/proc/%d/uid_map", (int)pid);
-    if (read_small("/proc/self/uid_map", a, sizeof a) >= 0 && read_small(path, b, sizeof b) >= 0 &&
-        strcmp(a, b) != 0) {
-        return 0;
-    }
-    return -1;
-}
-
-/* The label our security module confines us by, or "" (unconfined, or no module says). */
-static void lsm_label(char *buf, size_t size)
-{
-    static const char *const files[] = {"/proc/self/attr/apparmor/current",
-                                        "/proc/self/attr/current"};
-    buf[0] = '\0';
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        ssize_t n = read_small(files[i], buf, size);
-        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\0')) {
-            buf[--n] = '\0';
-        }
-        if (n > 0) {
-            break;
-        }
-        buf[0] = '\0';
-    }
-    /* AppArmor says "unconfined", SELinux "unconfined_u:unconfined_r:unconfined_t:...". */
-    if (strstr(buf, "unconfined") != NULL) {
-        buf[0] = '\0';
-    }
-    for (char *c = buf; *c != '\0'; c++) {
-        if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f) {
-            *c = '?';
-        }
-    }
-}
-
-void proc_access_facts(pid_t pid, struct proc_access *out)
-{
-    enum { CAP_SYS_PTRACE_BIT = 19 }; /* linux/capability.h */
-    char path[64];
-    struct proc_status self;
-    struct proc_status target;
-    *out = (struct proc_access){-1, -1, -1, -1, -1, ""};
-    if (read_status("/proc/self/status", &self) && self.has_cap_eff) {
-        out->ptrace_cap = (int)((self.cap_eff >> CAP_SYS_PTRACE_BIT) & 1u);
-    }
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    if (read_status(path, &target) && target.has_ids) {
-        uint64_t uid = getuid();
-        uint64_t gid = getgid();
-        out->same_user = 1;
-        for (int i = 0; i < 3; i++) {
-            out->same_user &= target.uid[i] == uid && target.gid[i] == gid;
-        }
-        /* The kernel gives a process that is not dumpable root as the owner of its /proc files
-         * that are not world-readable (task_dump_owner(), fs/proc/base.c), such as mem. */
-        struct stat st;
-        snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
-        if (stat(path, &st) == 0 && target.uid[1] != 0) {
-            out->dumpable = st.st_uid == target.uid[1] ? 1 : st.st_uid == 0 ? 0 : -1;
-        }
-    }
-    out->same_userns = same_userns(pid);
-    char scope[32];
-    if (read_small("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof scope) > 0) {
-        char *end;
-        long v = strtol(scope, &end, 10);
-        out->ptrace_scope = end != scope && v >= 0 && v <= 3 ? (int)v : -1;
-    }
-    lsm_label(out->lsm, sizeof out->lsm);
-}
