@@ -251,8 +251,8 @@ int proc_pause(struct proc *p, struct pt_error *err)
         }
         for (size_t i = 0; i < n; i++) {
             int rc = 0;
-            if (bsearch(&ps->tids[i], ps->seized, sorted, sizeof *ps->seized, proc_linux_compare_pids) ==
-                NULL) {
+            if (bsearch(&ps->tids[i], ps->seized, sorted, sizeof *ps->seized,
+                        proc_linux_compare_pids) == NULL) {
                 rc = seize_thread(p, ps->tids[i], err);
             }
             if (rc < 0) {

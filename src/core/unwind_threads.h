@@ -291,4 +291,18 @@ void unwind_threads_free_hints(struct chain_hint *h, size_t cap);
  * rest of the struct (hundreds of bytes on 3.13+) is never read. */
 void unwind_threads_span(const struct py_layout *L, uint64_t *lo, size_t *len);
 
+/* unwind_code.c. Brings every code object the frames of threads TS[0..N) name into the code
+ * cache: their structs are read in batches of one system call, strings and tables only for
+ * objects not cached yet; TRUST_CACHE when the target's marker vouches for what is cached. */
+void unwind_code_load(struct unwind *u, struct thread_ctx *ts, size_t n, bool main_interp,
+                      bool trust_cache);
+/* Gives each of T's frames its cache entry and instruction offset, drops frames that have not
+ * started, and marks T's stack torn when a frame runs no code object or stands outside its
+ * code. */
+void unwind_code_settle(struct unwind *u, struct thread_ctx *t);
+/* The cache entry of raw frame F's code object (unwind_code_settle() found it), or NULL with
+ * *WHY saying why there is none. */
+struct code_info *unwind_code_of(const struct unwind *u, const struct frames_raw *f,
+                                 enum snap_unreadable *why);
+
 #endif
