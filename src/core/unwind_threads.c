@@ -16,88 +16,6 @@
 #include "core/pthreadtid.h"
 #include "core/runtime.h"
 
-static int cmp_hint(const void *a, const void *b)
-{
-    const struct chain_hint *x = a;
-    const struct chain_hint *y = b;
-    return x->tstate < y->tstate ? -1 : x->tstate > y->tstate;
-}
-
-/* The hints this walk gathered become the next one's (the arrays swap; buffers stay). */
-void unwind_threads_commit_hints(struct unwind *u)
-{
-    struct chain_hint *t = u->hints;
-    size_t cap = u->cap_hints;
-    u->hints = u->next_hints;
-    u->cap_hints = u->cap_next_hints;
-    u->n_hints = u->n_next_hints;
-    u->next_hints = t;
-    u->cap_next_hints = cap;
-    u->n_next_hints = 0;
-    if (u->n_hints > 0) {
-        qsort(u->hints, u->n_hints, sizeof *u->hints, cmp_hint);
-    }
-}
-
-/* Hands each thread the frames its walk read one by one last time. */
-void unwind_threads_give_hints(const struct unwind *u, struct thread_ctx *ts, size_t n)
-{
-    for (size_t i = 0; i < n && u->n_hints > 0; i++) {
-        struct chain_hint key = {.tstate = ts[i].addr};
-        const struct chain_hint *h =
-            bsearch(&key, u->hints, u->n_hints, sizeof *u->hints, cmp_hint);
-        if (h != NULL) {
-            ts[i].fr.hint = h->addrs;
-            ts[i].fr.n_hint = h->n;
-        }
-    }
-}
-
-/* Keeps this walk's one-by-one reads as the next walk's hints (copied into kept buffers). */
-void unwind_threads_keep_hints(struct unwind *u, const struct thread_ctx *ts, size_t n)
-{
-    for (size_t i = 0; i < n && u->n_next_hints < LIMIT_THREADS; i++) {
-        const struct frames_thread *fr = &ts[i].fr;
-        if (fr->n_read == 0) {
-            continue;
-        }
-        /* The arrays grow with the threads that need hints (zeroed: no buffers yet). */
-        if (u->n_next_hints == u->cap_next_hints) {
-            size_t ncap = u->cap_next_hints ? u->cap_next_hints * 2 : 16;
-            ncap = ncap < LIMIT_THREADS ? ncap : LIMIT_THREADS;
-            struct chain_hint *fresh = realloc(u->next_hints, ncap * sizeof *fresh);
-            if (fresh == NULL) {
-                return;
-            }
-            memset(fresh + u->cap_next_hints, 0, (ncap - u->cap_next_hints) * sizeof *fresh);
-            u->next_hints = fresh;
-            u->cap_next_hints = ncap;
-        }
-        struct chain_hint *h = &u->next_hints[u->n_next_hints];
-        size_t want = fr->n_read < FRAMES_HINT_MAX ? fr->n_read : FRAMES_HINT_MAX;
-        if (h->cap < want) {
-            uint64_t *fresh = realloc(h->addrs, want * sizeof *fresh);
-            if (fresh == NULL) {
-                return;
-            }
-            h->addrs = fresh;
-            h->cap = want;
-        }
-        h->tstate = ts[i].addr;
-        h->n = want;
-        memcpy(h->addrs, fr->read_addrs, h->n * sizeof *h->addrs);
-        u->n_next_hints++;
-    }
-}
-
-void unwind_threads_free_hints(struct chain_hint *h, size_t cap)
-{
-    for (size_t i = 0; h != NULL && i < cap; i++) {
-        free(h[i].addrs);
-    }
-    free(h);
-}
-
 /* The part of a thread state the walk uses: from its first field to the end of its last. The
  * rest of the struct (hundreds of bytes on 3.13+) is never read. */
 void unwind_threads_span(const struct py_layout *L, uint64_t *lo, size_t *len)
@@ -467,10 +385,7 @@ static size_t thread_guesses(struct unwind *u, size_t j, bool stacks, struct pro
     }
     if (stacks && k < room) {
         uint64_t tstate = u->known.addrs[j];
-        struct chain_hint key = {.tstate = tstate};
-        const struct chain_hint *h =
-            u->n_hints > 0 ? bsearch(&key, u->hints, u->n_hints, sizeof *u->hints, cmp_hint)
-                           : NULL;
+        const struct chain_hint *h = unwind_threads_hint(u, tstate);
         k += frames_guess(L, &t->fr, tstate, h != NULL ? h->addrs : NULL, h != NULL ? h->n : 0,
                           iov + k, room - k);
         t->stack_pre = true;
@@ -604,127 +519,6 @@ static enum snap_bool thread_gil(const struct unwind *u, const uint8_t *ts,
     return SNAP_UNKNOWN;
 }
 
-/* An exception is being raised (current_exception) or handled: sys.exc_info() answers from
- * the newest item of the chain tstate->exc_info -> previous_item holding one (Python/errors.c,
- * _PyErr_GetTopmostException). The chain ends in the thread's own item (exc_state, in TS at
- * ADDR); when a generator runs, it starts in that generator's, and T->exc_item says where
- * for unwind_threads_exc_chains(). */
-static enum snap_bool thread_exception(const struct unwind *u, const uint8_t *ts, uint64_t addr,
-                                       struct thread_ctx *t)
-{
-    const struct py_layout *L = u->L;
-    uint64_t cur = 0;
-    uint64_t top = 0;
-    t->exc_item = 0;
-    t->own_exc = 0;
-    bool know_cur = layout_read_u64(ts, L->thread.size, L->thread.current_exception, &cur);
-    bool know_own = layout_read_u64(ts, L->thread.size, L->thread.exc_state_value, &t->own_exc);
-    if (t->own_exc == u->rt->none_addr) {
-        t->own_exc = 0;
-    }
-    if (cur != 0) {
-        return SNAP_YES;
-    }
-    if (layout_has(L->thread.exc_state) &&
-        layout_read_u64(ts, L->thread.size, L->thread.exc_info, &top) && top != 0 &&
-        top != addr + L->thread.exc_state) {
-        t->exc_item = top;
-        return SNAP_UNKNOWN;
-    }
-    if (!know_cur && !know_own) {
-        return SNAP_UNKNOWN;
-    }
-    return t->own_exc != 0 ? SNAP_YES : SNAP_NO;
-}
-
-/* The chain item at ITEM as the frame walk read it with a generator's frame: searched from
- * *AT on (the chain meets the generators in the order of their frames), wrapping. */
-static bool gen_item(const struct py_layout *L, const struct frames_thread *fr, uint64_t item,
-                     size_t *at, uint64_t *value, uint64_t *previous)
-{
-    size_t pre = frames_prefix(L);
-    for (size_t k = 0; pre > 0 && k < fr->n_frames; k++) {
-        const struct frames_raw *f = &fr->frames[(*at + k) % fr->n_frames];
-        if (f->generator && f->exc_known && f->addr - pre == item) {
-            *at = (*at + k) % fr->n_frames + 1;
-            *value = f->exc_value;
-            *previous = f->exc_previous;
-            return true;
-        }
-    }
-    return false;
-}
-
-/* Reads the chain item at ITEM (snapshots only). */
-static bool read_item(struct unwind *u, const struct thread_ctx *t, uint64_t item, uint64_t *value,
-                      uint64_t *previous)
-{
-    const struct py_layout *L = u->L;
-    uint8_t buf[LAYOUT_FRAME_PREFIX_MAX];
-    size_t len = (size_t)L->errstack.size;
-    if (u->snap == NULL || len > sizeof buf) {
-        return false;
-    }
-    if (proc_read_bytes(u->proc, item, buf, len, NULL) < 0 ||
-        !layout_read_u64(buf, len, L->errstack.value, value) ||
-        !layout_read_u64(buf, len, L->errstack.previous, previous)) {
-        unwind_warn(u, "thread %" PRIu64 ": exception state at 0x%" PRIx64 " unreadable",
-                    t->native_id, item);
-        return false;
-    }
-    return true;
-}
-
-/* has_exception of T, following its chain from T->exc_item. */
-static enum snap_bool exc_chain(struct unwind *u, const struct thread_ctx *t)
-{
-    const struct py_layout *L = u->L;
-    uint64_t item = t->exc_item;
-    uint64_t own = t->addr + L->thread.exc_state;
-    /* A loop is met again at MARK, which moves to where the walk is at each power of two. */
-    uint64_t mark = 0;
-    size_t lap = 1;
-    size_t since = 0;
-    size_t at = 0;
-    for (size_t steps = 0; steps <= LIMIT_FRAMES; steps++) {
-        uint64_t value = 0;
-        uint64_t previous = 0;
-        if (item == 0) {
-            return SNAP_NO;
-        }
-        if (item == own) {
-            return t->own_exc != 0 ? SNAP_YES : SNAP_NO;
-        }
-        if (!gen_item(L, &t->fr, item, &at, &value, &previous) &&
-            !read_item(u, t, item, &value, &previous)) {
-            return SNAP_UNKNOWN;
-        }
-        if (value != 0 && value != u->rt->none_addr) {
-            return SNAP_YES;
-        }
-        if (previous != 0 && previous == mark) {
-            break;
-        }
-        if (++since == lap) {
-            mark = item;
-            lap *= 2;
-            since = 0;
-        }
-        item = previous;
-    }
-    unwind_warn(u, "thread %" PRIu64 ": its exception chain loops or is too long", t->native_id);
-    return SNAP_UNKNOWN;
-}
-
-void unwind_threads_exc_chains(struct unwind *u, struct thread_ctx *ts, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (ts[i].exc_item != 0) {
-            ts[i].has_exception = exc_chain(u, &ts[i]);
-        }
-    }
-}
-
 /* Where the thread state TS (L->thread.size bytes) says T's chain starts. */
 void unwind_threads_frame_inputs(const struct py_layout *L, const uint8_t *ts, struct thread_ctx *t)
 {
@@ -777,7 +571,7 @@ static void parse_thread(const struct unwind *u, const uint8_t *ts, uint64_t add
     if (t->gil == SNAP_YES && t->gil_requested == SNAP_YES) {
         t->gil_requested = SNAP_NO;
     }
-    t->has_exception = thread_exception(u, ts, addr, t);
+    t->has_exception = unwind_threads_exception(u, ts, addr, t);
 }
 
 /* Where 3.11 and 3.12 threads' chains start: each thread's current _PyCFrame, all read in one

@@ -276,6 +276,9 @@ void unwind_threads_exc_chains(struct unwind *u, struct thread_ctx *ts, size_t n
 void unwind_threads_read_tids(struct unwind *u, struct thread_ctx *ts, size_t n,
                               const struct interp_fields *in);
 
+/* The hints the last walk left for the thread state at TSTATE, or NULL (unwind_hints.c). */
+const struct chain_hint *unwind_threads_hint(const struct unwind *u, uint64_t tstate);
+
 /* Hands each thread the frames its walk read one by one last time. */
 void unwind_threads_give_hints(const struct unwind *u, struct thread_ctx *ts, size_t n);
 
@@ -290,6 +293,12 @@ void unwind_threads_free_hints(struct chain_hint *h, size_t cap);
 /* The part of a thread state the walk uses: from its first field to the end of its last. The
  * rest of the struct (hundreds of bytes on 3.13+) is never read. */
 void unwind_threads_span(const struct py_layout *L, uint64_t *lo, size_t *len);
+
+/* unwind_exc.c. Whether the thread state TS (at ADDR) has an exception being raised or handled:
+ * the newest item of its exception-info chain holding one; a chain that starts in a running
+ * generator's item is left to unwind_threads_exc_chains() through T->exc_item. */
+enum snap_bool unwind_threads_exception(const struct unwind *u, const uint8_t *ts, uint64_t addr,
+                                        struct thread_ctx *t);
 
 /* unwind_code.c. Brings every code object the frames of threads TS[0..N) name into the code
  * cache: their structs are read in batches of one system call, strings and tables only for
