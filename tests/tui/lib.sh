@@ -98,7 +98,7 @@ sys.exit(0 if ok else 1)' >/dev/null 2>&1; then
         fi
     done
     skip "no Python 3.13+ with the GIL (set PYTOP_TUI_PYTHON, or PYTOP_TEST_PYTHONS;" \
-        "../shared/tools/get-pythons installs some)"
+        "tools/get-pythons installs some)"
 }
 
 # Starts tests/tui/target.py ARGS... in the background; TARGET_PID is its PID.
