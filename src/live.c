@@ -17,6 +17,8 @@
 #include "core/runtime.h"
 #include "core/sampler.h"
 #include "core/snapshot.h"
+#include "core/snapshot_arena.h"
+#include "core/snapshot_write.h"
 #include "core/source.h"
 #include "snapcopy.h"
 #include "target.h"

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/snapshot.h"
+#include "core/snapshot_arena.h"
 
 /* The copies made so far, by the address and length of what they copy, so that what the
  * source shares (a coroutine stack many tasks await through, the strings of one code object)

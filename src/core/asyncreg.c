@@ -22,6 +22,7 @@
 #include "core/pyobj.h"
 #include "core/runtime.h"
 #include "core/snapshot.h"
+#include "core/snapshot_arena.h"
 #include "core/taskcommon.h"
 
 enum {

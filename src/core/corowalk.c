@@ -14,6 +14,7 @@
 #include "core/limits.h"
 #include "core/proc.h"
 #include "core/snapshot.h"
+#include "core/snapshot_arena.h"
 #include "core/taskcommon.h"
 
 enum {

@@ -13,6 +13,7 @@
 #include "core/layout/layout.h"
 #include "core/proc.h"
 #include "core/snapshot.h"
+#include "core/snapshot_arena.h"
 
 enum {
     GC_MAX_GENERATIONS = 4,  /* more than any version has; a table saying more is refused */

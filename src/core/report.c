@@ -11,7 +11,9 @@
 
 #include "core/error.h"
 #include "core/sampler.h"
+#include "core/sampler_write.h"
 #include "core/snapshot.h"
+#include "core/snapshot_write.h"
 #include "core/strbuf.h"
 #include "core/tasktree.h"
 

@@ -17,6 +17,7 @@
 #include "core/runtime.h"
 #include "core/sample.h"
 #include "core/sampler_window.h"
+#include "core/snapshot_arena.h"
 #include "core/unwind.h"
 
 static const double WINDOW_DEFAULT_S = 1.0;

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/sample.h"
 #include "core/snapshot.h"
+#include "core/snapshot_words.h"
 
 /* The buckets are numbered by absolute time (floor(now / width)). A sample adds to the
  * entries' window counts and to the newest bucket's deltas; when a bucket falls out of the

@@ -12,6 +12,9 @@
 #include <time.h>
 
 #include "core/error.h"
+#include "core/sampler_write.h"
+#include "core/snapshot_words.h"
+#include "core/snapshot_write.h"
 #include "core/strbuf.h"
 
 enum {

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/snapshot_arena.h"
+#include "core/snapshot_words.h"
 
 enum {
     ARENA_CHUNK = 64 * 1024,          /* bytes of an ordinary chunk */

@@ -1,4 +1,6 @@
-/* snapshot: what pytop saw in the target at one moment, and its text and JSON writers. */
+/* snapshot: what pytop saw in the target at one moment: the data model every reader fills and
+ * every view and writer shows. Its memory is an arena (snapshot_arena.h), its words for states
+ * and frames are snapshot_words.h, its writers snapshot_write.h. */
 #ifndef PYTOP_CORE_SNAPSHOT_H
 #define PYTOP_CORE_SNAPSHOT_H
 
@@ -179,14 +181,6 @@ struct snapshot {
 struct snapshot *snapshot_new(struct pt_error *err);
 void snapshot_free(struct snapshot *s);
 
-/* Arena allocation: memory lives until snapshot_free(). NULL on out of memory. Zeroed, and
- * aligned for any type. */
-void *snapshot_alloc(struct snapshot *s, size_t size);
-/* Like snapshot_alloc for an array of N elements of SIZE bytes; NULL also when N * SIZE
- * overflows. */
-void *snapshot_alloc_array(struct snapshot *s, size_t n, size_t size);
-/* Copies LEN bytes into the arena; the result's ptr is NULL on out of memory. */
-struct snap_str snapshot_strdup(struct snapshot *s, const char *bytes, size_t len);
 /* Sets S's command line from the kernel's form of it: LEN bytes of arguments, each
  * NUL-terminated (the last one may lack its NUL, when CUT short). Copied into the arena.
  * Errors: PT_E_NOMEM (the command line stays unknown). */
@@ -197,117 +191,9 @@ int snapshot_set_cmdline(struct snapshot *s, const char *args, size_t len, bool 
  * the last one kept says that more were dropped. */
 void snapshot_warn(struct snapshot *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* "<native>", "<GC>", "<shim>" or "<unreadable frame>": how a frame the interpreter itself
- * marks, or one pytop could not read, is shown. */
-const char *snapshot_frame_label(enum snap_frame_kind kind);
-/* Why a frame could not be read, in words ("stack changed while read"). */
-const char *snapshot_unreadable_reason(enum snap_unreadable why);
-/* "<unreadable frame: stack changed while read>": the function an unreadable frame is counted
- * and shown as. */
-const char *snapshot_unreadable_label(enum snap_unreadable why);
-/* How a frame that is not Python code is shown: snapshot_frame_label() of its kind, or for an
- * unreadable frame snapshot_unreadable_label() of its reason. */
-const char *snapshot_frame_title(const struct snap_frame *f);
-/* Whether such a frame's function says more than its title (the <GC> frame's does not). */
-bool snapshot_frame_named(const struct snap_frame *f);
-
 /* What the I-th of GC's recent records did on its own: its counts less those of the previous
  * record of its generation (the records hold running totals). False when that cannot be told
  * (the oldest record kept of its generation, unless it was the generation's first). */
 bool snapshot_gc_record_delta(const struct snap_gc *gc, size_t i, struct snap_gc_record *delta);
-
-/* The words for a thread's state: the one list the text dump, the stack titles and the Threads
- * view's STATE column all say it with. */
-enum snap_state {
-    SNAP_STATE_MAIN,      /* "main thread" (no brief word: the view has a row per thread) */
-    SNAP_STATE_GIL,       /* "has GIL" / "GIL" */
-    SNAP_STATE_WAIT_GIL,  /* "waiting for GIL" / "wait GIL": known to want it (3.15+) */
-    SNAP_STATE_ON_CPU,    /* "on CPU" / "CPU" */
-    SNAP_STATE_IDLE,      /* "idle": off CPU, no GIL, and known not to want it (3.15+) */
-    SNAP_STATE_NO_GIL,    /* "no GIL": off CPU and no GIL, but whether it waits for the GIL
-                           * is not known (before 3.15): idle or a thread between turns */
-    SNAP_STATE_IN_GC,     /* "in GC" / "GC" */
-    SNAP_STATE_EXCEPTION, /* "has exception" / "exc" */
-    SNAP_STATE_COUNT,
-};
-
-/* The states T is known to be in, in the order above, into OUT; returns how many. A flag that
- * is unknown gives no word: "idle" only when each of the GIL, the wish for it and the CPU is
- * known, "no GIL" where only the wish is not. */
-size_t snapshot_thread_states(const struct snap_thread *t, enum snap_state out[SNAP_STATE_COUNT]);
-
-/* The word for STATE: as CPython's tools word it ("has GIL", "waiting for GIL"), or BRIEF for a
- * table column ("GIL", "wait GIL"); NULL where there is none (SNAP_STATE_MAIN's brief). */
-const char *snapshot_state_word(enum snap_state state, bool brief);
-
-/* The long words of T's states joined by ", " ("main thread, has GIL, on CPU"), or the brief
- * ones joined by " " ("GIL CPU"), into BUF (NUL-terminated, truncated to SIZE); may be empty. */
-void snapshot_thread_state_text(const struct snap_thread *t, bool brief, char *buf, size_t size);
-
-/* snapshot_thread_state_text(T, false, ...): the words of the text dump's thread header. */
-void snapshot_thread_state_words(const struct snap_thread *t, char *buf, size_t size);
-
-/* The word for a task's state, as asyncio says it: "pending", "cancelled", "finished"; NULL
- * when unknown. */
-const char *snapshot_task_state_name(enum snap_task_state state);
-
-/* Source lines for the text writer. Given a file name as the target sees it and a 1-based line
- * number, returns the line's text (without trailing newline) in a buffer the callback owns, or
- * NULL when unavailable. CTX is passed through. May be NULL (no source lines). */
-struct snapshot_source {
-    const char *(*line)(void *ctx, const char *file, size_t file_len, int line, size_t *len);
-    void *ctx;
-};
-
-/* Writes S as one JSON document (no trailing newline unless NEWLINE). Errors: PT_E_IO. */
-int snapshot_write_json(const struct snapshot *s, FILE *out, bool newline, struct pt_error *err);
-
-struct strbuf;
-/* The writer of one JSON document, as the callbacks below see it. */
-struct snapshot_json_out;
-
-/* Members another module adds to the document (batch mode adds the sampler's statistics; the
- * snapshot knows nothing of them). Each callback appends zero or more members, each beginning
- * with a comma (,"key":value), to snapshot_json_buf(W), and may call snapshot_json_flush(W)
- * between members so that a long list is written out as it goes. Any callback may be NULL. */
-struct snapshot_json_extra {
-    void (*head)(void *ctx, struct snapshot_json_out *w);   /* top level, after "python" */
-    void (*thread)(void *ctx, struct snapshot_json_out *w, const struct snap_interp *in,
-                   const struct snap_thread *t);            /* in each thread, after "in_gc" */
-    void (*tail)(void *ctx, struct snapshot_json_out *w);   /* top level, after "warnings" */
-    /* more entries of "warnings", after the snapshot's own: through
-     * snapshot_json_add_warning() only */
-    void (*warnings)(void *ctx, struct snapshot_json_out *w);
-    void *ctx;
-};
-
-/* Like snapshot_write_json, with EXTRA's members (EXTRA may be NULL). Errors: PT_E_IO,
- * PT_E_NOMEM. */
-int snapshot_write_json_extra(const struct snapshot *s, FILE *out, bool newline,
-                              const struct snapshot_json_extra *extra, struct pt_error *err);
-/* The buffer the document is built in; valid during the callback. */
-struct strbuf *snapshot_json_buf(struct snapshot_json_out *w);
-/* Writes out what the buffer holds once it is large; errors are reported at the end. */
-void snapshot_json_flush(struct snapshot_json_out *w);
-/* Adds TEXT (LEN bytes) to the "warnings" array; only from the WARNINGS callback. */
-void snapshot_json_add_warning(struct snapshot_json_out *w, const char *text, size_t len);
-
-/* Writes S as the traceback-like text dump. Errors: PT_E_IO. */
-int snapshot_write_text(const struct snapshot *s, FILE *out, const struct snapshot_source *src,
-                        struct pt_error *err);
-
-/* The parts of the text dump, for a writer that puts more between them (the incident report):
- * the header names the process (pid, Python, command line, start) and when the snapshot was
- * taken; the body holds the threads, GC, tasks and warnings. */
-enum snapshot_text_parts {
-    SNAPSHOT_TEXT_HEADER = 1,
-    SNAPSHOT_TEXT_BODY = 2,
-    SNAPSHOT_TEXT_ALL = 3,
-};
-/* Writes the PARTS of S's text dump, as snapshot_write_text() does. Errors: PT_E_IO,
- * PT_E_NOMEM. */
-int snapshot_write_text_parts(const struct snapshot *s, FILE *out,
-                              const struct snapshot_source *src, enum snapshot_text_parts parts,
-                              struct pt_error *err);
 
 #endif

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/snapshot_words.h"
+#include "core/snapshot_write.h"
 #include "core/strbuf.h"
 
 /* The document is built in a buffer that is written out whenever it grows past this, so a

@@ -12,6 +12,8 @@
 #include <time.h>
 
 #include "core/error.h"
+#include "core/snapshot_words.h"
+#include "core/snapshot_write.h"
 #include "core/strbuf.h"
 #include "core/tasktree.h"
 

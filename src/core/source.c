@@ -1,6 +1,7 @@
 /* source: lines of the target's source files, read through its root and cached. */
 #include "config.h"
 
+#include "core/snapshot_write.h"
 #include "core/source.h"
 
 #include <stdbool.h>

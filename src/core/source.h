@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "core/snapshot.h"
+#include "core/snapshot_write.h"
 
 struct proc;
 

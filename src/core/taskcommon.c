@@ -2,6 +2,7 @@
  * frame from a code object and instruction, task names, and a growing array of tasks. */
 #include "config.h"
 
+#include "core/snapshot_arena.h"
 #include "core/taskcommon.h"
 
 #include <inttypes.h>

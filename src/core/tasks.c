@@ -3,6 +3,7 @@
  * registries (asyncreg: every task of 3.8-3.13, the others of 3.14+). */
 #include "config.h"
 
+#include "core/snapshot_arena.h"
 #include "core/tasks.h"
 
 #include <inttypes.h>

@@ -1,6 +1,8 @@
 /* unwind: walk a target's interpreters, threads and frames into a snapshot. */
 #include "config.h"
 
+#include "core/snapshot_arena.h"
+#include "core/snapshot_words.h"
 #include "core/unwind.h"
 
 #include <inttypes.h>

@@ -18,6 +18,7 @@
 #include "core/proc.h"
 #include "core/runtime.h"
 #include "core/snapshot.h"
+#include "core/snapshot_words.h"
 #include "core/unwind_threads.h"
 
 static int cmp_u64(const void *a, const void *b)

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/report.h"
 #include "core/snapshot.h"
+#include "core/snapshot_write.h"
 
 enum { DUMP_TRIES = 100 };
 

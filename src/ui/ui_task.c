@@ -2,6 +2,7 @@
  * coroutine stack. */
 #include "config.h"
 
+#include "core/snapshot_words.h"
 #include "ui/ui_task.h"
 
 #include <inttypes.h>

@@ -9,6 +9,7 @@
 
 #include "core/limits.h"
 #include "core/snapshot.h"
+#include "core/snapshot_words.h"
 #include "core/strbuf.h"
 #include "core/tasktree.h"
 #include "ui/ui_list.h"

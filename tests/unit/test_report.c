@@ -16,6 +16,7 @@
 #include "core/report.h"
 #include "core/sampler.h"
 #include "core/snapshot.h"
+#include "core/snapshot_arena.h"
 
 static struct snap_str str(const char *c)
 {

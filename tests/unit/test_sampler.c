@@ -18,6 +18,7 @@
 #include "core/sampler.h"
 #include "core/sampler_window.h"
 #include "core/snapshot.h"
+#include "core/snapshot_arena.h"
 
 static const char *const FILE_NAME = "/srv/app/worker.py";
 

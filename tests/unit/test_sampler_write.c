@@ -14,7 +14,10 @@
 
 #include "core/error.h"
 #include "core/sampler.h"
+#include "core/sampler_write.h"
 #include "core/snapshot.h"
+#include "core/snapshot_arena.h"
+#include "core/snapshot_write.h"
 
 static struct snap_str str(const char *c)
 {

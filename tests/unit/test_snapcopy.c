@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/snapshot.h"
+#include "core/snapshot_arena.h"
 #include "core/strbuf.h"
 #include "core/tasktree.h"
 #include "snapcopy.h"

@@ -15,6 +15,9 @@
 
 #include "core/error.h"
 #include "core/snapshot.h"
+#include "core/snapshot_arena.h"
+#include "core/snapshot_words.h"
+#include "core/snapshot_write.h"
 
 static struct snap_str str(const char *c)
 {

@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "core/snapshot.h"
+#include "core/snapshot_write.h"
 #include "core/strbuf.h"
 #include "core/tasktree.h"
 
