@@ -1,4 +1,4 @@
-/* debug_offsets: the per-version readers of _Py_DebugOffsets, dispatched from layout.c only. */
+/* debug_offsets: the one reader of _Py_DebugOffsets (3.13+), and what layout.c shares with it. */
 #ifndef PYTOP_CORE_LAYOUT_DEBUG_OFFSETS_H
 #define PYTOP_CORE_LAYOUT_DEBUG_OFFSETS_H
 
@@ -8,12 +8,13 @@
 struct py_layout;
 struct pt_error;
 struct layout_gen;
+struct layout_debug_gen;
 
-/* Each fills L from BLOB[0..LEN), the target's _Py_DebugOffsets of that minor version.
+/* Fills L from BLOB[0..LEN), the target's _Py_DebugOffsets of minor version 3.MINOR, as that
+ * version's description D says (layout_debug_of()), over the version's generated table.
  * Errors: PT_E_BADLAYOUT when BLOB is shorter than the version's struct. */
-int layout_v3_13_fill(const uint8_t *blob, size_t len, struct py_layout *L, struct pt_error *err);
-int layout_v3_14_fill(const uint8_t *blob, size_t len, struct py_layout *L, struct pt_error *err);
-int layout_v3_15_fill(const uint8_t *blob, size_t len, struct py_layout *L, struct pt_error *err);
+int debug_offsets_fill(const struct layout_debug_gen *d, unsigned minor, const uint8_t *blob,
+                       size_t len, struct py_layout *L, struct pt_error *err);
 
 /* Fills the parts of L that come from tools/gen-layout's table G (called first; a version's
  * debug offsets then override what they also describe). */

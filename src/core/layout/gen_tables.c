@@ -3,6 +3,10 @@
 
 #include "core/layout/gen.h"
 
+#include <stddef.h>
+
+#include "core/layout/layout.h"
+
 /* 3.8: ~/.pyenv/versions/3.8.18/include/python3.8 */
 const struct layout_gen layout_gen_3_8 = {
     .thread_current_exception = -1,
@@ -1424,6 +1428,212 @@ const struct layout_build_gen *layout_build_variants(unsigned minor, size_t *n)
         return build_3_15;
     default:
         *n = 0;
+        return NULL;
+    }
+}
+
+static const struct layout_debug_field debug_fields_3_13[] = {
+    {"runtime_state.size", 24, offsetof(struct py_layout, runtime.size), false},
+    {"runtime_state.finalizing", 32, offsetof(struct py_layout, runtime.finalizing), false},
+    {"runtime_state.interpreters_head", 40, offsetof(struct py_layout, runtime.interpreters_head), false},
+    {"interpreter_state.size", 48, offsetof(struct py_layout, interp.size), false},
+    {"interpreter_state.id", 56, offsetof(struct py_layout, interp.id), false},
+    {"interpreter_state.next", 64, offsetof(struct py_layout, interp.next), false},
+    {"interpreter_state.threads_head", 72, offsetof(struct py_layout, interp.threads_head), false},
+    {"interpreter_state.gc", 80, offsetof(struct py_layout, interp.gc), false},
+    {"interpreter_state.imports_modules", 88, offsetof(struct py_layout, interp.imports_modules), false},
+    {"interpreter_state.gil_runtime_state_locked", 136, offsetof(struct py_layout, interp.gil_locked), false},
+    {"interpreter_state.gil_runtime_state_holder", 144, offsetof(struct py_layout, interp.gil_holder), false},
+    {"thread_state.size", 152, offsetof(struct py_layout, thread.size), false},
+    {"thread_state.next", 168, offsetof(struct py_layout, thread.next), false},
+    {"thread_state.interp", 176, offsetof(struct py_layout, thread.interp), false},
+    {"thread_state.current_frame", 184, offsetof(struct py_layout, thread.current_frame), false},
+    {"thread_state.thread_id", 192, offsetof(struct py_layout, thread.thread_id), false},
+    {"thread_state.native_thread_id", 200, offsetof(struct py_layout, thread.native_thread_id), false},
+    {"thread_state.datastack_chunk", 208, offsetof(struct py_layout, thread.datastack_chunk), false},
+    {"thread_state.status", 216, offsetof(struct py_layout, thread.status), false},
+    {"interpreter_frame.localsplus", 256, offsetof(struct py_layout, frame.size), false},
+    {"interpreter_frame.previous", 232, offsetof(struct py_layout, frame.previous), false},
+    {"interpreter_frame.executable", 240, offsetof(struct py_layout, frame.executable), false},
+    {"interpreter_frame.instr_ptr", 248, offsetof(struct py_layout, frame.instr_ptr), false},
+    {"interpreter_frame.owner", 264, offsetof(struct py_layout, frame.owner), false},
+    {"code_object.size", 272, offsetof(struct py_layout, code.size), false},
+    {"code_object.filename", 280, offsetof(struct py_layout, code.filename), false},
+    {"code_object.name", 288, offsetof(struct py_layout, code.name), false},
+    {"code_object.qualname", 296, offsetof(struct py_layout, code.qualname), false},
+    {"code_object.linetable", 304, offsetof(struct py_layout, code.linetable), false},
+    {"code_object.firstlineno", 312, offsetof(struct py_layout, code.firstlineno), false},
+    {"code_object.co_code_adaptive", 344, offsetof(struct py_layout, code.code_adaptive), false},
+    {"bytes_object.ob_size", 520, offsetof(struct py_layout, code.ob_size), false},
+    {"pyobject.ob_type", 360, offsetof(struct py_layout, object.ob_type), false},
+    {"bytes_object.size", 512, offsetof(struct py_layout, bytes.size), false},
+    {"bytes_object.ob_size", 520, offsetof(struct py_layout, bytes.ob_size), false},
+    {"bytes_object.ob_sval", 528, offsetof(struct py_layout, bytes.ob_sval), false},
+    {"unicode_object.state", 544, offsetof(struct py_layout, unicode.state), false},
+    {"unicode_object.length", 552, offsetof(struct py_layout, unicode.length), false},
+    {"unicode_object.asciiobject_size", 560, offsetof(struct py_layout, unicode.ascii_size), false},
+    {"gc.size", 568, offsetof(struct py_layout, gc.size), false},
+    {"gc.collecting", 576, offsetof(struct py_layout, gc.collecting), false},
+};
+
+static const struct layout_debug_gen debug_3_13 = {
+    .size = 584,
+    .gen = &layout_gen_3_13,
+    .fields = debug_fields_3_13,
+    .n_fields = 41,
+    .has_code_generation = false,
+    .await_slot = 0,
+};
+
+static const struct layout_debug_field debug_fields_3_14[] = {
+    {"runtime_state.size", 24, offsetof(struct py_layout, runtime.size), false},
+    {"runtime_state.finalizing", 32, offsetof(struct py_layout, runtime.finalizing), false},
+    {"runtime_state.interpreters_head", 40, offsetof(struct py_layout, runtime.interpreters_head), false},
+    {"interpreter_state.size", 48, offsetof(struct py_layout, interp.size), false},
+    {"interpreter_state.id", 56, offsetof(struct py_layout, interp.id), false},
+    {"interpreter_state.next", 64, offsetof(struct py_layout, interp.next), false},
+    {"interpreter_state.threads_head", 72, offsetof(struct py_layout, interp.threads_head), false},
+    {"interpreter_state.threads_main", 80, offsetof(struct py_layout, interp.threads_main), false},
+    {"interpreter_state.gc", 88, offsetof(struct py_layout, interp.gc), false},
+    {"interpreter_state.imports_modules", 96, offsetof(struct py_layout, interp.imports_modules), false},
+    {"interpreter_state.gil_runtime_state_locked", 144, offsetof(struct py_layout, interp.gil_locked), false},
+    {"interpreter_state.gil_runtime_state_holder", 152, offsetof(struct py_layout, interp.gil_holder), false},
+    {"interpreter_state.code_object_generation", 160, offsetof(struct py_layout, interp.code_object_generation), false},
+    {"thread_state.size", 176, offsetof(struct py_layout, thread.size), false},
+    {"thread_state.next", 192, offsetof(struct py_layout, thread.next), false},
+    {"thread_state.interp", 200, offsetof(struct py_layout, thread.interp), false},
+    {"thread_state.current_frame", 208, offsetof(struct py_layout, thread.current_frame), false},
+    {"thread_state.thread_id", 216, offsetof(struct py_layout, thread.thread_id), false},
+    {"thread_state.native_thread_id", 224, offsetof(struct py_layout, thread.native_thread_id), false},
+    {"thread_state.datastack_chunk", 232, offsetof(struct py_layout, thread.datastack_chunk), false},
+    {"thread_state.status", 240, offsetof(struct py_layout, thread.status), false},
+    {"interpreter_frame.localsplus", 280, offsetof(struct py_layout, frame.size), false},
+    {"interpreter_frame.previous", 256, offsetof(struct py_layout, frame.previous), false},
+    {"interpreter_frame.executable", 264, offsetof(struct py_layout, frame.executable), false},
+    {"interpreter_frame.instr_ptr", 272, offsetof(struct py_layout, frame.instr_ptr), false},
+    {"interpreter_frame.owner", 288, offsetof(struct py_layout, frame.owner), false},
+    {"interpreter_frame.stackpointer", 296, offsetof(struct py_layout, frame_stackpointer), false},
+    {"code_object.size", 312, offsetof(struct py_layout, code.size), false},
+    {"code_object.filename", 320, offsetof(struct py_layout, code.filename), false},
+    {"code_object.name", 328, offsetof(struct py_layout, code.name), false},
+    {"code_object.qualname", 336, offsetof(struct py_layout, code.qualname), false},
+    {"code_object.linetable", 344, offsetof(struct py_layout, code.linetable), false},
+    {"code_object.firstlineno", 352, offsetof(struct py_layout, code.firstlineno), false},
+    {"code_object.co_code_adaptive", 384, offsetof(struct py_layout, code.code_adaptive), false},
+    {"bytes_object.ob_size", 600, offsetof(struct py_layout, code.ob_size), false},
+    {"pyobject.ob_type", 408, offsetof(struct py_layout, object.ob_type), false},
+    {"bytes_object.size", 592, offsetof(struct py_layout, bytes.size), false},
+    {"bytes_object.ob_size", 600, offsetof(struct py_layout, bytes.ob_size), false},
+    {"bytes_object.ob_sval", 608, offsetof(struct py_layout, bytes.ob_sval), false},
+    {"unicode_object.state", 624, offsetof(struct py_layout, unicode.state), false},
+    {"unicode_object.length", 632, offsetof(struct py_layout, unicode.length), false},
+    {"unicode_object.asciiobject_size", 640, offsetof(struct py_layout, unicode.ascii_size), false},
+    {"gen_object.size", 664, offsetof(struct py_layout, gen.size), false},
+    {"gen_object.gi_iframe", 680, offsetof(struct py_layout, gen.gi_iframe), false},
+    {"gen_object.gi_frame_state", 688, offsetof(struct py_layout, gen.gi_frame_state), false},
+    {"llist_node.next", 696, offsetof(struct py_layout, llist_next), false},
+    {"set_object.size", 496, offsetof(struct py_layout, set.size), false},
+    {"set_object.used", 504, offsetof(struct py_layout, set.used), false},
+    {"set_object.table", 512, offsetof(struct py_layout, set.table), false},
+    {"set_object.mask", 520, offsetof(struct py_layout, set.mask), false},
+    {"gc.size", 648, offsetof(struct py_layout, gc.size), false},
+    {"gc.collecting", 656, offsetof(struct py_layout, gc.collecting), false},
+};
+
+static const struct layout_debug_gen debug_3_14 = {
+    .size = 760,
+    .gen = &layout_gen_3_14,
+    .fields = debug_fields_3_14,
+    .n_fields = 52,
+    .has_code_generation = true,
+    .await_slot = 1,
+};
+
+static const struct layout_debug_field debug_fields_3_15[] = {
+    {"runtime_state.size", 24, offsetof(struct py_layout, runtime.size), false},
+    {"runtime_state.finalizing", 32, offsetof(struct py_layout, runtime.finalizing), false},
+    {"runtime_state.interpreters_head", 40, offsetof(struct py_layout, runtime.interpreters_head), false},
+    {"interpreter_state.size", 48, offsetof(struct py_layout, interp.size), false},
+    {"interpreter_state.id", 56, offsetof(struct py_layout, interp.id), false},
+    {"interpreter_state.next", 64, offsetof(struct py_layout, interp.next), false},
+    {"interpreter_state.threads_head", 72, offsetof(struct py_layout, interp.threads_head), false},
+    {"interpreter_state.threads_main", 80, offsetof(struct py_layout, interp.threads_main), false},
+    {"interpreter_state.gc", 88, offsetof(struct py_layout, interp.gc), false},
+    {"interpreter_state.imports_modules", 96, offsetof(struct py_layout, interp.imports_modules), false},
+    {"interpreter_state.gil_runtime_state_locked", 144, offsetof(struct py_layout, interp.gil_locked), false},
+    {"interpreter_state.gil_runtime_state_holder", 152, offsetof(struct py_layout, interp.gil_holder), false},
+    {"interpreter_state.code_object_generation", 160, offsetof(struct py_layout, interp.code_object_generation), false},
+    {"thread_state.size", 176, offsetof(struct py_layout, thread.size), false},
+    {"thread_state.next", 192, offsetof(struct py_layout, thread.next), false},
+    {"thread_state.interp", 200, offsetof(struct py_layout, thread.interp), false},
+    {"thread_state.current_frame", 208, offsetof(struct py_layout, thread.current_frame), false},
+    {"thread_state.base_frame", 216, offsetof(struct py_layout, thread.base_frame), false},
+    {"thread_state.thread_id", 240, offsetof(struct py_layout, thread.thread_id), false},
+    {"thread_state.native_thread_id", 248, offsetof(struct py_layout, thread.native_thread_id), false},
+    {"thread_state.datastack_chunk", 256, offsetof(struct py_layout, thread.datastack_chunk), false},
+    {"thread_state.status", 264, offsetof(struct py_layout, thread.status), false},
+    {"thread_state.holds_gil", 272, offsetof(struct py_layout, thread.holds_gil), false},
+    {"thread_state.gil_requested", 280, offsetof(struct py_layout, thread.gil_requested), false},
+    {"thread_state.current_exception", 288, offsetof(struct py_layout, thread.current_exception), false},
+    {"thread_state.exc_state", 296, offsetof(struct py_layout, thread.exc_state), false},
+    {"thread_state.exc_state", 296, offsetof(struct py_layout, thread.exc_state_value), false},
+    {"err_stackitem.exc_value", 304, offsetof(struct py_layout, thread.exc_state_value), true},
+    {"err_stackitem.exc_value", 304, offsetof(struct py_layout, errstack.value), false},
+    {"interpreter_frame.localsplus", 344, offsetof(struct py_layout, frame.size), false},
+    {"interpreter_frame.previous", 320, offsetof(struct py_layout, frame.previous), false},
+    {"interpreter_frame.executable", 328, offsetof(struct py_layout, frame.executable), false},
+    {"interpreter_frame.instr_ptr", 336, offsetof(struct py_layout, frame.instr_ptr), false},
+    {"interpreter_frame.owner", 352, offsetof(struct py_layout, frame.owner), false},
+    {"interpreter_frame.stackpointer", 360, offsetof(struct py_layout, frame_stackpointer), false},
+    {"code_object.size", 376, offsetof(struct py_layout, code.size), false},
+    {"code_object.filename", 384, offsetof(struct py_layout, code.filename), false},
+    {"code_object.name", 392, offsetof(struct py_layout, code.name), false},
+    {"code_object.qualname", 400, offsetof(struct py_layout, code.qualname), false},
+    {"code_object.linetable", 408, offsetof(struct py_layout, code.linetable), false},
+    {"code_object.firstlineno", 416, offsetof(struct py_layout, code.firstlineno), false},
+    {"code_object.co_code_adaptive", 448, offsetof(struct py_layout, code.code_adaptive), false},
+    {"bytes_object.ob_size", 696, offsetof(struct py_layout, code.ob_size), false},
+    {"pyobject.ob_type", 472, offsetof(struct py_layout, object.ob_type), false},
+    {"bytes_object.size", 688, offsetof(struct py_layout, bytes.size), false},
+    {"bytes_object.ob_size", 696, offsetof(struct py_layout, bytes.ob_size), false},
+    {"bytes_object.ob_sval", 704, offsetof(struct py_layout, bytes.ob_sval), false},
+    {"unicode_object.state", 720, offsetof(struct py_layout, unicode.state), false},
+    {"unicode_object.length", 728, offsetof(struct py_layout, unicode.length), false},
+    {"unicode_object.asciiobject_size", 736, offsetof(struct py_layout, unicode.ascii_size), false},
+    {"unicode_object.compactunicodeobject_size", 744, offsetof(struct py_layout, unicode.compact_size), false},
+    {"gen_object.size", 792, offsetof(struct py_layout, gen.size), false},
+    {"gen_object.gi_iframe", 808, offsetof(struct py_layout, gen.gi_iframe), false},
+    {"gen_object.gi_frame_state", 816, offsetof(struct py_layout, gen.gi_frame_state), false},
+    {"llist_node.next", 824, offsetof(struct py_layout, llist_next), false},
+    {"set_object.size", 592, offsetof(struct py_layout, set.size), false},
+    {"set_object.used", 600, offsetof(struct py_layout, set.used), false},
+    {"set_object.table", 608, offsetof(struct py_layout, set.table), false},
+    {"set_object.mask", 616, offsetof(struct py_layout, set.mask), false},
+    {"gc.size", 752, offsetof(struct py_layout, gc.size), false},
+    {"gc.collecting", 760, offsetof(struct py_layout, gc.collecting), false},
+    {"gc.frame", 768, offsetof(struct py_layout, gc.frame), false},
+    {"gc.generation_stats", 784, offsetof(struct py_layout, gc.generation_stats), false},
+};
+
+static const struct layout_debug_gen debug_3_15 = {
+    .size = 888,
+    .gen = &layout_gen_3_15,
+    .fields = debug_fields_3_15,
+    .n_fields = 63,
+    .has_code_generation = true,
+    .await_slot = 2,
+};
+
+const struct layout_debug_gen *layout_debug_of(unsigned minor)
+{
+    switch (minor) {
+    case 13:
+        return &debug_3_13;
+    case 14:
+        return &debug_3_14;
+    case 15:
+        return &debug_3_15;
+    default:
         return NULL;
     }
 }

@@ -299,22 +299,13 @@ int layout_from_debug_offsets(const uint8_t *blob, size_t len, struct py_layout 
     }
     unsigned major = (unsigned)(version >> 24) & 0xff;
     unsigned minor = (unsigned)(version >> 16) & 0xff;
-    int rc;
-    switch (major == 3 ? minor : 0) {
-    case 13:
-        rc = layout_v3_13_fill(blob, len, L, err);
-        break;
-    case 14:
-        rc = layout_v3_14_fill(blob, len, L, err);
-        break;
-    case 15:
-        rc = layout_v3_15_fill(blob, len, L, err);
-        break;
-    default:
+    const struct layout_debug_gen *d = major == 3 ? layout_debug_of(minor) : NULL;
+    if (d == NULL) {
         return pt_error_set(err, PT_E_UNSUPPORTED, 0,
                             "Python %s is not supported (pytop reads %s to %s)", vs,
                             layout_oldest_supported(), layout_newest_supported());
     }
+    int rc = debug_offsets_fill(d, minor, blob, len, L, err);
     if (rc < 0 || layout_validate(L, err) < 0) {
         return pt_error_prefix(err, "Python %s", vs);
     }

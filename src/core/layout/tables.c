@@ -4,6 +4,7 @@
 #include "core/layout/layout.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #include "core/error.h"
 #include "core/layout/debug_offsets.h"
@@ -33,6 +34,94 @@ bool layout_has_table(unsigned minor)
     return table_of(minor) != NULL;
 }
 
+/* A generated offset and the uint64_t of struct py_layout it fills: LAYOUT_NONE where the
+ * version lacks it (layout_gen_offset()). */
+struct table_slot {
+    size_t gen; /* offsetof(struct layout_gen, ...), an int64_t */
+    size_t to;  /* offsetof(struct py_layout, ...), a uint64_t */
+};
+
+/* What every table before 3.13 gives the same way. */
+static const struct table_slot BASE_SLOTS[] = {
+    {offsetof(struct layout_gen, runtime_size), offsetof(struct py_layout, runtime.size)},
+    {offsetof(struct layout_gen, runtime_interpreters_head),
+     offsetof(struct py_layout, runtime.interpreters_head)},
+    {offsetof(struct layout_gen, runtime_main_thread),
+     offsetof(struct py_layout, runtime.main_thread)},
+    {offsetof(struct layout_gen, runtime_gil_locked),
+     offsetof(struct py_layout, runtime.gil_locked)},
+    {offsetof(struct layout_gen, runtime_gil_holder),
+     offsetof(struct py_layout, runtime.gil_holder)},
+    {offsetof(struct layout_gen, runtime_gc), offsetof(struct py_layout, runtime.gc)},
+    {offsetof(struct layout_gen, interp_id), offsetof(struct py_layout, interp.id)},
+    {offsetof(struct layout_gen, interp_next), offsetof(struct py_layout, interp.next)},
+    {offsetof(struct layout_gen, interp_threads_head),
+     offsetof(struct py_layout, interp.threads_head)},
+    {offsetof(struct layout_gen, interp_gc), offsetof(struct py_layout, interp.gc)},
+    {offsetof(struct layout_gen, interp_modules),
+     offsetof(struct py_layout, interp.imports_modules)},
+    {offsetof(struct layout_gen, interp_gil_locked), offsetof(struct py_layout, interp.gil_locked)},
+    {offsetof(struct layout_gen, interp_gil_holder), offsetof(struct py_layout, interp.gil_holder)},
+    {offsetof(struct layout_gen, thread_size), offsetof(struct py_layout, thread.size)},
+    {offsetof(struct layout_gen, thread_next), offsetof(struct py_layout, thread.next)},
+    {offsetof(struct layout_gen, thread_interp), offsetof(struct py_layout, thread.interp)},
+    {offsetof(struct layout_gen, thread_thread_id), offsetof(struct py_layout, thread.thread_id)},
+    {offsetof(struct layout_gen, thread_native_thread_id),
+     offsetof(struct py_layout, thread.native_thread_id)},
+    {offsetof(struct layout_gen, thread_exc_state_value),
+     offsetof(struct py_layout, thread.exc_state_value)},
+    {offsetof(struct layout_gen, thread_datastack_chunk),
+     offsetof(struct py_layout, thread.datastack_chunk)},
+    {offsetof(struct layout_gen, code_size), offsetof(struct py_layout, code.size)},
+    {offsetof(struct layout_gen, code_filename), offsetof(struct py_layout, code.filename)},
+    {offsetof(struct layout_gen, code_name), offsetof(struct py_layout, code.name)},
+    {offsetof(struct layout_gen, code_qualname), offsetof(struct py_layout, code.qualname)},
+    {offsetof(struct layout_gen, code_firstlineno), offsetof(struct py_layout, code.firstlineno)},
+    {offsetof(struct layout_gen, object_ob_type), offsetof(struct py_layout, object.ob_type)},
+    {offsetof(struct layout_gen, bytes_size), offsetof(struct py_layout, bytes.size)},
+    {offsetof(struct layout_gen, bytes_ob_size), offsetof(struct py_layout, bytes.ob_size)},
+    {offsetof(struct layout_gen, bytes_ob_sval), offsetof(struct py_layout, bytes.ob_sval)},
+    {offsetof(struct layout_gen, unicode_state), offsetof(struct py_layout, unicode.state)},
+    {offsetof(struct layout_gen, unicode_length), offsetof(struct py_layout, unicode.length)},
+    {offsetof(struct layout_gen, unicode_ascii_size),
+     offsetof(struct py_layout, unicode.ascii_size)},
+    {offsetof(struct layout_gen, gc_size), offsetof(struct py_layout, gc.size)},
+    {offsetof(struct layout_gen, gc_collecting), offsetof(struct py_layout, gc.collecting)},
+};
+
+/* 3.11 moved frames out of frame objects into _PyInterpreterFrame (Include/internal/
+ * pycore_frame.h), reached through the thread's current _PyCFrame until 3.13. */
+static const struct table_slot IFRAME_SLOTS[] = {
+    {offsetof(struct layout_gen, thread_cframe), offsetof(struct py_layout, thread.cframe)},
+    {offsetof(struct layout_gen, cframe_current_frame),
+     offsetof(struct py_layout, thread.current_frame)},
+    {offsetof(struct layout_gen, iframe_header), offsetof(struct py_layout, frame.size)},
+    {offsetof(struct layout_gen, iframe_previous), offsetof(struct py_layout, frame.previous)},
+    {offsetof(struct layout_gen, iframe_code), offsetof(struct py_layout, frame.executable)},
+    {offsetof(struct layout_gen, iframe_prev_instr), offsetof(struct py_layout, frame.instr_ptr)},
+    {offsetof(struct layout_gen, iframe_owner), offsetof(struct py_layout, frame.owner)},
+};
+
+/* Before, a thread's frames were PyFrameObjects chained through f_back. */
+static const struct table_slot FRAMEOBJ_SLOTS[] = {
+    {offsetof(struct layout_gen, thread_frame), offsetof(struct py_layout, thread.current_frame)},
+    {offsetof(struct layout_gen, frameobj_header), offsetof(struct py_layout, frame.size)},
+    {offsetof(struct layout_gen, frameobj_back), offsetof(struct py_layout, frame.previous)},
+    {offsetof(struct layout_gen, frameobj_code), offsetof(struct py_layout, frame.executable)},
+    {offsetof(struct layout_gen, frameobj_lasti), offsetof(struct py_layout, frame.instr_ptr)},
+};
+
+static void fill_slots(const struct layout_gen *g, const struct table_slot *slots, size_t n,
+                       struct py_layout *L)
+{
+    for (size_t i = 0; i < n; i++) {
+        int64_t v;
+        memcpy(&v, (const unsigned char *)g + slots[i].gen, sizeof v);
+        uint64_t off = layout_gen_offset(v);
+        memcpy((unsigned char *)L + slots[i].to, &off, sizeof off);
+    }
+}
+
 /* The first of two generated offsets the version has. */
 static uint64_t either(int64_t a, int64_t b)
 {
@@ -41,29 +130,16 @@ static uint64_t either(int64_t a, int64_t b)
 
 static void fill_frames(const struct layout_gen *g, struct py_layout *L)
 {
-    /* 3.11 moved frames out of frame objects into _PyInterpreterFrame (Include/internal/
-     * pycore_frame.h), reached through the thread's current _PyCFrame until 3.13. */
     if (g->iframe_header >= 0) {
         L->frames = FRAMES_INTERPRETER;
-        L->thread.cframe = layout_gen_offset(g->thread_cframe);
-        L->thread.current_frame = layout_gen_offset(g->cframe_current_frame);
-        L->frame.size = (uint64_t)g->iframe_header;
-        L->frame.previous = layout_gen_offset(g->iframe_previous);
-        L->frame.executable = layout_gen_offset(g->iframe_code);
-        L->frame.instr_ptr = layout_gen_offset(g->iframe_prev_instr);
-        L->frame.owner = layout_gen_offset(g->iframe_owner);
+        fill_slots(g, IFRAME_SLOTS, sizeof IFRAME_SLOTS / sizeof IFRAME_SLOTS[0], L);
         L->frame.instr_width = 8;
     } else {
         L->frames = FRAMES_OBJECTS;
-        L->thread.current_frame = layout_gen_offset(g->thread_frame);
-        L->frame.size = layout_gen_offset(g->frameobj_header);
-        L->frame.previous = layout_gen_offset(g->frameobj_back);
-        L->frame.executable = layout_gen_offset(g->frameobj_code);
-        L->frame.instr_ptr = layout_gen_offset(g->frameobj_lasti);
+        fill_slots(g, FRAMEOBJ_SLOTS, sizeof FRAMEOBJ_SLOTS / sizeof FRAMEOBJ_SLOTS[0], L);
         L->frame.owner = LAYOUT_NONE;
         L->frame.instr_width = 4;
     }
-    L->thread.datastack_chunk = layout_gen_offset(g->thread_datastack_chunk);
     L->code.code_adaptive = g->code_code_adaptive >= 0 ? (uint64_t)g->code_code_adaptive : 0;
     /* With the bytecode inside the code object (3.11+) it is a variable-size object whose
      * ob_size counts the code units, at ob_size's offset in every such object
@@ -91,43 +167,11 @@ int layout_from_table(uint64_t hexversion, struct py_layout *L, struct pt_error 
     layout_apply_gen(g, L);
     L->hexversion = hexversion;
     L->free_threaded = false;
-    L->runtime.size = layout_gen_offset(g->runtime_size);
-    L->runtime.interpreters_head = layout_gen_offset(g->runtime_interpreters_head);
-    L->runtime.main_thread = layout_gen_offset(g->runtime_main_thread);
-    L->runtime.gil_locked = layout_gen_offset(g->runtime_gil_locked);
-    L->runtime.gil_holder = layout_gen_offset(g->runtime_gil_holder);
-    L->runtime.gc = layout_gen_offset(g->runtime_gc);
+    fill_slots(g, BASE_SLOTS, sizeof BASE_SLOTS / sizeof BASE_SLOTS[0], L);
     L->runtime.gc_collecting = g->runtime_gc >= 0 ? (uint64_t)(g->runtime_gc + g->gc_collecting)
                                                   : LAYOUT_NONE;
-    L->interp.id = layout_gen_offset(g->interp_id);
-    L->interp.next = layout_gen_offset(g->interp_next);
-    L->interp.threads_head = layout_gen_offset(g->interp_threads_head);
-    L->interp.gc = layout_gen_offset(g->interp_gc);
-    L->interp.imports_modules = layout_gen_offset(g->interp_modules);
-    L->interp.gil_locked = layout_gen_offset(g->interp_gil_locked);
-    L->interp.gil_holder = layout_gen_offset(g->interp_gil_holder);
-    L->thread.size = layout_gen_offset(g->thread_size);
-    L->thread.next = layout_gen_offset(g->thread_next);
-    L->thread.interp = layout_gen_offset(g->thread_interp);
-    L->thread.thread_id = layout_gen_offset(g->thread_thread_id);
-    L->thread.native_thread_id = layout_gen_offset(g->thread_native_thread_id);
     L->thread.status = LAYOUT_NONE;
     L->thread.current_exception = either(g->thread_current_exception, g->thread_curexc);
-    L->thread.exc_state_value = layout_gen_offset(g->thread_exc_state_value);
     fill_frames(g, L);
-    L->code.size = layout_gen_offset(g->code_size);
-    L->code.filename = layout_gen_offset(g->code_filename);
-    L->code.name = layout_gen_offset(g->code_name);
-    L->code.qualname = layout_gen_offset(g->code_qualname);
-    L->code.firstlineno = layout_gen_offset(g->code_firstlineno);
-    L->object.ob_type = layout_gen_offset(g->object_ob_type);
-    L->bytes.size = layout_gen_offset(g->bytes_size);
-    L->bytes.ob_size = layout_gen_offset(g->bytes_ob_size);
-    L->bytes.ob_sval = layout_gen_offset(g->bytes_ob_sval);
-    L->unicode.state = layout_gen_offset(g->unicode_state);
-    L->unicode.length = layout_gen_offset(g->unicode_length);
-    L->unicode.ascii_size = layout_gen_offset(g->unicode_ascii_size);
-    L->gc.size = layout_gen_offset(g->gc_size);
-    L->gc.collecting = layout_gen_offset(g->gc_collecting);
     return layout_validate(L, err);
 }
