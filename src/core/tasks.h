@@ -1,6 +1,6 @@
-/* tasks: a target's asyncio tasks and their awaited-by graph, read through the _asyncio
- * module's debug offsets (the .AsyncioDebug section, 3.14+: C tasks) and asyncio's task
- * registries (asyncreg: every task of 3.8-3.13, the others of 3.14+). */
+/* tasks: a target's asyncio tasks and their awaited-by graph, read by the asyncio pipeline
+ * through the _asyncio module's debug offsets (the .AsyncioDebug section, 3.14+: C tasks) and
+ * asyncio's task registries (every task of 3.8-3.13, the others of 3.14+). */
 #ifndef PYTOP_CORE_TASKS_H
 #define PYTOP_CORE_TASKS_H
 
@@ -34,10 +34,10 @@ struct tasks_thread {
 /* Fills OUT's tasks for the interpreter at INTERP_ADDR (whose sys.modules dict is at MODULES;
  * 0 unknown): each thread's task list in the order given, then the interpreter's fallback
  * list, as _remote_debugging's get_all_awaited_by() walks them, then the tasks not of the C
- * type from asyncio's registries (asyncreg_read_more()). No _asyncio section mapped
+ * type from asyncio's registries (asyncio_registry_read_more()). No _asyncio section mapped
  * (asyncio not imported) gives an empty list. A version without the debug offsets is read
- * through asyncio's registries (asyncreg_read()); one without either gives an empty list when
- * sys.modules has no asyncio, else OUT->tasks_present false and a warning.
+ * through asyncio's registries (asyncio_registry_read()); one without either gives an empty
+ * list when sys.modules has no asyncio, else OUT->tasks_present false and a warning.
  * Where a list cannot be read the tasks read so far are kept, marked truncated, with a warning
  * in S. Fails only on PT_E_NOMEM. */
 int tasks_read_interp(struct tasks *t, struct snapshot *s, uint64_t interp_addr, uint64_t modules,

@@ -1,9 +1,9 @@
-/* taskcommon: what both asyncio task readers share: per-snapshot strings of code objects, a
- * frame from a code object and instruction, task names, and a growing array of tasks. */
+/* asyncio_common: what every stage of the asyncio pipeline shares: per-snapshot strings of code
+ * objects, a frame from a code object and instruction, task names, batched reads that fall back
+ * to one by one, and a growing array of tasks. */
 #include "config.h"
 
-#include "core/snapshot_arena.h"
-#include "core/taskcommon.h"
+#include "core/asyncio_common.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,6 +17,7 @@
 #include "core/pydict.h"
 #include "core/pyobj.h"
 #include "core/runtime.h"
+#include "core/snapshot_arena.h"
 
 /* The strings table starts at STRS_SLOTS_MIN slots and doubles when half full, up to
  * STRS_SLOTS: the largest one, cleared every snapshot, kept 256 KiB resident even for a target
@@ -36,7 +37,7 @@ struct code_strs {
     int first_line;
 };
 
-struct taskcommon {
+struct asyncio_common {
     struct proc *proc;
     const struct runtime *rt;
     const struct py_layout *L;
@@ -45,17 +46,18 @@ struct taskcommon {
     struct code_strs *strs; /* open addressing, n_strs slots */
     size_t n_strs;
     size_t used_strs;
-    uint8_t *code_buf;      /* a code object */
+    uint8_t *code_buf; /* a code object */
     uint64_t last_type;
     uint64_t last_type_flags;
     bool int_names;
     bool warned_int_name; /* this snapshot */
 };
 
-struct taskcommon *taskcommon_new(struct proc *p, const struct runtime *rt,
-                                  struct code_cache *codes, bool int_names, struct pt_error *err)
+struct asyncio_common *asyncio_common_new(struct proc *p, const struct runtime *rt,
+                                          struct code_cache *codes, bool int_names,
+                                          struct pt_error *err)
 {
-    struct taskcommon *c = calloc(1, sizeof *c);
+    struct asyncio_common *c = calloc(1, sizeof *c);
     if (c == NULL) {
         pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
         return NULL;
@@ -68,7 +70,7 @@ struct taskcommon *taskcommon_new(struct proc *p, const struct runtime *rt,
     return c;
 }
 
-void taskcommon_free(struct taskcommon *c)
+void asyncio_common_free(struct asyncio_common *c)
 {
     if (c != NULL) {
         free(c->strs);
@@ -77,7 +79,7 @@ void taskcommon_free(struct taskcommon *c)
     }
 }
 
-bool taskcommon_begin(struct taskcommon *c, struct snapshot *s)
+bool asyncio_common_begin(struct asyncio_common *c, struct snapshot *s)
 {
     if (c->strs == NULL && (c->strs = calloc(STRS_SLOTS_MIN, sizeof *c->strs)) != NULL) {
         c->n_strs = STRS_SLOTS_MIN;
@@ -99,7 +101,7 @@ bool taskcommon_begin(struct taskcommon *c, struct snapshot *s)
 }
 
 /* The code object at CODE_ADDR through the code cache, its raw struct read again. */
-static struct code_info *code_get(struct taskcommon *c, uint64_t code_addr)
+static struct code_info *code_get(struct asyncio_common *c, uint64_t code_addr)
 {
     struct pt_error e = {0};
     if (proc_read_bytes(c->proc, code_addr, c->code_buf, c->L->code.size, &e) < 0) {
@@ -116,7 +118,7 @@ static size_t strs_slot(uint64_t code_addr, size_t n_slots)
 
 /* Doubles the strings table once half full. Without the memory for it, the table goes on
  * filling up, as the largest one does. */
-static void strs_grow(struct taskcommon *c)
+static void strs_grow(struct asyncio_common *c)
 {
     if (c->used_strs + 1 <= c->n_strs / 2 || c->n_strs >= STRS_SLOTS) {
         return;
@@ -141,7 +143,7 @@ static void strs_grow(struct taskcommon *c)
 }
 
 /* The snapshot strings of code object CODE_ADDR, read through the code cache. */
-static const struct code_strs *code_strings(struct taskcommon *c, uint64_t code_addr,
+static const struct code_strs *code_strings(struct asyncio_common *c, uint64_t code_addr,
                                             struct code_info **ci_out)
 {
     strs_grow(c);
@@ -177,8 +179,8 @@ static const struct code_strs *code_strings(struct taskcommon *c, uint64_t code_
     return NULL;
 }
 
-void taskcommon_frame(struct taskcommon *c, uint64_t code_addr, uint64_t instr,
-                      struct snap_frame *f)
+void asyncio_common_frame(struct asyncio_common *c, uint64_t code_addr, uint64_t instr,
+                          struct snap_frame *f)
 {
     memset(f, 0, sizeof *f);
     f->kind = SNAP_FRAME_PYTHON;
@@ -202,7 +204,7 @@ void taskcommon_frame(struct taskcommon *c, uint64_t code_addr, uint64_t instr,
     }
 }
 
-uint64_t taskcommon_type_flags(struct taskcommon *c, uint64_t type_addr)
+uint64_t asyncio_common_type_flags(struct asyncio_common *c, uint64_t type_addr)
 {
     uint64_t flags;
     struct pt_error e = {0};
@@ -218,8 +220,8 @@ uint64_t taskcommon_type_flags(struct taskcommon *c, uint64_t type_addr)
     return flags;
 }
 
-struct snap_str taskcommon_name(struct taskcommon *c, uint64_t name_addr, uint64_t type_addr,
-                                bool c_task)
+struct snap_str asyncio_common_name(struct asyncio_common *c, uint64_t name_addr,
+                                    uint64_t type_addr, bool c_task)
 {
     struct snap_str none = {NULL, 0};
     char buf[NAME_MAX_BYTES];
@@ -230,13 +232,15 @@ struct snap_str taskcommon_name(struct taskcommon *c, uint64_t name_addr, uint64
                                            sizeof type_addr, &e) < 0)) {
         return none;
     }
-    uint64_t flags = taskcommon_type_flags(c, type_addr);
+    uint64_t flags = asyncio_common_type_flags(c, type_addr);
     bool is_int = L->flag_long_subclass != 0 && (flags & L->flag_long_subclass) != 0;
     if (is_int && (!c_task || !c->int_names)) {
         /* A version that formats every name at once never leaves an int there. */
         if (c_task && !c->warned_int_name) {
-            snapshot_warn(c->s, "asyncio task name at 0x%" PRIx64 " is an int, which this "
-                          "Python never stores as a C task's name: not shown", name_addr);
+            snapshot_warn(c->s,
+                          "asyncio task name at 0x%" PRIx64 " is an int, which this "
+                          "Python never stores as a C task's name: not shown",
+                          name_addr);
             c->warned_int_name = true;
         }
         return none;
@@ -258,17 +262,17 @@ struct snap_str taskcommon_name(struct taskcommon *c, uint64_t name_addr, uint64
     return none;
 }
 
-struct snap_str taskcommon_name_prefetched(struct taskcommon *c, uint64_t name_addr,
-                                           const uint8_t *buf, size_t len, bool c_task)
+struct snap_str asyncio_common_name_prefetched(struct asyncio_common *c, uint64_t name_addr,
+                                               const uint8_t *buf, size_t len, bool c_task)
 {
     const struct py_layout *L = c->L;
     uint64_t type = 0;
     struct pyobj_str_info info;
     char out[NAME_MAX_BYTES];
     if (buf == NULL || !layout_read_u64(buf, len, L->object.ob_type, &type)) {
-        return taskcommon_name(c, name_addr, 0, c_task);
+        return asyncio_common_name(c, name_addr, 0, c_task);
     }
-    uint64_t flags = taskcommon_type_flags(c, type);
+    uint64_t flags = asyncio_common_type_flags(c, type);
     uint64_t end = 0;
     /* A str wholly inside the bytes read, its closing NUL included (pyobj_read_str() says
      * why): no further read. */
@@ -282,10 +286,24 @@ struct snap_str taskcommon_name_prefetched(struct taskcommon *c, uint64_t name_a
             return snapshot_strdup(c->s, out, (size_t)n);
         }
     }
-    return taskcommon_name(c, name_addr, type, c_task);
+    return asyncio_common_name(c, name_addr, type, c_task);
 }
 
-bool taskcommon_vec_push(struct taskcommon_vec *tv, struct snap_task **out)
+int asyncio_common_read_word(struct proc *p, uint64_t addr, uint64_t *out)
+{
+    *out = 0;
+    return proc_read_bytes(p, addr, out, sizeof *out, NULL);
+}
+
+void asyncio_common_read_each(struct proc *p, const struct proc_iov *iov, size_t k, bool *ok)
+{
+    bool all = k > 0 && proc_read_many(p, iov, k, NULL) == 0;
+    for (size_t j = 0; j < k; j++) {
+        ok[j] = all || proc_read_bytes(p, iov[j].addr, iov[j].dst, iov[j].len, NULL) == 0;
+    }
+}
+
+bool asyncio_common_vec_push(struct asyncio_common_vec *tv, struct snap_task **out)
 {
     if (tv->n == tv->cap) {
         size_t ncap = tv->cap ? tv->cap * 2 : 64;
@@ -301,8 +319,8 @@ bool taskcommon_vec_push(struct taskcommon_vec *tv, struct snap_task **out)
     return true;
 }
 
-int taskcommon_vec_finish(struct taskcommon_vec *tv, struct snapshot *s, struct snap_interp *out,
-                          struct pt_error *err)
+int asyncio_common_vec_finish(struct asyncio_common_vec *tv, struct snapshot *s,
+                              struct snap_interp *out, struct pt_error *err)
 {
     int rc = 0;
     if (tv->n > 0) {
@@ -315,6 +333,6 @@ int taskcommon_vec_finish(struct taskcommon_vec *tv, struct snapshot *s, struct 
         }
     }
     free(tv->v);
-    *tv = (struct taskcommon_vec){NULL, 0, 0};
+    *tv = (struct asyncio_common_vec){NULL, 0, 0};
     return rc;
 }
