@@ -20,7 +20,7 @@
 #include "core/error.h"
 #include "core/proc.h"
 #include "core/runtime.h"
-#include "ui/ui.h"
+#include "liveview.h"
 
 enum {
     OPT_DUMP = 256,
@@ -445,7 +445,7 @@ int cli_run(const struct cli_options *o)
             return rc;
         }
     }
-    return ui_run(o);
+    return liveview_run(o);
 }
 
 /* SECS as an option value: "1", "0.25", "all". */

@@ -82,6 +82,24 @@ void live_frame_free(struct live_frame *f)
     free(f);
 }
 
+void live_frame_keep_picture(struct live_frame *f, const struct live_frame *before)
+{
+    if (before == NULL || before->snap == NULL || (before->state == LIVE_GONE && f->snap != NULL)) {
+        return;
+    }
+    struct snapshot *copy = snapcopy_all(before->snap, NULL);
+    if (copy != NULL) {
+        snapshot_free(f->snap);
+        f->snap = copy;
+    }
+    /* The task graph too: the Tasks view and a dump still show the last one. */
+    copy = before->tasks != NULL ? snapcopy_all(before->tasks, NULL) : NULL;
+    if (copy != NULL) {
+        snapshot_free(f->tasks);
+        f->tasks = copy;
+    }
+}
+
 /* Sleeps until DEADLINE (sampler_now() seconds), a request or stop. */
 static void sleep_until(struct live *l, double deadline)
 {
@@ -127,21 +145,14 @@ static bool same_keys(const struct sampler_thread_key *a, size_t na,
     return na == nb;
 }
 
-static int compare_str(struct snap_str a, struct snap_str b)
-{
-    size_t n = a.len < b.len ? a.len : b.len;
-    int c = n > 0 ? memcmp(a.ptr, b.ptr, n) : 0;
-    return c != 0 ? c : (a.len > b.len) - (a.len < b.len);
-}
-
 /* A function's identity, as the sampler counts it: (function, file, first line), and what
  * could not be read apart. */
 static int compare_identity(const void *pa, const void *pb)
 {
     const struct sampler_function *a = pa;
     const struct sampler_function *b = pb;
-    int c = compare_str(a->function, b->function);
-    c = c != 0 ? c : compare_str(a->file, b->file);
+    int c = snapshot_str_compare(a->function, b->function, SNAP_STR_BYTES);
+    c = c != 0 ? c : snapshot_str_compare(a->file, b->file, SNAP_STR_BYTES);
     c = c != 0 ? c : (a->first_line > b->first_line) - (a->first_line < b->first_line);
     return c != 0 ? c : (a->unreadable > b->unreadable) - (a->unreadable < b->unreadable);
 }

@@ -66,6 +66,12 @@ void live_close(struct live *l);
 /* The newest frame not yet taken, or NULL. The caller frees it with live_frame_free(). */
 struct live_frame *live_take(struct live *l);
 void live_frame_free(struct live_frame *f);
+/* F has no picture, or the target has gone (its last samples show an interpreter shutting
+ * down): F takes a copy of BEFORE's (the frame last shown or waiting to be), its task graph
+ * included, so that the screen and a dump keep what was seen. Nothing when BEFORE has none,
+ * or when BEFORE already saw the target gone and F has a picture; out of memory leaves F as
+ * it was. */
+void live_frame_keep_picture(struct live_frame *f, const struct live_frame *before);
 
 /* Asks the thread to forget the statistics gathered so far. */
 void live_reset(struct live *l);

@@ -589,17 +589,6 @@ static bool copy_threads(struct sampler_stats *st, const struct sampler_table *t
     return true;
 }
 
-/* Byte order, the unknown (NULL) first. */
-static int compare_str(struct snap_str a, struct snap_str b)
-{
-    if (a.ptr == NULL || b.ptr == NULL) {
-        return (a.ptr != NULL) - (b.ptr != NULL);
-    }
-    size_t n = a.len < b.len ? a.len : b.len;
-    int c = n > 0 ? memcmp(a.ptr, b.ptr, n) : 0;
-    return c != 0 ? c : (a.len > b.len) - (a.len < b.len);
-}
-
 /* Most own samples first, then most total; ties by name, so the order is reproducible. */
 static int compare_functions(const void *a, const void *b)
 {
@@ -611,8 +600,8 @@ static int compare_functions(const void *a, const void *b)
     if (x->total != y->total) {
         return x->total > y->total ? -1 : 1;
     }
-    int c = compare_str(x->function, y->function);
-    c = c != 0 ? c : compare_str(x->file, y->file);
+    int c = snapshot_str_compare(x->function, y->function, SNAP_STR_BYTES);
+    c = c != 0 ? c : snapshot_str_compare(x->file, y->file, SNAP_STR_BYTES);
     return c != 0 ? c : (x->first_line > y->first_line) - (x->first_line < y->first_line);
 }
 

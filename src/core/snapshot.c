@@ -415,3 +415,27 @@ const char *snapshot_task_state_name(enum snap_task_state state)
     }
     return NULL;
 }
+
+static int fold_ascii(unsigned char c)
+{
+    return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
+}
+
+int snapshot_str_compare(struct snap_str a, struct snap_str b, enum snap_str_order order)
+{
+    bool reading = order == SNAP_STR_READING;
+    if (a.ptr == NULL || b.ptr == NULL) {
+        int c = (a.ptr != NULL) - (b.ptr != NULL);
+        return reading ? -c : c;
+    }
+    size_t n = a.len < b.len ? a.len : b.len;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char x = (unsigned char)a.ptr[i];
+        unsigned char y = (unsigned char)b.ptr[i];
+        int c = reading ? fold_ascii(x) - fold_ascii(y) : x - y;
+        if (c != 0) {
+            return c;
+        }
+    }
+    return (a.len > b.len) - (a.len < b.len);
+}

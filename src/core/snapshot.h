@@ -21,6 +21,17 @@ struct snap_str {
     size_t len;
 };
 
+/* How snapshot_str_compare() orders strings. */
+enum snap_str_order {
+    SNAP_STR_BYTES,   /* byte order, the unknown first: the same on every machine */
+    SNAP_STR_READING, /* as people read names: ASCII letters of either case together, the
+                       * unknown last */
+};
+
+/* Orders A and B as ORDER says; a string comes before the longer ones it begins. Returns < 0,
+ * 0 or > 0. */
+int snapshot_str_compare(struct snap_str a, struct snap_str b, enum snap_str_order order);
+
 enum snap_frame_kind {
     SNAP_FRAME_PYTHON = 0,
     SNAP_FRAME_NATIVE,

@@ -11,12 +11,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "core/error.h"
 #include "core/report.h"
+#include "core/sampler.h"
 #include "core/snapshot.h"
 #include "core/snapshot_write.h"
+#include "live.h"
 
-enum { DUMP_TRIES = 100 };
+enum {
+    DUMP_TRIES = 100,
+    DUMP_TOP_FUNCTIONS = 20, /* rows of the report's functions table */
+};
 
 /* Creates a file named after S that did not exist. Returns its fd, with its name in NAME. */
 static int create(const struct snapshot *s, char *name, size_t size, struct pt_error *err)
@@ -68,4 +74,25 @@ int ui_dump_write(const struct snapshot *s, const struct snapshot *tasks,
         return pt_error_prefix(err, "%s", name);
     }
     return 0;
+}
+
+int ui_dump_frame(const struct live_frame *f, const struct cli_options *opts, double window,
+                  double delay, bool frozen, const struct snapshot_source *src, char *name,
+                  size_t size, struct pt_error *err)
+{
+    char by[512];
+    /* The statistics of the picture's own refresh: a frozen picture's window may differ from
+     * the one now asked for. */
+    if (f->stats != NULL) {
+        window = f->stats->window_limit;
+    }
+    cli_settings_text(opts, window, delay,
+                      frozen ? "live view, d on the frozen picture" : "live view, d", by,
+                      sizeof by);
+    struct report_opts ro = {
+        .by = by,
+        .no_stats = "no sample counted yet",
+        .top_functions = DUMP_TOP_FUNCTIONS,
+    };
+    return ui_dump_write(f->snap, f->tasks, f->stats, src, &ro, name, size, err);
 }

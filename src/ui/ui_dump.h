@@ -3,8 +3,11 @@
 #ifndef PYTOP_UI_UI_DUMP_H
 #define PYTOP_UI_UI_DUMP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
+struct cli_options;
+struct live_frame;
 struct report_opts;
 struct sampler_stats;
 struct snapshot;
@@ -19,5 +22,12 @@ struct pt_error;
 int ui_dump_write(const struct snapshot *s, const struct snapshot *tasks,
                   const struct sampler_stats *st, const struct snapshot_source *src,
                   const struct report_opts *opts, char *name, size_t size, struct pt_error *err);
+
+/* The `d` key on the picture F (it has a snapshot): its report, with F's statistics and task
+ * graph, "Dumped by" the settings OPTS with the refresh DELAY and the statistics' window of F
+ * (else WINDOW), on the FROZEN picture or the current one, written as ui_dump_write() does. */
+int ui_dump_frame(const struct live_frame *f, const struct cli_options *opts, double window,
+                  double delay, bool frozen, const struct snapshot_source *src, char *name,
+                  size_t size, struct pt_error *err);
 
 #endif

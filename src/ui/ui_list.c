@@ -1,7 +1,10 @@
-/* ui_list: a scrolling list's position (a cursor row, or a plain scroll) and its keys. */
+/* ui_list: a scrolling list's position (a cursor row, or a plain scroll), its keys, and room for
+ * its rows. */
 #include "config.h"
 
 #include "ui/ui_list.h"
+
+#include <stdlib.h>
 
 enum move { MOVE_NONE, MOVE_UP, MOVE_DOWN, MOVE_PAGE_UP, MOVE_PAGE_DOWN, MOVE_HOME, MOVE_END };
 
@@ -114,3 +117,49 @@ bool ui_list_scroll_key(struct ui_list *l, const TermKeyKey *key, size_t n)
     l->top = moved(l->top, m, n > h ? n - h : 0, page_of(l));
     return true;
 }
+
+bool ui_list_reserve(void **p, size_t *cap, size_t n, size_t size)
+{
+    if (n <= *cap) {
+        return true;
+    }
+    size_t ncap = *cap > 0 ? *cap : 64;
+    while (ncap < n) {
+        ncap *= 2;
+    }
+    void *np = realloc(*p, ncap * size);
+    if (np == NULL) {
+        return false;
+    }
+    *p = np;
+    *cap = ncap;
+    return true;
+}
+
+static enum ui_redraw move(void *ctx, const struct ui_model *m, const TermKeyKey *key)
+{
+    const struct ui_list_mover *mv = ctx;
+    return mv->move(mv->state, m, key);
+}
+
+const struct ui_binding ui_list_bindings[] = {
+    {"arrows, j/k",
+     {{UI_KEY_SYM, TERMKEY_SYM_UP},
+      {UI_KEY_SYM, TERMKEY_SYM_DOWN},
+      {UI_KEY_CHAR, 'j'},
+      {UI_KEY_CHAR, 'k'}},
+     move,
+     UI_HELP_VIEWS,
+     "move the cursor (or scroll)"},
+    {"PgUp/PgDn",
+     {{UI_KEY_SYM, TERMKEY_SYM_PAGEUP}, {UI_KEY_SYM, TERMKEY_SYM_PAGEDOWN}},
+     move,
+     UI_HELP_VIEWS,
+     "a page up or down"},
+    {"Home/End",
+     {{UI_KEY_SYM, TERMKEY_SYM_HOME}, {UI_KEY_SYM, TERMKEY_SYM_END}},
+     move,
+     UI_HELP_VIEWS,
+     "first or last row"},
+    {NULL},
+};

@@ -12,35 +12,6 @@
 #include "live.h"
 #include "ui/ui_text.h"
 
-/* The help screen: key and what it does, "" as key for a section title. */
-static const char *const HELP[][2] = {
-    {"q, Ctrl-C", "quit"},
-    {"h, ?", "this help (any key closes it)"},
-    {"", "Views"},
-    {"Tab, 1-4", "Threads, Functions, GC, Tasks"},
-    {"arrows, j/k", "move the cursor (or scroll)"},
-    {"PgUp/PgDn", "a page up or down"},
-    {"Home/End", "first or last row"},
-    {"Enter", "Threads: all stacks, scrollable / the selected thread's stack"},
-    {"", "   Tasks: fold / unfold the task under the cursor"},
-    {"Left / Right", "Tasks: fold (again: up to the awaiting task) / unfold"},
-    {"s / S", "sort by the next / previous column"},
-    {"I", "invert the sort order"},
-    {"t", "Functions: the selected thread only / all threads"},
-    {"", "The picture"},
-    {"p, Space, Z", "freeze / unfreeze (sampling goes on behind)"},
-    {"/", "filter by function, file or thread name, as you type"},
-    {"", "   Enter keeps it, Esc cancels; c clears it"},
-    {"", "   Functions: a thread's name counts that thread's samples alone"},
-    {"", "   Tasks: the matching rows and the way to them, even into folded tasks"},
-    {"d", "dump the frozen (or current) picture and its statistics to"},
-    {"", "   pytop-PID-TIME.txt here"},
-    {"r", "reset the statistics"},
-    {"w", "statistics over 1 s, 10 s, 60 s, since the reset (header: window)"},
-    {"+ / -", "refresh more / less often"},
-    {"Ctrl-L", "redraw the screen"},
-};
-
 static void right_marker(WINDOW *w, int y, int width, const char *text, const struct ui_style *st)
 {
     int len = ui_text_width(ui_text_str(text), st);
@@ -453,7 +424,8 @@ void ui_screen_footer(WINDOW *w, const struct ui_screen *s, const struct ui_styl
     status_line(w, s, width, st);
 }
 
-void ui_screen_help(WINDOW *w, const struct ui_style *st)
+void ui_screen_help(WINDOW *w, const struct ui_help_line *lines, size_t n,
+                    const struct ui_style *st)
 {
     int width = getmaxx(w);
     int height = getmaxy(w);
@@ -463,20 +435,20 @@ void ui_screen_help(WINDOW *w, const struct ui_style *st)
     ui_text_puts(w, "pytop keys", width - 1, st);
     wattrset(w, st->attr[UI_NORMAL]);
     int y = 1;
-    for (size_t i = 0; i < sizeof HELP / sizeof HELP[0] && y < height; i++, y++) {
-        if (HELP[i][0][0] == '\0' && HELP[i][1][0] != ' ') {
+    for (size_t i = 0; i < n && y < height; i++, y++) {
+        if (lines[i].title) {
             wmove(w, y, 1);
             wattrset(w, st->attr[UI_TITLE]);
-            ui_text_puts(w, HELP[i][1], width - 1, st);
+            ui_text_puts(w, lines[i].text, width - 1, st);
             wattrset(w, st->attr[UI_NORMAL]);
             continue;
         }
         wmove(w, y, 3);
         wattrset(w, st->attr[UI_KEY]);
-        ui_text_puts(w, HELP[i][0], 14, st);
+        ui_text_puts(w, lines[i].keys, 14, st);
         wattrset(w, st->attr[UI_NORMAL]);
         wmove(w, y, 18);
-        ui_text_puts(w, HELP[i][1], width - 18, st);
+        ui_text_puts(w, lines[i].text, width - 18, st);
     }
 }
 

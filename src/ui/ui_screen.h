@@ -7,6 +7,7 @@
 
 #include <ncurses.h>
 
+#include "ui/ui_keys.h"
 #include "ui/view.h"
 
 struct live_frame;
@@ -48,8 +49,9 @@ void ui_screen_header(WINDOW *w, const struct ui_screen *s, const struct ui_styl
  * the newest message in their place while it lasts: a message never hides the filter or the
  * output's path. */
 void ui_screen_footer(WINDOW *w, const struct ui_screen *s, const struct ui_style *st);
-/* The help screen: every key, in W. */
-void ui_screen_help(WINDOW *w, const struct ui_style *st);
+/* The help screen in W: its title, then LINES[0..N) (ui_help()), as many as fit. */
+void ui_screen_help(WINDOW *w, const struct ui_help_line *lines, size_t n,
+                    const struct ui_style *st);
 /* Says the terminal is too small (ROWS x COLS), on stdscr. */
 void ui_screen_too_small(int rows, int cols, const struct ui_style *st);
 

@@ -1,5 +1,5 @@
 /* ui_task: one asyncio task drawn as text: its name, state and thread, who awaits it, and its
- * coroutine stack. */
+ * coroutine stack; and a node of the awaited-by tree as its row shows it. */
 #include "config.h"
 
 #include "core/snapshot_words.h"
@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/tasktree.h"
 #include "ui/ui_stack.h"
 #include "ui/ui_text.h"
 
@@ -158,4 +159,81 @@ int ui_task_draw(WINDOW *w, int y, int height, int width, const struct snap_task
         .more_hint = NULL,
     };
     return ui_stack_text_draw(w, y, height, width, &s, 0, true, m);
+}
+
+static void draw_task(WINDOW *w, int width, const struct tasktree_node *nd,
+                      const struct ui_task_look *r, const struct ui_style *st)
+{
+    bool selected = r->selected;
+    const char *marker = r->folded ? st->folded : r->can_fold ? st->unfolded : " ";
+    attr_t base = getattrs(w);
+    if (!selected) {
+        wattrset(w, st->attr[r->folded ? UI_KEY : UI_DIM]);
+    }
+    ui_text_puts(w, marker, width - getcurx(w), st);
+    wattrset(w, base);
+    ui_text_puts(w, " (T) ", width - getcurx(w), st);
+    if (r->hit && !selected) {
+        wattrset(w, st->attr[UI_MATCH]);
+    }
+    if (nd->task != NULL) {
+        ui_text_put(w, nd->task->name, width - getcurx(w), st);
+    } else {
+        ui_text_printf(w, width - getcurx(w), st, "0x%" PRIx64, nd->id);
+    }
+    if (!selected) {
+        wattrset(w, st->attr[UI_DIM]);
+    }
+    /* Listed tasks are mostly pending: only the others say so. */
+    enum snap_task_state state = nd->task != NULL ? nd->task->state : SNAP_TASK_UNKNOWN;
+    if (state == SNAP_TASK_CANCELLED || state == SNAP_TASK_FINISHED) {
+        ui_text_printf(w, width - getcurx(w), st, "  %s", snapshot_task_state_name(state));
+    }
+    if (r->folded && r->folded_tasks > 0) {
+        ui_text_printf(w, width - getcurx(w), st, "  (folded: %zu%s task%s)", r->folded_tasks,
+                       r->more ? "+" : "", r->folded_tasks == 1 ? "" : "s");
+    } else if (r->folded) {
+        ui_text_puts(w, "  (folded)", width - getcurx(w), st);
+    }
+}
+
+/* A frame as pstree draws it, "function file:line", but with the file's base name (the stack
+ * below has the whole path), dimmed. */
+static void draw_frame(WINDOW *w, int width, const struct tasktree_node *nd,
+                       const struct ui_task_look *r, const struct ui_style *st)
+{
+    bool selected = r->selected;
+    const struct snap_frame *f = nd->frame;
+    ui_text_puts(w, "  ", width - getcurx(w), st);
+    if (r->hit && !selected) {
+        wattrset(w, st->attr[UI_MATCH]);
+    }
+    int used = ui_text_put(w, f->function, width - getcurx(w), st);
+    bool no_file = f->file.ptr == NULL || f->file.len == 0;
+    if ((f->line < 0 && no_file) || used == 0 || getcurx(w) + 4 >= width) {
+        return;
+    }
+    if (!selected && !r->hit) {
+        wattrset(w, st->attr[UI_DIM]);
+    }
+    ui_text_puts(w, " ", 1, st);
+    char num[24] = "";
+    if (f->line >= 0) {
+        snprintf(num, sizeof num, ":%d", f->line);
+    }
+    int room = width - getcurx(w) - (int)strlen(num);
+    if (room > 1) {
+        ui_text_put_tail(w, ui_text_base_name(f->file), room, st);
+        ui_text_puts(w, num, (int)strlen(num), st);
+    }
+}
+
+void ui_task_draw_node(WINDOW *w, int width, const struct tasktree_node *nd,
+                       const struct ui_task_look *look, const struct ui_style *st)
+{
+    if (nd->is_task) {
+        draw_task(w, width, nd, look, st);
+    } else {
+        draw_frame(w, width, nd, look, st);
+    }
 }

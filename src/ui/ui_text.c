@@ -212,3 +212,8 @@ struct snap_str ui_text_base_name(struct snap_str file)
     size_t skip = (size_t)(slash + 1 - file.ptr);
     return (struct snap_str){file.ptr + skip, file.len - skip};
 }
+
+void ui_text_hides(char *buf, size_t size, size_t hidden, size_t total, const char *noun)
+{
+    snprintf(buf, size, "hides %zu of %zu %s%s", hidden, total, noun, total == 1 ? "" : "s");
+}

@@ -43,4 +43,7 @@ static inline struct snap_str ui_text_str(const char *s)
     return out;
 }
 
+/* What a filter left out, into BUF of SIZE bytes: "hides 4 of 7 threads" (NOUN the singular). */
+void ui_text_hides(char *buf, size_t size, size_t hidden, size_t total, const char *noun);
+
 #endif

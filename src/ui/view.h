@@ -8,9 +8,13 @@
 #include <ncurses.h>
 #include <termkey.h>
 
+#include "ui/ui_keys.h"
+
 struct snapshot;
 struct snapshot_source;
 struct sampler_stats;
+struct ui_binding;
+struct ui_sort;
 
 /* The attributes the views draw with; plain attributes only when colours are off. */
 enum ui_attr {
@@ -72,7 +76,16 @@ struct view_ops {
     void (*destroy)(void *state);
     const char *(*title)(const void *state); /* tab label */
     void (*draw)(void *state, const struct ui_model *m, WINDOW *win);
-    bool (*on_key)(void *state, const struct ui_model *m, const TermKeyKey *key);
+    /* The view's answer to a move key (ui_list_bindings: arrows, j/k, PgUp/PgDn, Home/End):
+     * moves its cursor or scrolls. Returns what must be drawn again. */
+    enum ui_redraw (*move)(void *state, const struct ui_model *m, const TermKeyKey *key);
+    /* The view's own keys (ui_keys.h), ended by a binding without KEYS_TEXT; their actions
+     * take STATE. NULL: none. The loop offers a key to them after the global keys, the sort
+     * keys and the move keys. */
+    const struct ui_binding *keys;
+    /* A view that sorts: its order, which the shared sort keys (ui_sort_bindings) change.
+     * NULL: the view does not sort. */
+    struct ui_sort *(*sort)(void *state);
     /* The thread under the cursor (kernel tid, 0 none), for keys that act on a thread (t).
      * NULL in views without a thread cursor. */
     pid_t (*selected_tid)(const void *state);
@@ -82,7 +95,6 @@ struct view_ops {
     void (*filter_note)(const void *state, const struct ui_model *m, char *buf, size_t size);
     /* What Enter does here, in a word for the key hints ("fold"); NULL: nothing. */
     const char *enter_does;
-    bool sorts; /* s, S and I sort the view's table */
 };
 
 extern const struct view_ops view_threads_ops;

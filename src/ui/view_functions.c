@@ -1,14 +1,15 @@
 /* view_functions: the top-like table of functions over the sampling window, sortable. */
 #include "config.h"
 
-#include <ctype.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/sampler.h"
 #include "core/snapshot.h"
+#include "ui/ui_keys.h"
 #include "ui/ui_list.h"
+#include "ui/ui_sort.h"
 #include "ui/ui_text.h"
 #include "ui/view.h"
 
@@ -23,8 +24,7 @@ struct row {
 
 struct functions_view {
     struct ui_list list;
-    enum sort_key sort;
-    bool invert;
+    struct ui_sort order;
     struct row *rows;
     size_t n_rows;
     size_t cap_rows;
@@ -34,7 +34,11 @@ struct functions_view {
 
 static void *create(void)
 {
-    return calloc(1, sizeof(struct functions_view));
+    struct functions_view *v = calloc(1, sizeof *v);
+    if (v != NULL) {
+        v->order.n_columns = SORT_KEYS;
+    }
+    return v;
 }
 
 static void destroy(void *state)
@@ -49,23 +53,6 @@ static void destroy(void *state)
 static const char *title(const void *state)
 {
     return "Functions";
-}
-
-/* Names in the order people read them: ASCII letters of either case together; unknown last. */
-static int compare_str(struct snap_str a, struct snap_str b)
-{
-    if (a.ptr == NULL || b.ptr == NULL) {
-        return (a.ptr == NULL) - (b.ptr == NULL);
-    }
-    size_t n = a.len < b.len ? a.len : b.len;
-    for (size_t i = 0; i < n; i++) {
-        int x = tolower((unsigned char)a.ptr[i]);
-        int y = tolower((unsigned char)b.ptr[i]);
-        if (x != y) {
-            return x - y;
-        }
-    }
-    return (a.len > b.len) - (a.len < b.len);
 }
 
 static int compare_counts(uint64_t a, uint64_t b)
@@ -90,20 +77,20 @@ static int compare_rows(const void *pa, const void *pb)
         c = c != 0 ? c : compare_counts(a->own, b->own);
         break;
     case SORT_FUNCTION:
-        c = compare_str(a->function, b->function);
+        c = snapshot_str_compare(a->function, b->function, SNAP_STR_READING);
         break;
     case SORT_FILE:
-        c = compare_str(a->file, b->file);
+        c = snapshot_str_compare(a->file, b->file, SNAP_STR_READING);
         c = c != 0 ? c : (a->first_line > b->first_line) - (a->first_line < b->first_line);
         break;
     case SORT_KEYS:
         break;
     }
     if (c == 0) {
-        c = compare_str(a->function, b->function);
+        c = snapshot_str_compare(a->function, b->function, SNAP_STR_READING);
     }
     if (c == 0) {
-        c = compare_str(a->file, b->file);
+        c = snapshot_str_compare(a->file, b->file, SNAP_STR_READING);
     }
     return ra->invert ? -c : c;
 }
@@ -155,16 +142,10 @@ static bool collect(struct functions_view *v, const struct ui_model *m)
             !ui_text_match(m->filter, f->file)) {
             continue;
         }
-        if (v->n_rows == v->cap_rows) {
-            size_t cap = v->cap_rows > 0 ? v->cap_rows * 2 : 256;
-            struct row *rows = realloc(v->rows, cap * sizeof *rows);
-            if (rows == NULL) {
-                return false;
-            }
-            v->rows = rows;
-            v->cap_rows = cap;
+        if (!ui_list_reserve((void **)&v->rows, &v->cap_rows, v->n_rows + 1, sizeof *v->rows)) {
+            return false;
         }
-        v->rows[v->n_rows++] = (struct row){f, v->sort, v->invert};
+        v->rows[v->n_rows++] = (struct row){f, (enum sort_key)v->order.column, v->order.invert};
     }
     if (v->n_rows > 1) {
         qsort(v->rows, v->n_rows, sizeof *v->rows, compare_rows);
@@ -273,7 +254,7 @@ static void draw_title(const struct functions_view *v, WINDOW *w, int y, int wid
     static const char *const heads[SORT_KEYS] = {"OWN%", "TOTAL%", "FUNCTION", "FILE:LINE"};
     char h[SORT_KEYS][24];
     for (int k = 0; k < SORT_KEYS; k++) {
-        const char *mark = (enum sort_key)k == v->sort ? (v->invert ? st->up : st->down) : "";
+        const char *mark = ui_sort_marker(&v->order, (int)k, st);
         snprintf(h[k], sizeof h[k], "%s%s", heads[k], mark);
     }
     struct columns c = columns_for(width);
@@ -284,10 +265,8 @@ static void draw_title(const struct functions_view *v, WINDOW *w, int y, int wid
     /* The times are the shares in seconds: they sort with them, and say so. */
     char own_s[24];
     char total_s[24];
-    snprintf(own_s, sizeof own_s, "OWN s%s",
-             v->sort == SORT_OWN ? (v->invert ? st->up : st->down) : "");
-    snprintf(total_s, sizeof total_s, "TOTAL s%s",
-             v->sort == SORT_TOTAL ? (v->invert ? st->up : st->down) : "");
+    snprintf(own_s, sizeof own_s, "OWN s%s", ui_sort_marker(&v->order, SORT_OWN, st));
+    snprintf(total_s, sizeof total_s, "TOTAL s%s", ui_sort_marker(&v->order, SORT_TOTAL, st));
     put_right(w, y, c.own_s, 8, own_s, st);
     put_right(w, y, c.total_s, 8, total_s, st);
     wmove(w, y, c.fn);
@@ -376,28 +355,19 @@ static void draw(void *state, const struct ui_model *m, WINDOW *w)
     }
 }
 
-static bool on_key(void *state, const struct ui_model *m, const TermKeyKey *key)
+static enum ui_redraw move_rows(void *state, const struct ui_model *m, const TermKeyKey *key)
 {
     struct functions_view *v = state;
-    if (key->type == TERMKEY_TYPE_UNICODE && key->modifiers == 0) {
-        switch (key->code.codepoint) {
-        case 's':
-            v->sort = (enum sort_key)((v->sort + 1) % SORT_KEYS);
-            return true;
-        case 'S':
-            v->sort = (enum sort_key)((v->sort + SORT_KEYS - 1) % SORT_KEYS);
-            return true;
-        case 'I':
-            v->invert = !v->invert;
-            return true;
-        default:
-            break;
-        }
-    }
     if (!collect(v, m)) {
-        return false;
+        return UI_REDRAW_NONE;
     }
-    return ui_list_key(&v->list, key, v->n_rows);
+    return ui_list_key(&v->list, key, v->n_rows) ? UI_REDRAW_VIEW : UI_REDRAW_NONE;
+}
+
+static struct ui_sort *sort_of(void *state)
+{
+    struct functions_view *v = state;
+    return &v->order;
 }
 
 static void filter_note(const void *state, const struct ui_model *m, char *buf, size_t size)
@@ -406,8 +376,7 @@ static void filter_note(const void *state, const struct ui_model *m, char *buf, 
     if (m->filter[0] == '\0') {
         snprintf(buf, size, "%s", "");
     } else if (v->by_name) {
-        snprintf(buf, size, "hides %zu of %zu function%s", v->n_functions - v->n_rows,
-                 v->n_functions, v->n_functions == 1 ? "" : "s");
+        ui_text_hides(buf, size, v->n_functions - v->n_rows, v->n_functions, "function");
     } else if (m->focus_tid != 0) {
         snprintf(buf, size, "names the thread counted (t)");
     } else {
@@ -424,8 +393,8 @@ const struct view_ops view_functions_ops = {
     .destroy = destroy,
     .title = title,
     .draw = draw,
-    .on_key = on_key,
+    .move = move_rows,
+    .sort = sort_of,
     .selected_tid = NULL,
     .filter_note = filter_note,
-    .sorts = true,
 };

@@ -9,6 +9,7 @@
 
 #include "core/sampler.h"
 #include "core/snapshot.h"
+#include "ui/ui_keys.h"
 #include "ui/ui_list.h"
 #include "ui/ui_text.h"
 #include "ui/view.h"
@@ -59,14 +60,8 @@ static void add(struct gc_view *v, enum ui_attr attr, const char *fmt, ...)
 
 static void add(struct gc_view *v, enum ui_attr attr, const char *fmt, ...)
 {
-    if (v->n == v->cap) {
-        size_t cap = v->cap > 0 ? v->cap * 2 : 64;
-        struct gc_line *lines = realloc(v->lines, cap * sizeof *lines);
-        if (lines == NULL) {
-            return;
-        }
-        v->lines = lines;
-        v->cap = cap;
+    if (!ui_list_reserve((void **)&v->lines, &v->cap, v->n + 1, sizeof *v->lines)) {
+        return;
     }
     struct gc_line *l = &v->lines[v->n++];
     l->attr = attr;
@@ -409,10 +404,10 @@ static void draw(void *state, const struct ui_model *m, WINDOW *w)
     wattrset(w, st->attr[UI_NORMAL]);
 }
 
-static bool on_key(void *state, const struct ui_model *m, const TermKeyKey *key)
+static enum ui_redraw move_rows(void *state, const struct ui_model *m, const TermKeyKey *key)
 {
     struct gc_view *v = state;
-    return ui_list_scroll_key(&v->scroll, key, v->n);
+    return ui_list_scroll_key(&v->scroll, key, v->n) ? UI_REDRAW_VIEW : UI_REDRAW_NONE;
 }
 
 const struct view_ops view_gc_ops = {
@@ -420,6 +415,6 @@ const struct view_ops view_gc_ops = {
     .destroy = destroy,
     .title = title,
     .draw = draw,
-    .on_key = on_key,
+    .move = move_rows,
     .selected_tid = NULL,
 };

@@ -12,6 +12,7 @@
 #include "core/snapshot_words.h"
 #include "core/strbuf.h"
 #include "core/tasktree.h"
+#include "ui/ui_keys.h"
 #include "ui/ui_list.h"
 #include "ui/ui_stack.h"
 #include "ui/ui_task.h"
@@ -131,25 +132,6 @@ static const char *title(const void *state)
     return "Tasks";
 }
 
-/* Grows *P (of *CAP elements of SIZE bytes) to hold N. */
-static bool reserve(void **p, size_t *cap, size_t n, size_t size)
-{
-    if (n <= *cap) {
-        return true;
-    }
-    size_t ncap = *cap > 0 ? *cap : 64;
-    while (ncap < n) {
-        ncap *= 2;
-    }
-    void *np = realloc(*p, ncap * size);
-    if (np == NULL) {
-        return false;
-    }
-    *p = np;
-    *cap = ncap;
-    return true;
-}
-
 static int compare_ids(const void *pa, const void *pb)
 {
     uint64_t a = *(const uint64_t *)pa;
@@ -213,7 +195,7 @@ static void build(struct tasks_view *v, const struct ui_model *m)
 
 static struct row *add_row(struct tasks_view *v)
 {
-    if (!reserve((void **)&v->rows, &v->cap_rows, v->n_rows + 1, sizeof *v->rows)) {
+    if (!ui_list_reserve((void **)&v->rows, &v->cap_rows, v->n_rows + 1, sizeof *v->rows)) {
         v->nomem = true;
         return NULL;
     }
@@ -266,7 +248,7 @@ static bool mark_hits(struct tasks_view *v, const struct tasktree *t, const char
             continue;
         }
         size_t depth = 0;
-        if (!reserve((void **)&v->stack, &v->cap_stack, 1, sizeof *v->stack)) {
+        if (!ui_list_reserve((void **)&v->stack, &v->cap_stack, 1, sizeof *v->stack)) {
             return false;
         }
         v->stack[depth++] = (struct walk){.node = root};
@@ -278,7 +260,8 @@ static bool mark_hits(struct tasks_view *v, const struct tasktree *t, const char
             if (top->next < nd.n_kids) {
                 size_t kid = nd.kids[top->next++];
                 if (v->marks[kid] == MARK_UNSEEN) {
-                    if (!reserve((void **)&v->stack, &v->cap_stack, depth + 1, sizeof *v->stack)) {
+                    if (!ui_list_reserve((void **)&v->stack, &v->cap_stack, depth + 1,
+                                         sizeof *v->stack)) {
                         return false;
                     }
                     v->marks[kid] = MARK_OPEN;
@@ -304,14 +287,15 @@ static size_t tasks_below(struct tasks_view *v, const struct tasktree *t, size_t
     size_t count = 0;
     size_t depth = 0;
     size_t visits = 0;
-    if (!reserve((void **)&v->below, &v->cap_below, 1, sizeof *v->below)) {
+    if (!ui_list_reserve((void **)&v->below, &v->cap_below, 1, sizeof *v->below)) {
         return 0;
     }
     v->below[depth++] = i;
     while (depth > 0 && visits++ < MAX_FOLDED_COUNT) {
         struct tasktree_node nd;
         tasktree_node(t, v->below[--depth], &nd);
-        if (!reserve((void **)&v->below, &v->cap_below, depth + nd.n_kids, sizeof *v->below)) {
+        if (!ui_list_reserve((void **)&v->below, &v->cap_below, depth + nd.n_kids,
+                             sizeof *v->below)) {
             break;
         }
         for (size_t k = 0; k < nd.n_kids; k++) {
@@ -349,7 +333,7 @@ static long push_kids(struct tasks_view *v, const struct tasktree *t, const stru
     struct tasktree_node nd;
     tasktree_node(t, w->node, &nd);
     struct walk at = *w;
-    if (!reserve((void **)&v->stack, &v->cap_stack, *depth + nd.n_kids, sizeof *v->stack)) {
+    if (!ui_list_reserve((void **)&v->stack, &v->cap_stack, *depth + nd.n_kids, sizeof *v->stack)) {
         return -1;
     }
     long pushed = 0;
@@ -407,7 +391,7 @@ static void lay_out_tree(struct tasks_view *v, size_t interp, const struct taskt
         if (!nd.root || (filter[0] != '\0' && v->marks[i] != MARK_HIT)) {
             continue;
         }
-        if (!reserve((void **)&v->stack, &v->cap_stack, depth + 1, sizeof *v->stack)) {
+        if (!ui_list_reserve((void **)&v->stack, &v->cap_stack, depth + 1, sizeof *v->stack)) {
             v->nomem = true;
             return;
         }
@@ -579,7 +563,7 @@ static void lay_out(struct tasks_view *v, const struct ui_model *m)
 static int draw_prefix(struct tasks_view *v, const struct row *r, WINDOW *w, int width,
                        const struct ui_style *st)
 {
-    if (!reserve((void **)&v->last, &v->cap_last, r->depth, sizeof *v->last)) {
+    if (!ui_list_reserve((void **)&v->last, &v->cap_last, r->depth, sizeof *v->last)) {
         return 0;
     }
     const struct row *a = r;
@@ -588,74 +572,6 @@ static int draw_prefix(struct tasks_view *v, const struct row *r, WINDOW *w, int
         a = a->parent != NONE ? &v->rows[a->parent] : NULL;
     }
     return ui_tree_draw_prefix(w, v->last, r->depth, width, 30, st);
-}
-
-static void draw_task_row(const struct row *r, const struct tasktree_node *nd, bool selected,
-                          WINDOW *w, int width, const struct ui_model *m)
-{
-    const struct ui_style *st = m->style;
-    const char *marker = r->folded ? st->folded : r->can_fold ? st->unfolded : " ";
-    attr_t base = getattrs(w);
-    if (!selected) {
-        wattrset(w, st->attr[r->folded ? UI_KEY : UI_DIM]);
-    }
-    ui_text_puts(w, marker, width - getcurx(w), st);
-    wattrset(w, base);
-    ui_text_puts(w, " (T) ", width - getcurx(w), st);
-    if (r->hit && !selected) {
-        wattrset(w, st->attr[UI_MATCH]);
-    }
-    if (nd->task != NULL) {
-        ui_text_put(w, nd->task->name, width - getcurx(w), st);
-    } else {
-        ui_text_printf(w, width - getcurx(w), st, "0x%" PRIx64, nd->id);
-    }
-    if (!selected) {
-        wattrset(w, st->attr[UI_DIM]);
-    }
-    /* Listed tasks are mostly pending: only the others say so. */
-    enum snap_task_state state = nd->task != NULL ? nd->task->state : SNAP_TASK_UNKNOWN;
-    if (state == SNAP_TASK_CANCELLED || state == SNAP_TASK_FINISHED) {
-        ui_text_printf(w, width - getcurx(w), st, "  %s", snapshot_task_state_name(state));
-    }
-    if (r->folded && r->folded_tasks > 0) {
-        ui_text_printf(w, width - getcurx(w), st, "  (folded: %zu%s task%s)", r->folded_tasks,
-                       r->folded_tasks >= MAX_FOLDED_COUNT ? "+" : "",
-                       r->folded_tasks == 1 ? "" : "s");
-    } else if (r->folded) {
-        ui_text_puts(w, "  (folded)", width - getcurx(w), st);
-    }
-}
-
-/* A frame as pstree draws it, "function file:line", but with the file's base name (the stack
- * below has the whole path), dimmed. */
-static void draw_frame_row(const struct row *r, const struct tasktree_node *nd, bool selected,
-                           WINDOW *w, int width, const struct ui_model *m)
-{
-    const struct ui_style *st = m->style;
-    const struct snap_frame *f = nd->frame;
-    ui_text_puts(w, "  ", width - getcurx(w), st);
-    if (r->hit && !selected) {
-        wattrset(w, st->attr[UI_MATCH]);
-    }
-    int used = ui_text_put(w, f->function, width - getcurx(w), st);
-    bool no_file = f->file.ptr == NULL || f->file.len == 0;
-    if ((f->line < 0 && no_file) || used == 0 || getcurx(w) + 4 >= width) {
-        return;
-    }
-    if (!selected && !r->hit) {
-        wattrset(w, st->attr[UI_DIM]);
-    }
-    ui_text_puts(w, " ", 1, st);
-    char num[24] = "";
-    if (f->line >= 0) {
-        snprintf(num, sizeof num, ":%d", f->line);
-    }
-    int room = width - getcurx(w) - (int)strlen(num);
-    if (room > 1) {
-        ui_text_put_tail(w, ui_text_base_name(f->file), room, st);
-        ui_text_puts(w, num, (int)strlen(num), st);
-    }
 }
 
 static void draw_row(struct tasks_view *v, size_t i, WINDOW *w, int y, int width,
@@ -680,11 +596,15 @@ static void draw_row(struct tasks_view *v, size_t i, WINDOW *w, int y, int width
     }
     draw_prefix(v, r, w, width - 1, st);
     wattrset(w, base);
-    if (nd.is_task) {
-        draw_task_row(r, &nd, selected, w, width, m);
-    } else {
-        draw_frame_row(r, &nd, selected, w, width, m);
-    }
+    struct ui_task_look look = {
+        .selected = selected,
+        .hit = r->hit,
+        .folded = r->folded,
+        .can_fold = r->can_fold,
+        .folded_tasks = r->folded_tasks,
+        .more = r->folded_tasks >= MAX_FOLDED_COUNT,
+    };
+    ui_task_draw_node(w, width, &nd, &look, st);
     wattrset(w, st->attr[UI_NORMAL]);
 }
 
@@ -775,41 +695,77 @@ static bool fold(struct tasks_view *v, bool fold)
     return ui_tree_set_folded(&v->fold, v->rows[o].task, fold);
 }
 
-static bool on_key(void *state, const struct ui_model *m, const TermKeyKey *key)
+/* The task row the cursor is in, once the tree is laid out for M; NONE without a tree. */
+static size_t ready(struct tasks_view *v, const struct ui_model *m, bool *laid_out)
 {
-    struct tasks_view *v = state;
-    if (m->snap == NULL || m->tasks == NULL) {
-        return false;
+    *laid_out = m->snap != NULL && m->tasks != NULL;
+    if (!*laid_out) {
+        return NONE;
     }
     lay_out(v, m);
-    size_t o = owner_of(v, v->list.cursor);
-    if (key->type == TERMKEY_TYPE_KEYSYM) {
-        switch (key->code.sym) {
-        case TERMKEY_SYM_ENTER:
-            return o != NONE && fold(v, !v->rows[o].folded);
-        case TERMKEY_SYM_RIGHT:
-            return fold(v, false);
-        case TERMKEY_SYM_LEFT:
-            /* Folds an open task; on a folded one (or a leaf) goes up to the task above. */
-            if (o != NONE && v->rows[o].can_fold && !v->rows[o].folded) {
-                return fold(v, true);
-            }
-            if (o != NONE && owner_of(v, v->rows[o].parent) != NONE) {
-                v->list.cursor = owner_of(v, v->rows[o].parent);
-                remember_selected(v);
-                return true;
-            }
-            return false;
-        default:
-            break;
-        }
-    }
-    if (ui_list_key(&v->list, key, v->n_rows)) {
-        remember_selected(v);
-        return true;
-    }
-    return false;
+    return owner_of(v, v->list.cursor);
 }
+
+static enum ui_redraw redraw_if(bool changed)
+{
+    return changed ? UI_REDRAW_VIEW : UI_REDRAW_NONE;
+}
+
+/* Enter: folds or unfolds the task under the cursor. */
+static enum ui_redraw toggle_fold(void *state, const struct ui_model *m, const TermKeyKey *key)
+{
+    struct tasks_view *v = state;
+    bool laid_out;
+    size_t o = ready(v, m, &laid_out);
+    return redraw_if(o != NONE && fold(v, !v->rows[o].folded));
+}
+
+/* Right unfolds the task under the cursor. Left folds an open one; on a folded one (or a
+ * leaf) it goes up to the task above. */
+static enum ui_redraw fold_or_up(void *state, const struct ui_model *m, const TermKeyKey *key)
+{
+    struct tasks_view *v = state;
+    bool laid_out;
+    size_t o = ready(v, m, &laid_out);
+    if (key->code.sym == TERMKEY_SYM_RIGHT) {
+        return redraw_if(laid_out && fold(v, false));
+    }
+    if (o != NONE && v->rows[o].can_fold && !v->rows[o].folded) {
+        return redraw_if(fold(v, true));
+    }
+    if (o != NONE && owner_of(v, v->rows[o].parent) != NONE) {
+        v->list.cursor = owner_of(v, v->rows[o].parent);
+        remember_selected(v);
+        return UI_REDRAW_VIEW;
+    }
+    return UI_REDRAW_NONE;
+}
+
+static enum ui_redraw move_rows(void *state, const struct ui_model *m, const TermKeyKey *key)
+{
+    struct tasks_view *v = state;
+    bool laid_out;
+    ready(v, m, &laid_out);
+    if (laid_out && ui_list_key(&v->list, key, v->n_rows)) {
+        remember_selected(v);
+        return UI_REDRAW_VIEW;
+    }
+    return UI_REDRAW_NONE;
+}
+
+static const struct ui_binding KEYS[] = {
+    {"Enter",
+     {{UI_KEY_SYM, TERMKEY_SYM_ENTER}},
+     toggle_fold,
+     UI_HELP_VIEWS,
+     "fold / unfold the task under the cursor"},
+    {"Left / Right",
+     {{UI_KEY_SYM, TERMKEY_SYM_LEFT}, {UI_KEY_SYM, TERMKEY_SYM_RIGHT}},
+     fold_or_up,
+     UI_HELP_VIEWS,
+     "fold (again: up to the awaiting task) / unfold"},
+    {NULL},
+};
 
 static void filter_note(const void *state, const struct ui_model *m, char *buf, size_t size)
 {
@@ -817,8 +773,7 @@ static void filter_note(const void *state, const struct ui_model *m, char *buf, 
     if (m->filter[0] == '\0' || !v->laid_out) {
         snprintf(buf, size, "%s", "");
     } else {
-        snprintf(buf, size, "hides %zu of %zu task%s", v->n_tasks - v->n_kept, v->n_tasks,
-                 v->n_tasks == 1 ? "" : "s");
+        ui_text_hides(buf, size, v->n_tasks - v->n_kept, v->n_tasks, "task");
     }
 }
 
@@ -827,7 +782,8 @@ const struct view_ops view_tasks_ops = {
     .destroy = destroy,
     .title = title,
     .draw = draw,
-    .on_key = on_key,
+    .keys = KEYS,
+    .move = move_rows,
     .selected_tid = NULL,
     .filter_note = filter_note,
     .enter_does = "fold",

@@ -1,7 +1,6 @@
 /* view_threads: one row per thread (state, %GIL, %CPU, %GC, where it is) and its stack below. */
 #include "config.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -9,7 +8,9 @@
 
 #include "core/sampler.h"
 #include "core/snapshot.h"
+#include "ui/ui_keys.h"
 #include "ui/ui_list.h"
+#include "ui/ui_sort.h"
 #include "ui/ui_stack.h"
 #include "ui/ui_text.h"
 #include "ui/view.h"
@@ -51,8 +52,7 @@ struct threads_view {
     bool all_stacks;       /* Enter: every stack, one after the other, instead of the table */
     pid_t selected_tid;    /* the thread under the cursor, kept across frames */
     uint64_t selected_ident;
-    enum sort_key sort;
-    bool invert;
+    struct ui_sort order;
     struct row *rows;
     size_t n_rows;
     size_t cap_rows;
@@ -61,7 +61,11 @@ struct threads_view {
 
 static void *create(void)
 {
-    return calloc(1, sizeof(struct threads_view));
+    struct threads_view *v = calloc(1, sizeof *v);
+    if (v != NULL) {
+        v->order.n_columns = SORT_KEYS;
+    }
+    return v;
 }
 
 static void destroy(void *state)
@@ -123,23 +127,6 @@ static double sort_share(const struct sampler_thread *st, enum sort_key k)
     return isnan(p) ? -0.5 : p;
 }
 
-/* Names in the order people read them: ASCII letters of either case together; unknown last. */
-static int compare_str(struct snap_str a, struct snap_str b)
-{
-    if (a.ptr == NULL || b.ptr == NULL) {
-        return (a.ptr == NULL) - (b.ptr == NULL);
-    }
-    size_t n = a.len < b.len ? a.len : b.len;
-    for (size_t i = 0; i < n; i++) {
-        int x = tolower((unsigned char)a.ptr[i]);
-        int y = tolower((unsigned char)b.ptr[i]);
-        if (x != y) {
-            return x - y;
-        }
-    }
-    return (a.len > b.len) - (a.len < b.len);
-}
-
 static int compare_rows(const void *pa, const void *pb)
 {
     const struct row *a = pa;
@@ -147,7 +134,7 @@ static int compare_rows(const void *pa, const void *pb)
     int c = 0;
     switch (a->sort) {
     case SORT_NAME:
-        c = compare_str(a->t->name, b->t->name);
+        c = snapshot_str_compare(a->t->name, b->t->name, SNAP_STR_READING);
         break;
     case SORT_STATE:
         c = (state_rank(a->t) < state_rank(b->t)) - (state_rank(a->t) > state_rank(b->t));
@@ -160,7 +147,8 @@ static int compare_rows(const void *pa, const void *pb)
             (sort_share(a->st, a->sort) > sort_share(b->st, a->sort));
         break;
     case SORT_FUNCTION:
-        c = compare_str(ui_stack_top_function(a->t), ui_stack_top_function(b->t));
+        c = snapshot_str_compare(ui_stack_top_function(a->t), ui_stack_top_function(b->t),
+                                 SNAP_STR_READING);
         break;
     case SORT_TID:
     case SORT_KEYS:
@@ -188,19 +176,14 @@ static bool collect(struct threads_view *v, const struct ui_model *m)
             if (!thread_matches(t, m->filter)) {
                 continue;
             }
-            if (v->n_rows == v->cap_rows) {
-                size_t cap = v->cap_rows > 0 ? v->cap_rows * 2 : 64;
-                struct row *rows = realloc(v->rows, cap * sizeof *rows);
-                if (rows == NULL) {
-                    return false;
-                }
-                v->rows = rows;
-                v->cap_rows = cap;
+            if (!ui_list_reserve((void **)&v->rows, &v->cap_rows, v->n_rows + 1, sizeof *v->rows)) {
+                return false;
             }
             const struct sampler_thread *st =
                 m->stats != NULL ? sampler_stats_find_thread(m->stats, in->id, t->tid, t->thread_id)
                                  : NULL;
-            v->rows[v->n_rows++] = (struct row){t, st, in->id, v->sort, v->invert};
+            v->rows[v->n_rows++] =
+                (struct row){t, st, in->id, (enum sort_key)v->order.column, v->order.invert};
         }
     }
     if (v->n_rows > 1) {
@@ -281,7 +264,7 @@ static void draw_title(struct threads_view *v, const struct columns *c, WINDOW *
     mvwhline(w, y, 0, ' ', width);
     for (int k = 0; k < SORT_KEYS; k++) {
         char head[32];
-        const char *mark = (enum sort_key)k == v->sort ? (v->invert ? st->up : st->down) : "";
+        const char *mark = ui_sort_marker(&v->order, (int)k, st);
         snprintf(head, sizeof head, "%s%s", SORT_TITLES[k], mark);
         int len = ui_text_width(ui_text_str(head), st);
         bool right = k != SORT_NAME && k != SORT_STATE && k != SORT_FUNCTION && len < c->w[k];
@@ -454,57 +437,63 @@ static void draw(void *state, const struct ui_model *m, WINDOW *w)
     ui_stack_draw(w, table, height - table, width, t, 0, true, m);
 }
 
-static bool on_key(void *state, const struct ui_model *m, const TermKeyKey *key)
+/* Enter: every stack, one after the other, or the table and the selected thread's stack. */
+static enum ui_redraw all_stacks(void *state, const struct ui_model *m, const TermKeyKey *key)
 {
     struct threads_view *v = state;
     if (!collect(v, m)) {
-        return false;
+        return UI_REDRAW_NONE;
     }
     find_selected(v);
-    if (key->type == TERMKEY_TYPE_KEYSYM && key->code.sym == TERMKEY_SYM_ENTER) {
-        v->all_stacks = !v->all_stacks;
-        v->stacks_skip = 0;
-        return true;
+    v->all_stacks = !v->all_stacks;
+    v->stacks_skip = 0;
+    return UI_REDRAW_VIEW;
+}
+
+static enum ui_redraw move_rows(void *state, const struct ui_model *m, const TermKeyKey *key)
+{
+    struct threads_view *v = state;
+    if (!collect(v, m)) {
+        return UI_REDRAW_NONE;
     }
-    if (key->type == TERMKEY_TYPE_UNICODE && key->modifiers == 0) {
-        switch (key->code.codepoint) {
-        case 's':
-            v->sort = (enum sort_key)((v->sort + 1) % SORT_KEYS);
-            return true;
-        case 'S':
-            v->sort = (enum sort_key)((v->sort + SORT_KEYS - 1) % SORT_KEYS);
-            return true;
-        case 'I':
-            v->invert = !v->invert;
-            return true;
-        default:
-            break;
-        }
-    }
+    find_selected(v);
     if (v->all_stacks) {
         v->stacks.top = anchor_line(v, m);
         if (!ui_list_scroll_key(&v->stacks, key, stack_lines(v, m))) {
-            return false;
+            return UI_REDRAW_NONE;
         }
         set_anchor(v, m, v->stacks.top);
-        return true;
+        return UI_REDRAW_VIEW;
     }
     if (ui_list_key(&v->table, key, v->n_rows)) {
         remember_selected(v);
-        return true;
+        return UI_REDRAW_VIEW;
     }
-    return false;
+    return UI_REDRAW_NONE;
+}
+
+static const struct ui_binding KEYS[] = {
+    {"Enter",
+     {{UI_KEY_SYM, TERMKEY_SYM_ENTER}},
+     all_stacks,
+     UI_HELP_VIEWS,
+     "all stacks, scrollable / the selected thread's stack"},
+    {NULL},
+};
+
+static struct ui_sort *sort_of(void *state)
+{
+    struct threads_view *v = state;
+    return &v->order;
 }
 
 static void filter_note(const void *state, const struct ui_model *m, char *buf, size_t size)
 {
     const struct threads_view *v = state;
-    size_t hidden = v->n_threads - v->n_rows;
     if (m->filter[0] == '\0') {
         snprintf(buf, size, "%s", "");
     } else {
-        snprintf(buf, size, "hides %zu of %zu thread%s", hidden, v->n_threads,
-                 v->n_threads == 1 ? "" : "s");
+        ui_text_hides(buf, size, v->n_threads - v->n_rows, v->n_threads, "thread");
     }
 }
 
@@ -513,9 +502,10 @@ const struct view_ops view_threads_ops = {
     .destroy = destroy,
     .title = title,
     .draw = draw,
-    .on_key = on_key,
+    .keys = KEYS,
+    .move = move_rows,
+    .sort = sort_of,
     .selected_tid = selected_tid,
     .filter_note = filter_note,
     .enter_does = "stacks",
-    .sorts = true,
 };

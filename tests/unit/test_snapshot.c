@@ -990,6 +990,27 @@ static void test_snapshot_write_text_reports_a_failed_write(void **state)
     snapshot_free(s);
 }
 
+static void test_snapshot_str_compare_orders_bytes_with_the_unknown_first(void **state)
+{
+    struct snap_str unknown = {NULL, 0};
+    assert_true(snapshot_str_compare(unknown, str(""), SNAP_STR_BYTES) < 0);
+    assert_true(snapshot_str_compare(str("B"), str("a"), SNAP_STR_BYTES) < 0);
+    assert_true(snapshot_str_compare(str("ab"), str("abc"), SNAP_STR_BYTES) < 0);
+    assert_int_equal(snapshot_str_compare(str("ab"), str("ab"), SNAP_STR_BYTES), 0);
+    assert_int_equal(snapshot_str_compare(unknown, unknown, SNAP_STR_BYTES), 0);
+}
+
+static void test_snapshot_str_compare_reads_either_case_alike_with_the_unknown_last(void **state)
+{
+    struct snap_str unknown = {NULL, 0};
+    assert_true(snapshot_str_compare(unknown, str("z"), SNAP_STR_READING) > 0);
+    assert_true(snapshot_str_compare(str("a"), str("B"), SNAP_STR_READING) < 0);
+    assert_int_equal(snapshot_str_compare(str("Main"), str("mAIN"), SNAP_STR_READING), 0);
+    assert_true(snapshot_str_compare(str("worker"), str("Worker-2"), SNAP_STR_READING) < 0);
+    /* Bytes past ASCII are not folded. */
+    assert_true(snapshot_str_compare(str("\xc3\x89"), str("\xc3\xa9"), SNAP_STR_READING) < 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1030,6 +1051,8 @@ int main(void)
         cmocka_unit_test(test_snapshot_write_text_labels_the_interpreters_own_frames),
         cmocka_unit_test(test_snapshot_write_text_skips_source_lines_it_cannot_get),
         cmocka_unit_test(test_snapshot_write_text_reports_a_failed_write),
+        cmocka_unit_test(test_snapshot_str_compare_orders_bytes_with_the_unknown_first),
+        cmocka_unit_test(test_snapshot_str_compare_reads_either_case_alike_with_the_unknown_last),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
