@@ -9,11 +9,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/error.h"
-#include "core/proc.h"
-#include "core/runtime.h"
-#include "core/snapshot.h"
-#include "core/unwind.h"
+#include "core/util/error.h"
+#include "core/target/proc.h"
+#include "core/target/runtime.h"
+#include "core/model/snapshot.h"
+#include "core/walk/unwind.h"
 
 static double now(void)
 {

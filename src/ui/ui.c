@@ -18,12 +18,12 @@
 #include <ncurses.h>
 #include <termkey.h>
 
-#include "cli.h"
-#include "core/error.h"
-#include "core/sampler.h"
-#include "core/snapshot.h"
-#include "live.h"
-#include "spawn.h"
+#include "app/cli.h"
+#include "core/util/error.h"
+#include "core/sampler/sampler.h"
+#include "core/model/snapshot.h"
+#include "app/live.h"
+#include "app/spawn.h"
 #include "ui/ui_dump.h"
 #include "ui/ui_edit.h"
 #include "ui/ui_focus.h"

@@ -11,13 +11,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "core/error.h"
-#include "core/report.h"
-#include "core/sampler.h"
-#include "core/snapshot.h"
-#include "core/snapshot_write.h"
-#include "live.h"
+#include "app/cli.h"
+#include "core/util/error.h"
+#include "core/write/report.h"
+#include "core/sampler/sampler.h"
+#include "core/model/snapshot.h"
+#include "core/write/snapshot_write.h"
+#include "app/live.h"
 
 enum {
     DUMP_TRIES = 100,

@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#include "core/snapshot.h"
+#include "core/model/snapshot.h"
 #include "ui/ui_text.h"
 
 static bool same_key(const struct sampler_thread_key *a, const struct sampler_thread_key *b)

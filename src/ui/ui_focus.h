@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "core/sampler.h"
-#include "live.h"
+#include "core/sampler/sampler.h"
+#include "app/live.h"
 
 struct snapshot;
 

@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/sampler.h"
-#include "core/snapshot.h"
-#include "live.h"
+#include "core/sampler/sampler.h"
+#include "core/model/snapshot.h"
+#include "app/live.h"
 #include "ui/ui_text.h"
 
 static void right_marker(WINDOW *w, int y, int width, const char *text, const struct ui_style *st)

@@ -1,8 +1,8 @@
 /* ui_stack: a thread drawn as text: its state in short, where it is, and its whole stack. */
 #include "config.h"
 
-#include "core/snapshot_words.h"
-#include "core/snapshot_write.h"
+#include "core/model/snapshot_words.h"
+#include "core/write/snapshot_write.h"
 #include "ui/ui_stack.h"
 
 #include <stdio.h>

@@ -8,7 +8,7 @@
 
 #include <ncurses.h>
 
-#include "core/snapshot.h"
+#include "core/model/snapshot.h"
 #include "ui/view.h"
 
 /* True when FILTER is empty or found in F's function or file name. */

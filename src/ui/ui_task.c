@@ -2,14 +2,14 @@
  * coroutine stack; and a node of the awaited-by tree as its row shows it. */
 #include "config.h"
 
-#include "core/snapshot_words.h"
+#include "core/model/snapshot_words.h"
 #include "ui/ui_task.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "core/tasktree.h"
+#include "core/model/tasktree.h"
 #include "ui/ui_stack.h"
 #include "ui/ui_text.h"
 

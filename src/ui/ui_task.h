@@ -8,7 +8,7 @@
 
 #include <ncurses.h>
 
-#include "core/snapshot.h"
+#include "core/model/snapshot.h"
 #include "ui/view.h"
 
 /* Draws task T of interpreter IN (of M's task graph) at row Y of W, in at most HEIGHT rows of

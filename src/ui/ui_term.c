@@ -10,7 +10,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "ui/ui_screen.h"
 #include "ui/ui_style.h"
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "core/strbuf.h"
+#include "core/util/strbuf.h"
 #include "ui/view.h"
 
 /* One character of valid UTF-8 at S (LEN > 0 bytes): its code point and length. Invalid bytes

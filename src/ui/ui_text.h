@@ -7,7 +7,7 @@
 
 #include <ncurses.h>
 
-#include "core/snapshot.h"
+#include "core/model/snapshot.h"
 
 struct ui_style;
 

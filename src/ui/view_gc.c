@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/sampler.h"
-#include "core/snapshot.h"
+#include "core/sampler/sampler.h"
+#include "core/model/snapshot.h"
 #include "ui/ui_keys.h"
 #include "ui/ui_list.h"
 #include "ui/ui_text.h"

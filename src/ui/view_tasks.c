@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/limits.h"
-#include "core/snapshot.h"
-#include "core/snapshot_words.h"
-#include "core/strbuf.h"
-#include "core/tasktree.h"
+#include "core/util/limits.h"
+#include "core/model/snapshot.h"
+#include "core/model/snapshot_words.h"
+#include "core/util/strbuf.h"
+#include "core/model/tasktree.h"
 #include "ui/ui_keys.h"
 #include "ui/ui_list.h"
 #include "ui/ui_stack.h"

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/sampler.h"
-#include "core/snapshot.h"
+#include "core/sampler/sampler.h"
+#include "core/model/snapshot.h"
 #include "ui/ui_keys.h"
 #include "ui/ui_list.h"
 #include "ui/ui_sort.h"

@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/asyncdebug.h"
-#include "core/error.h"
-#include "core/limits.h"
-#include "core/proc.h"
-#include "core/runtime.h"
-#include "core/snapshot.h"
-#include "core/unwind.h"
+#include "core/asyncio/asyncdebug.h"
+#include "core/util/error.h"
+#include "core/util/limits.h"
+#include "core/target/proc.h"
+#include "core/target/runtime.h"
+#include "core/model/snapshot.h"
+#include "core/walk/unwind.h"
 #include "image.h"
 
 struct taken {

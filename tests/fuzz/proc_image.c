@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
-#include "core/proc.h"
-#include "core/proc_batch.h"
+#include "core/util/error.h"
+#include "core/target/proc.h"
+#include "core/target/proc_batch.h"
 #include "image.h"
 
 struct proc {

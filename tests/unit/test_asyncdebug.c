@@ -9,9 +9,9 @@
 
 #include <cmocka.h>
 
-#include "core/asyncdebug.h"
-#include "core/error.h"
-#include "core/limits.h"
+#include "core/asyncio/asyncdebug.h"
+#include "core/util/error.h"
+#include "core/util/limits.h"
 
 /* The .AsyncioDebug section of Debian's python3.15 (3.15.2), as 13 uint64 values. */
 static const uint64_t SECTION_3_15[13] = {168,    136,   96,   108,  109,  128, 152,

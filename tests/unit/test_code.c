@@ -14,11 +14,11 @@
 
 #include <cmocka.h>
 
-#include "core/code.h"
-#include "core/error.h"
+#include "core/pyobj/code.h"
+#include "core/util/error.h"
 #include "core/layout/layout.h"
-#include "core/limits.h"
-#include "core/proc.h"
+#include "core/util/limits.h"
+#include "core/target/proc.h"
 
 /* Where the fake objects keep their fields: a code struct of 64 bytes (type, filename, name,
  * qualname, line table, first line, co_version), compact ASCII str objects as 64-bit 3.13-3.15 lay

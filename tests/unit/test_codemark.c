@@ -8,8 +8,8 @@
 
 #include <cmocka.h>
 
-#include "core/code.h"
-#include "core/codemark.h"
+#include "core/pyobj/code.h"
+#include "core/pyobj/codemark.h"
 
 enum { INTERP = 0x1000, OTHER_INTERP = 0x2000 };
 

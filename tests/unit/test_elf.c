@@ -16,9 +16,9 @@
 
 #include <cmocka.h>
 
-#include "core/elf.h"
-#include "core/error.h"
-#include "core/limits.h"
+#include "core/target/elf.h"
+#include "core/util/error.h"
+#include "core/util/limits.h"
 
 #ifndef TEST_DATA_DIR
 #define TEST_DATA_DIR "tests/unit/data"

@@ -10,9 +10,9 @@
 
 #include <cmocka.h>
 
-#include "core/gc.h"
+#include "core/walk/gc.h"
 #include "core/layout/gen.h"
-#include "core/snapshot.h"
+#include "core/model/snapshot.h"
 
 enum { ADDR = 0x7f0000001000ull };
 

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "core/gcwatch.h"
+#include "core/walk/gcwatch.h"
 
 enum { COLLECTOR = 0x1000, OTHER = 0x2000 };
 

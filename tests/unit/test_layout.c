@@ -12,10 +12,10 @@
 
 #include <cmocka.h>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/layout/gen.h"
 #include "core/layout/layout.h"
-#include "core/limits.h"
+#include "core/util/limits.h"
 
 #ifndef TEST_DATA_DIR
 #define TEST_DATA_DIR "tests/unit/data"

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/layout/asyncio.h"
 #include "core/layout/layout.h"
 

@@ -12,9 +12,9 @@
 
 #include <cmocka.h>
 
-#include "core/error.h"
-#include "core/limits.h"
-#include "core/linetable.h"
+#include "core/util/error.h"
+#include "core/util/limits.h"
+#include "core/pyobj/linetable.h"
 
 #ifndef TEST_DATA_DIR
 #define TEST_DATA_DIR "tests/unit/data"

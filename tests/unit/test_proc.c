@@ -27,8 +27,8 @@
 
 #include <cmocka.h>
 
-#include "core/error.h"
-#include "core/proc.h"
+#include "core/util/error.h"
+#include "core/target/proc.h"
 
 enum {
     BUF_SIZE = 1 << 16,

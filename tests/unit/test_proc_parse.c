@@ -12,9 +12,9 @@
 
 #include <cmocka.h>
 
-#include "core/error.h"
-#include "core/limits.h"
-#include "core/proc.h"
+#include "core/util/error.h"
+#include "core/util/limits.h"
+#include "core/target/proc.h"
 
 static void expect_error(int rc, const struct pt_error *err, enum pt_errcode code)
 {

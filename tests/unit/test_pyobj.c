@@ -10,10 +10,10 @@
 
 #include <cmocka.h>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/layout/layout.h"
-#include "core/proc.h"
-#include "core/pyobj.h"
+#include "core/target/proc.h"
+#include "core/pyobj/pyobj.h"
 
 /* The str layout of 64-bit 3.13-3.15 GIL builds (PyASCIIObject is 40 bytes, compact 56). */
 static struct py_layout str_layout(void)

@@ -12,11 +12,11 @@
 
 #include <cmocka.h>
 
-#include "core/error.h"
-#include "core/report.h"
-#include "core/sampler.h"
-#include "core/snapshot.h"
-#include "core/snapshot_arena.h"
+#include "core/util/error.h"
+#include "core/write/report.h"
+#include "core/sampler/sampler.h"
+#include "core/model/snapshot.h"
+#include "core/model/snapshot_arena.h"
 
 static struct snap_str str(const char *c)
 {

@@ -12,13 +12,13 @@
 
 #include <cmocka.h>
 
-#include "core/code.h"
-#include "core/error.h"
-#include "core/sample.h"
-#include "core/sampler.h"
-#include "core/sampler_window.h"
-#include "core/snapshot.h"
-#include "core/snapshot_arena.h"
+#include "core/pyobj/code.h"
+#include "core/util/error.h"
+#include "core/walk/sample.h"
+#include "core/sampler/sampler.h"
+#include "core/sampler/sampler_window.h"
+#include "core/model/snapshot.h"
+#include "core/model/snapshot_arena.h"
 
 static const char *const FILE_NAME = "/srv/app/worker.py";
 

@@ -12,12 +12,12 @@
 
 #include <cmocka.h>
 
-#include "core/error.h"
-#include "core/sampler.h"
-#include "core/sampler_write.h"
-#include "core/snapshot.h"
-#include "core/snapshot_arena.h"
-#include "core/snapshot_write.h"
+#include "core/util/error.h"
+#include "core/sampler/sampler.h"
+#include "core/write/sampler_write.h"
+#include "core/model/snapshot.h"
+#include "core/model/snapshot_arena.h"
+#include "core/write/snapshot_write.h"
 
 static struct snap_str str(const char *c)
 {

@@ -11,12 +11,12 @@
 
 #include <cmocka.h>
 
-#include "core/error.h"
-#include "core/snapshot.h"
-#include "core/snapshot_arena.h"
-#include "core/strbuf.h"
-#include "core/tasktree.h"
-#include "snapcopy.h"
+#include "core/util/error.h"
+#include "core/model/snapshot.h"
+#include "core/model/snapshot_arena.h"
+#include "core/util/strbuf.h"
+#include "core/model/tasktree.h"
+#include "app/snapcopy.h"
 
 static struct snap_str arena_str(struct snapshot *s, const char *c)
 {

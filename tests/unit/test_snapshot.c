@@ -13,11 +13,11 @@
 
 #include <cmocka.h>
 
-#include "core/error.h"
-#include "core/snapshot.h"
-#include "core/snapshot_arena.h"
-#include "core/snapshot_words.h"
-#include "core/snapshot_write.h"
+#include "core/util/error.h"
+#include "core/model/snapshot.h"
+#include "core/model/snapshot_arena.h"
+#include "core/model/snapshot_words.h"
+#include "core/write/snapshot_write.h"
 
 static struct snap_str str(const char *c)
 {

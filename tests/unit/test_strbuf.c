@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "core/strbuf.h"
+#include "core/util/strbuf.h"
 
 static char *json_of(const char *bytes, size_t len)
 {

@@ -12,11 +12,11 @@
 
 #include <cmocka.h>
 
-#include "core/error.h"
-#include "core/snapshot.h"
-#include "core/snapshot_write.h"
-#include "core/strbuf.h"
-#include "core/tasktree.h"
+#include "core/util/error.h"
+#include "core/model/snapshot.h"
+#include "core/write/snapshot_write.h"
+#include "core/util/strbuf.h"
+#include "core/model/tasktree.h"
 
 static struct snap_str str(const char *c)
 {

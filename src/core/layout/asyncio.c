@@ -7,11 +7,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/layout/debug_offsets.h"
 #include "core/layout/gen_asyncio.h"
 #include "core/layout/layout.h"
-#include "core/limits.h"
+#include "core/util/limits.h"
 
 /* The generated table of each minor version, by minor. */
 static const struct layout_asyncio_gen *table_of(unsigned minor)

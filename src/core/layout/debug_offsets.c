@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/layout/gen.h"
 #include "core/layout/layout.h"
 

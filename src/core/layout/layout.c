@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/layout/debug_offsets.h"
 #include "core/layout/gen.h"
-#include "core/limits.h"
+#include "core/util/limits.h"
 
 /* _Py_DebugOffsets starts with the cookie, then the version and free-threaded flag as uint64. */
 enum {

@@ -30,7 +30,7 @@ enum layout_frames {
 
 /* What tells pytop that the code objects it cached are still the ones at their addresses: a
  * value in the target that every change of interest changes. Read before any code object it
- * vouches for (src/core/codemark.c checks it before it is believed). */
+ * vouches for (src/core/pyobj/codemark.c checks it before it is believed). */
 enum layout_code_marker {
     CODE_MARKER_NONE,                /* nothing: every sample checks its code objects again */
     CODE_MARKER_GENERATION,          /* interp.code_object_generation, bumped whenever a code
@@ -174,7 +174,7 @@ struct py_layout {
     } unicode;
 
     /* The GC state's size and the fields the debug offsets name; the rest of it comes from
-     * the generated variants of each version (layout_gc_variants(), src/core/gc.c). */
+     * the generated variants of each version (layout_gc_variants(), src/core/walk/gc.c). */
     struct {
         uint64_t size;
         uint64_t collecting;

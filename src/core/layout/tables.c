@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "core/util/error.h"
 #include "core/layout/debug_offsets.h"
 #include "core/layout/gen.h"
 

@@ -1,0 +1,606 @@
+/* live: the target of the live view, sampled on a thread of its own; the screen takes frames. */
+#include "config.h"
+
+#include "app/live.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/util/error.h"
+#include "core/target/proc.h"
+#include "core/target/runtime.h"
+#include "core/sampler/sampler.h"
+#include "core/model/snapshot.h"
+#include "core/model/snapshot_arena.h"
+#include "core/write/snapshot_write.h"
+#include "core/target/source.h"
+#include "app/snapcopy.h"
+#include "app/target.h"
+
+static const double FIRST_TRIES_S = 2; /* a starting command is looked at often this long */
+static const double RETRY_FAST_S = 0.01;
+static const double RETRY_SLOW_S = 0.25;
+static const double CLOSE_WAIT_S = 1.0;
+
+/* What the screen asked for since the thread last looked. */
+struct requests {
+    bool reset;
+    struct sampler_thread_key focus[LIVE_FOCUS_MAX];
+    size_t n_focus;
+    double period_s;
+    double window_s;
+};
+
+struct live {
+    struct live_opts opts;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t cond; /* on CLOCK_MONOTONIC: the thread's sleeps, cut short by requests */
+    /* Shared, under LOCK. */
+    bool stop;
+    bool poked; /* a request came: stop sleeping */
+    struct requests asked;
+    struct live_frame *ready;
+    bool attached; /* the sampling thread found the interpreter */
+    /* The sampling thread's own. */
+    enum live_state state;
+    struct proc *proc;
+    struct runtime rt;
+    struct sampler *sampler;
+    struct sampler_thread_key focus[LIVE_FOCUS_MAX];
+    size_t n_focus;
+    double window_s; /* the sampler's window */
+    double started;
+    double next_frame;
+    double last_sample;
+    double age_s;
+    char command[512];
+    char status[256];
+    /* The screen's own (live_source()): source files are read through a handle of its own, so
+     * that the screen never calls into the sampling thread's PROC. */
+    struct proc *ui_proc;
+    struct source_cache *ui_sources;
+    struct snapshot_source ui_source;
+    char exec_note[160];
+};
+
+void live_frame_free(struct live_frame *f)
+{
+    if (f == NULL) {
+        return;
+    }
+    snapshot_free(f->snap);
+    snapshot_free(f->tasks);
+    sampler_stats_free(f->stats);
+    sampler_stats_free(f->focus);
+    free(f);
+}
+
+void live_frame_keep_picture(struct live_frame *f, const struct live_frame *before)
+{
+    if (before == NULL || before->snap == NULL || (before->state == LIVE_GONE && f->snap != NULL)) {
+        return;
+    }
+    struct snapshot *copy = snapcopy_all(before->snap, NULL);
+    if (copy != NULL) {
+        snapshot_free(f->snap);
+        f->snap = copy;
+    }
+    /* The task graph too: the Tasks view and a dump still show the last one. */
+    copy = before->tasks != NULL ? snapcopy_all(before->tasks, NULL) : NULL;
+    if (copy != NULL) {
+        snapshot_free(f->tasks);
+        f->tasks = copy;
+    }
+}
+
+/* Sleeps until DEADLINE (sampler_now() seconds), a request or stop. */
+static void sleep_until(struct live *l, double deadline)
+{
+    struct timespec at;
+    double left = deadline - sampler_now();
+    if (left <= 0) {
+        return;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &at);
+    double ns = (double)at.tv_nsec + left * 1e9;
+    at.tv_sec += (time_t)(ns / 1e9);
+    at.tv_nsec = (long)(ns - (double)(time_t)(ns / 1e9) * 1e9);
+    pthread_mutex_lock(&l->lock);
+    while (!l->stop && !l->poked) {
+        if (pthread_cond_timedwait(&l->cond, &l->lock, &at) == ETIMEDOUT) {
+            break;
+        }
+    }
+    l->poked = false;
+    pthread_mutex_unlock(&l->lock);
+}
+
+/* Copies what the screen asked for into *RQ and clears it. Returns false once asked to stop. */
+static bool take_requests(struct live *l, struct requests *rq)
+{
+    pthread_mutex_lock(&l->lock);
+    bool stop = l->stop;
+    *rq = l->asked;
+    l->asked.reset = false;
+    pthread_mutex_unlock(&l->lock);
+    return !stop;
+}
+
+static bool same_keys(const struct sampler_thread_key *a, size_t na,
+                      const struct sampler_thread_key *b, size_t nb)
+{
+    for (size_t i = 0; na == nb && i < na; i++) {
+        if (a[i].interp_id != b[i].interp_id || a[i].tid != b[i].tid ||
+            a[i].thread_id != b[i].thread_id) {
+            return false;
+        }
+    }
+    return na == nb;
+}
+
+/* A function's identity, as the sampler counts it: (function, file, first line), and what
+ * could not be read apart. */
+static int compare_identity(const void *pa, const void *pb)
+{
+    const struct sampler_function *a = pa;
+    const struct sampler_function *b = pb;
+    int c = snapshot_str_compare(a->function, b->function, SNAP_STR_BYTES);
+    c = c != 0 ? c : snapshot_str_compare(a->file, b->file, SNAP_STR_BYTES);
+    c = c != 0 ? c : (a->first_line > b->first_line) - (a->first_line < b->first_line);
+    return c != 0 ? c : (a->unreadable > b->unreadable) - (a->unreadable < b->unreadable);
+}
+
+/* Most own samples first, then most total (the order sampler_stats() gives). */
+static int compare_counts(const void *pa, const void *pb)
+{
+    const struct sampler_function *a = pa;
+    const struct sampler_function *b = pb;
+    if (a->own != b->own) {
+        return a->own > b->own ? -1 : 1;
+    }
+    if (a->total != b->total) {
+        return a->total > b->total ? -1 : 1;
+    }
+    return compare_identity(a, b);
+}
+
+/* Copies *S into ST's store; an unknown string (ptr NULL) stays unknown. */
+static bool copy_str(struct sampler_stats *st, struct snap_str *s)
+{
+    if (s->ptr == NULL) {
+        return true;
+    }
+    *s = snapshot_strdup(st->store, s->ptr, s->len);
+    return s->ptr != NULL;
+}
+
+/* Adds the functions of ONE (another thread's alone) to SUM's, strings copied into SUM. */
+static bool add_functions(struct sampler_stats *sum, const struct sampler_stats *one)
+{
+    size_t n = sum->n_functions + one->n_functions;
+    if (one->n_functions == 0) {
+        return true;
+    }
+    struct sampler_function *all = snapshot_alloc_array(sum->store, n, sizeof *all);
+    if (all == NULL) {
+        return false;
+    }
+    if (sum->n_functions > 0) {
+        memcpy(all, sum->functions, sum->n_functions * sizeof *all);
+    }
+    for (size_t i = 0; i < one->n_functions; i++) {
+        struct sampler_function f = one->functions[i];
+        if (!copy_str(sum, &f.function) || !copy_str(sum, &f.file)) {
+            return false;
+        }
+        all[sum->n_functions + i] = f;
+    }
+    qsort(all, n, sizeof *all, compare_identity);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (kept > 0 && compare_identity(&all[kept - 1], &all[i]) == 0) {
+            all[kept - 1].own += all[i].own;
+            all[kept - 1].total += all[i].total;
+        } else {
+            all[kept++] = all[i];
+        }
+    }
+    sum->functions = all;
+    sum->n_functions = kept;
+    sum->thread_samples += one->thread_samples;
+    sum->functions_truncated |= one->functions_truncated;
+    return true;
+}
+
+/* The statistics with the functions of the threads KEYS[0..N) alone: each thread's own
+ * (sampler_stats_thread()), added up: a function's own and total count thread-samples, so
+ * the sums are what counting those threads together gives. NULL on out of memory. */
+static struct sampler_stats *stats_threads(struct sampler *s, double now,
+                                           const struct sampler_thread_key *keys, size_t n)
+{
+    struct sampler_stats *sum = sampler_stats_thread(s, now, &keys[0]);
+    for (size_t i = 1; sum != NULL && i < n; i++) {
+        struct sampler_stats *one = sampler_stats_thread(s, now, &keys[i]);
+        if (one == NULL || !add_functions(sum, one)) {
+            sampler_stats_free(sum);
+            sum = NULL;
+        }
+        sampler_stats_free(one);
+    }
+    if (sum != NULL && n > 1 && sum->n_functions > 1) {
+        qsort(sum->functions, sum->n_functions, sizeof *sum->functions, compare_counts);
+    }
+    return sum;
+}
+
+/* Hands a new frame to the screen, replacing one it has not taken. */
+static void publish(struct live *l, double now)
+{
+    struct live_frame *f = calloc(1, sizeof *f);
+    if (f == NULL) {
+        return;
+    }
+    f->state = l->state;
+    /* Samples are compact; the picture on screen is one full snapshot per frame, the asyncio
+     * graph with it, read with the samples' own caches. A failure keeps the last picture. */
+    if (l->sampler != NULL && l->state == LIVE_SAMPLING) {
+        sampler_update_cpu(l->sampler, now);
+        sampler_snapshot(l->sampler, true, NULL);
+        f->snap = sampler_take_latest(l->sampler);
+    }
+    f->stats = l->sampler != NULL ? sampler_stats(l->sampler, now) : NULL;
+    if (l->sampler != NULL && l->n_focus > 0) {
+        f->focus = stats_threads(l->sampler, now, l->focus, l->n_focus);
+        memcpy(f->focus_keys, l->focus, l->n_focus * sizeof *l->focus);
+        f->n_focus = l->n_focus;
+    }
+    if (l->proc != NULL && l->state == LIVE_SAMPLING) {
+        proc_age(l->proc, &l->age_s, NULL);
+    }
+    f->made = now;
+    f->last_sample = l->last_sample;
+    f->age_s = l->age_s;
+    snprintf(f->command, sizeof f->command, "%s", l->command);
+    snprintf(f->status, sizeof f->status, "%s", l->status);
+    snprintf(f->exec_note, sizeof f->exec_note, "%s", l->exec_note);
+    pthread_mutex_lock(&l->lock);
+    struct live_frame *old = l->ready;
+    l->ready = f;
+    pthread_mutex_unlock(&l->lock);
+    live_frame_free(old);
+    if (l->opts.wake_fd >= 0) {
+        ssize_t w = write(l->opts.wake_fd, "f", 1);
+        (void)w; /* a full pipe already holds a wake-up */
+    }
+}
+
+/* Finds the interpreter and gets ready to sample it, over the window asked for. Returns 0, or
+ * -1 with ERR set. */
+static int attach(struct live *l, const struct requests *rq, struct pt_error *err)
+{
+    struct proc *p = proc_open(l->opts.pid, err);
+    if (p == NULL) {
+        return -1;
+    }
+    struct sampler_opts so = {
+        .rate_hz = l->opts.rate_hz,
+        .window_s = rq->window_s,
+        .blocking = l->opts.blocking,
+    };
+    l->window_s = rq->window_s;
+    if (runtime_locate(p, &l->rt, err) < 0 ||
+        (l->opts.wait_for_frame && !target_runs_python(p, &l->rt, err)) ||
+        (l->sampler = sampler_new(p, &l->rt, &so, err)) == NULL) {
+        proc_close(p);
+        return -1;
+    }
+    l->proc = p;
+    if (proc_cmdline(p, l->command, sizeof l->command, NULL) < 0) {
+        l->command[0] = '\0';
+    }
+    pthread_mutex_lock(&l->lock);
+    l->attached = true;
+    pthread_mutex_unlock(&l->lock);
+    l->status[0] = '\0';
+    return 0;
+}
+
+static bool is_gone(const struct pt_error *err)
+{
+    return err->code == PT_E_GONE || err->code == PT_E_NOPROC;
+}
+
+/* One step while there is nothing to sample. Returns when to look again. */
+static double step_waiting(struct live *l, const struct requests *rq, double now)
+{
+    struct pt_error err = {0};
+    if (attach(l, rq, &err) == 0) {
+        l->state = LIVE_SAMPLING;
+        l->next_frame = now;
+        return now;
+    }
+    snprintf(l->status, sizeof l->status, "%s", err.msg);
+    if (is_gone(&err)) {
+        l->state = LIVE_GONE;
+        publish(l, now);
+        return now;
+    }
+    if (now >= l->next_frame) {
+        publish(l, now);
+        l->next_frame = now + rq->period_s;
+    }
+    return now + (now - l->started < FIRST_TRIES_S ? RETRY_FAST_S : RETRY_SLOW_S);
+}
+
+static void apply_requests(struct live *l, const struct requests *rq, double now)
+{
+    if (rq->reset) {
+        sampler_reset(l->sampler);
+        l->next_frame = now;
+    }
+    if (rq->window_s != l->window_s) {
+        /* Out of memory leaves the new window, empty: nothing else to do. */
+        sampler_set_window(l->sampler, rq->window_s, now, NULL);
+        l->window_s = rq->window_s;
+        l->next_frame = now;
+    }
+    if (!same_keys(rq->focus, rq->n_focus, l->focus, l->n_focus)) {
+        memcpy(l->focus, rq->focus, rq->n_focus * sizeof *rq->focus);
+        l->n_focus = rq->n_focus;
+        l->next_frame = now;
+    }
+}
+
+/* The target exec()ed: samples the new program on when it is a Python pytop can read (the
+ * header notes it), else ends the view saying why. */
+static void follow_exec(struct live *l, double now)
+{
+    struct pt_error err = {0};
+    if (sampler_follow_exec(l->sampler, &l->rt, &err) == 0) {
+        char exe[256];
+        char when[16] = "?";
+        time_t t = time(NULL);
+        struct tm tm;
+        if (proc_exe(l->proc, exe, sizeof exe, NULL) < 0) {
+            snprintf(exe, sizeof exe, "?");
+        }
+        if (localtime_r(&t, &tm) != NULL) {
+            strftime(when, sizeof when, "%H:%M:%S", &tm);
+        }
+        const char *base = strrchr(exe, '/') != NULL ? strrchr(exe, '/') + 1 : exe;
+        snprintf(l->exec_note, sizeof l->exec_note, "exec()ed %.100s at %s", base, when);
+        if (proc_cmdline(l->proc, l->command, sizeof l->command, NULL) < 0) {
+            l->command[0] = '\0';
+        }
+        l->status[0] = '\0';
+        l->next_frame = sampler_now();
+        return;
+    }
+    snprintf(l->status, sizeof l->status, "%s", err.msg);
+    l->state = is_gone(&err) ? LIVE_GONE : LIVE_EXECED;
+    publish(l, now);
+}
+
+/* One sample, and a frame when one is due. Returns when to sample next. */
+static double step_sampling(struct live *l, const struct requests *rq, double now,
+                            double next_sample)
+{
+    struct pt_error err = {0};
+    apply_requests(l, rq, now);
+    int rc = sampler_sample(l->sampler, now, &err);
+    now = sampler_now();
+    l->last_sample = now;
+    if (rc < 0) {
+        snprintf(l->status, sizeof l->status, "%s", err.msg);
+        if (is_gone(&err)) {
+            l->state = LIVE_GONE;
+            publish(l, now);
+            return now;
+        }
+        if (err.code == PT_E_EXEC) {
+            follow_exec(l, now);
+            if (l->state != LIVE_SAMPLING) {
+                return now;
+            }
+            now = sampler_now();
+        }
+    }
+    if (now >= l->next_frame) {
+        publish(l, now);
+        l->next_frame = now + rq->period_s;
+    }
+    if (l->opts.rate_hz <= 0) {
+        return sampler_due(l->sampler, now);
+    }
+    /* Keep to the rate, but after a stall start afresh rather than catch up in a burst; a run
+     * of failed samples backs off. */
+    double next = next_sample + 1.0 / l->opts.rate_hz;
+    return sampler_due(l->sampler, next < now - 1.0 / l->opts.rate_hz ? now : next);
+}
+
+static void *run(void *arg)
+{
+    struct live *l = arg;
+    struct requests rq;
+    double next = sampler_now();
+    while (take_requests(l, &rq)) {
+        double now = sampler_now();
+        switch (l->state) {
+        case LIVE_WAITING:
+            next = step_waiting(l, &rq, now);
+            break;
+        case LIVE_SAMPLING:
+            next = step_sampling(l, &rq, now, next);
+            break;
+        case LIVE_GONE:
+        case LIVE_EXECED:
+            if (rq.reset) {
+                publish(l, now);
+            }
+            next = now + 3600;
+            break;
+        }
+        double wake = l->state == LIVE_SAMPLING && l->next_frame < next ? l->next_frame : next;
+        sleep_until(l, wake);
+    }
+    return NULL;
+}
+
+/* Starts the thread with the asynchronous signals blocked: they are the screen's business. */
+static int start_thread(struct live *l, struct pt_error *err)
+{
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS};
+    sigset_t block;
+    sigset_t old;
+    sigfillset(&block);
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++) {
+        sigdelset(&block, faults[i]);
+    }
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    int rc = pthread_create(&l->thread, NULL, run, l);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        return pt_error_set(err, PT_E_IO, rc, "cannot start the sampling thread: %s", strerror(rc));
+    }
+    return 0;
+}
+
+struct live *live_open(const struct live_opts *opts, struct pt_error *err)
+{
+    struct live *l = calloc(1, sizeof *l);
+    pthread_condattr_t ca;
+    if (l == NULL) {
+        pt_error_set(err, PT_E_NOMEM, ENOMEM, "live view");
+        return NULL;
+    }
+    l->opts = *opts;
+    l->asked.period_s = opts->period_s;
+    l->asked.window_s = opts->window_s;
+    l->age_s = -1;
+    l->started = sampler_now();
+    l->next_frame = l->started;
+    pthread_mutex_init(&l->lock, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&l->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    if (start_thread(l, err) < 0) {
+        pthread_cond_destroy(&l->cond);
+        pthread_mutex_destroy(&l->lock);
+        free(l);
+        return NULL;
+    }
+    return l;
+}
+
+void live_close(struct live *l)
+{
+    if (l == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&l->lock);
+    l->stop = true;
+    pthread_cond_signal(&l->cond);
+    pthread_mutex_unlock(&l->lock);
+    source_cache_free(l->ui_sources);
+    proc_close(l->ui_proc);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)CLOSE_WAIT_S;
+    if (pthread_timedjoin_np(l->thread, NULL, &until) != 0) {
+        return;
+    }
+    live_frame_free(l->ready);
+    sampler_free(l->sampler);
+    proc_close(l->proc);
+    pthread_cond_destroy(&l->cond);
+    pthread_mutex_destroy(&l->lock);
+    free(l);
+}
+
+struct live_frame *live_take(struct live *l)
+{
+    pthread_mutex_lock(&l->lock);
+    struct live_frame *f = l->ready;
+    l->ready = NULL;
+    pthread_mutex_unlock(&l->lock);
+    return f;
+}
+
+/* Wakes the thread so that a request is seen at once. Called with LOCK held. */
+static void poke(struct live *l)
+{
+    l->poked = true;
+    pthread_cond_signal(&l->cond);
+}
+
+void live_reset(struct live *l)
+{
+    pthread_mutex_lock(&l->lock);
+    l->asked.reset = true;
+    poke(l);
+    pthread_mutex_unlock(&l->lock);
+}
+
+void live_focus(struct live *l, const struct sampler_thread_key *keys, size_t n)
+{
+    n = n < LIVE_FOCUS_MAX ? n : LIVE_FOCUS_MAX;
+    pthread_mutex_lock(&l->lock);
+    if (n > 0) {
+        memcpy(l->asked.focus, keys, n * sizeof *keys);
+    }
+    l->asked.n_focus = n;
+    poke(l);
+    pthread_mutex_unlock(&l->lock);
+}
+
+void live_set_period(struct live *l, double period_s)
+{
+    pthread_mutex_lock(&l->lock);
+    l->asked.period_s = period_s;
+    poke(l);
+    pthread_mutex_unlock(&l->lock);
+}
+
+void live_set_window(struct live *l, double window_s)
+{
+    pthread_mutex_lock(&l->lock);
+    l->asked.window_s = window_s;
+    poke(l);
+    pthread_mutex_unlock(&l->lock);
+}
+
+static const char *source_line(void *ctx, const char *file, size_t file_len, int line, size_t *len)
+{
+    return source_cache_line(ctx, file, file_len, line, len);
+}
+
+const struct snapshot_source *live_source(struct live *l)
+{
+    if (l->ui_sources != NULL) {
+        return &l->ui_source;
+    }
+    pthread_mutex_lock(&l->lock);
+    bool attached = l->attached;
+    pthread_mutex_unlock(&l->lock);
+    if (!attached) {
+        return NULL;
+    }
+    /* Opened once; a target already gone (or no memory) is tried again at the next call. */
+    if (l->ui_proc == NULL && (l->ui_proc = proc_open(l->opts.pid, NULL)) == NULL) {
+        return NULL;
+    }
+    l->ui_sources = source_cache_new(l->ui_proc);
+    if (l->ui_sources == NULL) {
+        return NULL;
+    }
+    l->ui_source = (struct snapshot_source){source_line, l->ui_sources};
+    return &l->ui_source;
+}

@@ -1,0 +1,92 @@
+/* live: the target of the live view, sampled on a thread of its own; the screen takes frames. */
+#ifndef PYTOP_LIVE_H
+#define PYTOP_LIVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "core/sampler/sampler.h"
+
+struct pt_error;
+struct snapshot;
+struct snapshot_source;
+
+enum {
+    LIVE_FOCUS_MAX = 64, /* threads whose functions are counted apart, at most */
+};
+
+enum live_state {
+    LIVE_WAITING, /* no interpreter to sample yet: a command still starting, or a refusal */
+    LIVE_SAMPLING,
+    LIVE_GONE,   /* the target exited; the last frame keeps what was seen */
+    LIVE_EXECED, /* the target exec()ed a program that cannot be followed: STATUS says which */
+};
+
+struct live_opts {
+    pid_t pid;
+    double rate_hz;      /* samples a second; 0 = as fast as possible */
+    double window_s;     /* how far back the statistics reach; INFINITY: since the reset */
+    double period_s;     /* how often a frame is made */
+    bool blocking;       /* pause the target while each sample is read */
+    bool wait_for_frame; /* a command just started: sample once its main thread runs Python */
+    int wake_fd;         /* a byte is written here whenever a frame is ready; -1 for none */
+};
+
+/* One picture for the screen. Everything in it is owned by the frame. */
+struct live_frame {
+    enum live_state state;
+    struct snapshot *snap;       /* read in full for this frame, with the asyncio task graph;
+                                  * NULL before the first, or when it could not be read */
+    struct snapshot *tasks;      /* the task graph, when it comes apart from SNAP; else NULL */
+    struct sampler_stats *stats; /* over the window; NULL before sampling starts */
+    struct sampler_stats *focus; /* functions of the threads FOCUS_KEYS alone (their counts
+                                  * added up); NULL: not asked, or out of memory */
+    struct sampler_thread_key focus_keys[LIVE_FOCUS_MAX]; /* the threads FOCUS is about */
+    size_t n_focus;                                       /* 0 = none */
+    double made;                 /* when the frame was made (sampler_now()) */
+    double last_sample;          /* when the newest sample, good or failed, ended; 0 none */
+    double age_s;                /* how long the target had run; < 0 unknown */
+    char command[512];           /* the target's command line; "" unknown */
+    char status[256];            /* why it waits, or the newest sample's error; "" none */
+    char exec_note[160];         /* the target exec()ed and is followed: "exec()ed PROGRAM at
+                                  * HH:MM:SS" (the latest exec); "" none */
+};
+
+struct live;
+
+/* Starts sampling OPTS->pid on a new thread (signals blocked there). Errors: PT_E_NOMEM,
+ * PT_E_IO (no thread). The caller closes it. */
+struct live *live_open(const struct live_opts *opts, struct pt_error *err);
+
+/* Stops the thread and frees L. A thread stuck in a read for more than a second is left
+ * behind (with what it uses) rather than waited for: the process is about to exit. */
+void live_close(struct live *l);
+
+/* The newest frame not yet taken, or NULL. The caller frees it with live_frame_free(). */
+struct live_frame *live_take(struct live *l);
+void live_frame_free(struct live_frame *f);
+/* F has no picture, or the target has gone (its last samples show an interpreter shutting
+ * down): F takes a copy of BEFORE's (the frame last shown or waiting to be), its task graph
+ * included, so that the screen and a dump keep what was seen. Nothing when BEFORE has none,
+ * or when BEFORE already saw the target gone and F has a picture; out of memory leaves F as
+ * it was. */
+void live_frame_keep_picture(struct live_frame *f, const struct live_frame *before);
+
+/* Asks the thread to forget the statistics gathered so far. */
+void live_reset(struct live *l);
+/* Asks for the functions of the threads KEYS[0..N) alone as well, added up (N 0: stop); N is
+ * at most LIVE_FOCUS_MAX (more are not counted). Frames carry the keys they answer. */
+void live_focus(struct live *l, const struct sampler_thread_key *keys, size_t n);
+/* Changes how often frames are made. */
+void live_set_period(struct live *l, double period_s);
+/* Changes how far back the statistics reach, as sampler_set_window() does (a longer window
+ * keeps what was counted, a shorter one starts afresh). */
+void live_set_window(struct live *l, double window_s);
+
+/* Source lines of the target's files, once sampling has started (else NULL), read through a
+ * target handle of the caller's own: the sampling thread's is never touched. For one thread
+ * only, the screen's; valid until live_close(). */
+const struct snapshot_source *live_source(struct live *l);
+
+#endif

@@ -1,0 +1,446 @@
+/* pydict: look up str keys in target dicts and instance attributes, and read ints. */
+#include "config.h"
+
+#include "core/pyobj/pydict.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util/error.h"
+#include "core/layout/layout.h"
+#include "core/util/limits.h"
+#include "core/target/proc.h"
+#include "core/pyobj/pyobj.h"
+
+enum {
+    KEYS_MAX_LOG2 = 30,
+    KEY_NAME_MAX = 64,    /* longest key pytop looks for */
+    KEY_READ_MAX = 256,   /* bytes read of one candidate key: header and characters */
+    TYPE_READ_MAX = 4096, /* bytes of a heap type read to reach ht_cached_keys */
+};
+
+/* A dict's keys object, its entries copied out. */
+struct keys {
+    bool general;         /* entries carry a hash */
+    uint64_t n;           /* entries in use (dk_nentries) */
+    uint64_t entry_size;
+    uint64_t key_at;
+    uint64_t value_at;
+    uint8_t *entries;     /* n * entry_size bytes */
+};
+
+/* Slots and index width of a keys object: 3.11+ store log2 of both; before, dk_size is the
+ * slot count and the index width follows from it (1 byte up to 0xff slots, then 2, 4, 8). */
+static bool keys_geometry(const struct py_layout *L, const uint8_t *hdr, uint64_t *log2_size,
+                          uint64_t *log2_index)
+{
+    uint64_t size = 0;
+    if (layout_has(L->dict.log2_size)) {
+        layout_read_uint(hdr, L->dict.indices, L->dict.log2_size, 1, log2_size);
+        layout_read_uint(hdr, L->dict.indices, L->dict.log2_index_bytes, 1, log2_index);
+        return true;
+    }
+    if (!layout_read_u64(hdr, L->dict.indices, L->dict.keys_size, &size) || size == 0 ||
+        (size & (size - 1)) != 0 || size > ((uint64_t)1 << KEYS_MAX_LOG2)) {
+        return false;
+    }
+    *log2_size = (uint64_t)__builtin_ctzll(size);
+    unsigned width = size <= 0xff ? 0 : size <= 0xffff ? 1 : size <= 0xffffffffull ? 2 : 3;
+    *log2_index = *log2_size + width;
+    return true;
+}
+
+static int read_keys(struct proc *p, const struct py_layout *L, uint64_t addr, struct keys *k,
+                     struct pt_error *err)
+{
+    uint8_t hdr[64];
+    uint64_t log2_size = 0;
+    uint64_t log2_index = 0;
+    uint64_t kind = (uint64_t)L->dict.kind_general;
+    uint64_t nentries = 0;
+    memset(k, 0, sizeof *k);
+    if (L->dict.indices > sizeof hdr || addr == 0) {
+        return pt_error_set(err, PT_E_BADLAYOUT, 0, "dict keys layout unusable");
+    }
+    if (proc_read_bytes(p, addr, hdr, L->dict.indices, err) < 0) {
+        return pt_error_prefix(err, "dict keys at 0x%" PRIx64, addr);
+    }
+    /* Before 3.11 every entry carries its hash: there is no kind field. */
+    if (layout_has(L->dict.kind)) {
+        layout_read_uint(hdr, L->dict.indices, L->dict.kind, 1, &kind);
+    }
+    layout_read_u64(hdr, L->dict.indices, L->dict.nentries, &nentries);
+    /* Index entries are 1 to 8 bytes, one per slot. */
+    if (!keys_geometry(L, hdr, &log2_size, &log2_index) || log2_size > KEYS_MAX_LOG2 ||
+        log2_index < log2_size || log2_index > log2_size + 3 ||
+        nentries > ((uint64_t)1 << log2_size)) {
+        return pt_error_set(err, PT_E_FORMAT, 0, "dict keys at 0x%" PRIx64 " are malformed",
+                            addr);
+    }
+    if (nentries > LIMIT_DICT_ENTRIES) {
+        return pt_error_set(err, PT_E_LIMIT, 0, "dict with %" PRIu64 " entries", nentries);
+    }
+    k->general = !layout_has(L->dict.kind) || (int)kind == L->dict.kind_general;
+    k->n = nentries;
+    k->entry_size = k->general ? L->dict.entry_size : L->dict.uentry_size;
+    k->key_at = k->general ? L->dict.entry_key : L->dict.uentry_key;
+    k->value_at = k->general ? L->dict.entry_value : L->dict.uentry_value;
+    if (!layout_has(k->entry_size) || !layout_has(k->key_at) || !layout_has(k->value_at) ||
+        k->entry_size > 64) {
+        return pt_error_set(err, PT_E_BADLAYOUT, 0, "dict entry layout unusable");
+    }
+    k->entries = malloc(nentries ? nentries * k->entry_size : 1);
+    if (k->entries == NULL) {
+        return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+    }
+    uint64_t at = addr + L->dict.indices + ((uint64_t)1 << log2_index);
+    if (nentries > 0 && proc_read_bytes(p, at, k->entries, nentries * k->entry_size, err) < 0) {
+        free(k->entries);
+        k->entries = NULL;
+        return pt_error_prefix(err, "dict entries at 0x%" PRIx64, at);
+    }
+    return 0;
+}
+
+static uint64_t entry_field(const struct keys *k, uint64_t i, uint64_t off)
+{
+    uint64_t v = 0;
+    layout_read_u64(k->entries + i * k->entry_size, k->entry_size, off, &v);
+    return v;
+}
+
+/* The entries whose keys are the ASCII strs KEYS[0..N) (N <= PYDICT_KEYS_MAX): their indexes
+ * into IDX, -1 for those absent. All candidate keys are read in batches, just enough of each
+ * to compare header and characters with the longest key, packed WANT bytes apart, in buffers
+ * for as many keys as the dict has, PROC_IOV_MAX at most. Returns how many were found, or -1. */
+static long find_keys(struct proc *p, const struct py_layout *L, const struct keys *k,
+                      const char *const *keys, size_t n, long *idx_out, struct pt_error *err)
+{
+    size_t klen[PYDICT_KEYS_MAX];
+    size_t longest = 0;
+    if (n > PYDICT_KEYS_MAX) {
+        return pt_error_set(err, PT_E_LIMIT, 0, "too many keys at once");
+    }
+    for (size_t q = 0; q < n; q++) {
+        klen[q] = strlen(keys[q]);
+        longest = klen[q] > longest ? klen[q] : longest;
+        idx_out[q] = -1;
+        if (klen[q] > KEY_NAME_MAX) {
+            return pt_error_set(err, PT_E_LIMIT, 0, "key too long");
+        }
+    }
+    size_t want = L->unicode.ascii_size + longest;
+    size_t per = k->n == 0 ? 1 : k->n < PROC_IOV_MAX ? (size_t)k->n : PROC_IOV_MAX;
+    uint8_t *bufs = malloc(per * want);
+    struct proc_iov *iov = malloc(per * sizeof *iov);
+    uint64_t *idx = malloc(per * sizeof *idx);
+    long found = 0;
+    if (bufs == NULL || iov == NULL || idx == NULL || want > KEY_READ_MAX) {
+        found = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+        goto out;
+    }
+    for (uint64_t base = 0; base < k->n && (size_t)found < n; base += per) {
+        size_t m = 0;
+        for (uint64_t i = base; i < k->n && i < base + per; i++) {
+            uint64_t kaddr = entry_field(k, i, k->key_at);
+            if (kaddr != 0) {
+                iov[m] = (struct proc_iov){kaddr, bufs + m * want, want};
+                idx[m++] = i;
+            }
+        }
+        bool batch = proc_read_many(p, iov, m, NULL) == 0;
+        for (size_t j = 0; j < m && (size_t)found < n; j++) {
+            struct pyobj_str_info info;
+            uint8_t *buf = bufs + j * want;
+            if (!batch && proc_read_bytes(p, iov[j].addr, buf, want, NULL) < 0) {
+                continue;
+            }
+            if (pyobj_str_parse_header(L, buf, want, &info, NULL) < 0 || info.kind != 1 ||
+                info.data_off != L->unicode.ascii_size) {
+                continue;
+            }
+            for (size_t q = 0; q < n; q++) {
+                if (idx_out[q] < 0 && info.length == klen[q] &&
+                    memcmp(buf + info.data_off, keys[q], klen[q]) == 0) {
+                    idx_out[q] = (long)idx[j];
+                    found++;
+                    break;
+                }
+            }
+        }
+    }
+out:
+    free(bufs);
+    free(iov);
+    free(idx);
+    return found;
+}
+
+/* Value I of a split dict's values block at VALUES. */
+static int split_value(struct proc *p, const struct py_layout *L, uint64_t values, uint64_t i,
+                       uint64_t *out, struct pt_error *err)
+{
+    if (proc_read_bytes(p, values + L->dict.values_values + i * 8, out, 8, err) < 0) {
+        return pt_error_prefix(err, "dict values at 0x%" PRIx64, values);
+    }
+    return 0;
+}
+
+static int read_dict(struct proc *p, const struct py_layout *L, uint64_t dict_addr,
+                     uint64_t *keys, uint64_t *values, struct pt_error *err)
+{
+    uint8_t buf[128];
+    if (dict_addr == 0 || L->dict.size > sizeof buf) {
+        return pt_error_set(err, PT_E_FORMAT, 0, "no dict");
+    }
+    if (proc_read_bytes(p, dict_addr, buf, L->dict.size, err) < 0) {
+        return pt_error_prefix(err, "dict at 0x%" PRIx64, dict_addr);
+    }
+    *keys = 0;
+    *values = 0;
+    layout_read_u64(buf, L->dict.size, L->dict.ma_keys, keys);
+    layout_read_u64(buf, L->dict.size, L->dict.ma_values, values);
+    return 0;
+}
+
+int pydict_get_strs(struct proc *p, const struct py_layout *L, uint64_t dict_addr,
+                    const char *const *keys, size_t n, uint64_t *values, struct pt_error *err)
+{
+    uint64_t keys_addr;
+    uint64_t split;
+    struct keys k;
+    long idx[PYDICT_KEYS_MAX];
+    for (size_t q = 0; q < n && q < PYDICT_KEYS_MAX; q++) {
+        values[q] = 0;
+    }
+    if (read_dict(p, L, dict_addr, &keys_addr, &split, err) < 0 ||
+        read_keys(p, L, keys_addr, &k, err) < 0) {
+        return -1;
+    }
+    long found = find_keys(p, L, &k, keys, n, idx, err);
+    for (size_t q = 0; found > 0 && q < n; q++) {
+        if (idx[q] < 0) {
+            continue;
+        }
+        if (split == 0) {
+            values[q] = entry_field(&k, (uint64_t)idx[q], k.value_at);
+        } else if (split_value(p, L, split, (uint64_t)idx[q], &values[q], err) < 0) {
+            found = -1;
+        }
+    }
+    free(k.entries);
+    return (int)found;
+}
+
+int pydict_get_str(struct proc *p, const struct py_layout *L, uint64_t dict_addr, const char *key,
+                   uint64_t *value, struct pt_error *err)
+{
+    uint64_t v = 0;
+    int rc = pydict_get_strs(p, L, dict_addr, &key, 1, &v, err);
+    if (rc == 1) {
+        *value = v;
+    }
+    return rc;
+}
+
+int pydict_items(struct proc *p, const struct py_layout *L, uint64_t dict_addr,
+                 int (*fn)(void *ctx, uint64_t key, uint64_t value), void *ctx,
+                 struct pt_error *err)
+{
+    uint64_t keys_addr;
+    uint64_t values;
+    struct keys k;
+    if (read_dict(p, L, dict_addr, &keys_addr, &values, err) < 0 ||
+        read_keys(p, L, keys_addr, &k, err) < 0) {
+        return -1;
+    }
+    int rc = 0;
+    for (uint64_t i = 0; i < k.n; i++) {
+        uint64_t key = entry_field(&k, i, k.key_at);
+        uint64_t value = entry_field(&k, i, k.value_at);
+        if (values != 0 && split_value(p, L, values, i, &value, err) < 0) {
+            rc = -1;
+            break;
+        }
+        if (key != 0 && value != 0 && fn(ctx, key, value) != 0) {
+            break;
+        }
+    }
+    free(k.entries);
+    return rc;
+}
+
+/* What an instance's type says about where its attributes live. */
+struct type_info {
+    uint64_t flags;
+    uint64_t basicsize;
+    uint64_t cached_keys;
+    int64_t dictoffset;
+};
+
+/* Reads the type's flags, instance size, shared keys and dict offset in one system call. */
+static int read_type(struct proc *p, const struct py_layout *L, uint64_t type,
+                     struct type_info *ti, struct pt_error *err)
+{
+    uint64_t dictoffset = 0;
+    struct proc_iov iov[4] = {
+        {type + L->type.flags, &ti->flags, 8},
+        {type + L->type.basicsize, &ti->basicsize, 8},
+        {type + L->type.dictoffset, &dictoffset, 8},
+        {type + L->type.cached_keys, &ti->cached_keys, 8},
+    };
+    if (!layout_has(L->type.flags) || !layout_has(L->type.basicsize) ||
+        !layout_has(L->type.dictoffset) || !layout_has(L->type.cached_keys) ||
+        L->type.cached_keys > TYPE_READ_MAX) {
+        return pt_error_set(err, PT_E_BADLAYOUT, 0, "no type layout for instance attributes");
+    }
+    if (proc_read_many(p, iov, 4, err) < 0) {
+        return pt_error_prefix(err, "type at 0x%" PRIx64, type);
+    }
+    ti->dictoffset = (int64_t)dictoffset;
+    return 0;
+}
+
+/* Looks NAME up in a values block keyed by the type's shared keys. */
+static int shared_lookup(struct proc *p, const struct py_layout *L, uint64_t cached_keys,
+                         uint64_t values, const char *name, uint64_t *value,
+                         struct pt_error *err)
+{
+    struct keys k;
+    if (read_keys(p, L, cached_keys, &k, err) < 0) {
+        return -1;
+    }
+    long i = -1;
+    long found = find_keys(p, L, &k, &name, 1, &i, err);
+    free(k.entries);
+    if (found <= 0) {
+        return 0;
+    }
+    return split_value(p, L, values, (uint64_t)i, value, err) < 0 ? -1 : 1;
+}
+
+static int read_ptr(struct proc *p, uint64_t addr, uint64_t *out, struct pt_error *err)
+{
+    *out = 0;
+    return proc_read_bytes(p, addr, out, 8, err);
+}
+
+/* Where a managed dict's attributes are (Include/internal/pycore_object.h of each version):
+ * 3.11 keeps a dict pointer and a values pointer before the object; 3.12 one word holding
+ * either, tagged; 3.13+ a dict pointer before it and the values inline after it. */
+static int managed_attr(struct proc *p, const struct py_layout *L, uint64_t obj,
+                        const struct type_info *ti, const char *name, uint64_t *value,
+                        struct pt_error *err)
+{
+    uint64_t w = 0;
+    if (L->type.has_dict_or_values) {
+        if (read_ptr(p, obj + (uint64_t)L->type.dict_or_values_at, &w, err) < 0) {
+            return -1;
+        }
+        /* The word holds the values pointer minus one, which makes it odd
+         * (_PyDictOrValues_SetValues, Include/internal/pycore_object.h). */
+        if (w & 1) {
+            return shared_lookup(p, L, ti->cached_keys, w + 1, name, value, err);
+        }
+        return w != 0 ? pydict_get_str(p, L, w, name, value, err) : 0;
+    }
+    if (read_ptr(p, obj + (uint64_t)L->type.managed_dict_offset, &w, err) < 0) {
+        return -1;
+    }
+    if (w != 0) {
+        return pydict_get_str(p, L, w, name, value, err);
+    }
+    if (L->type.has_managed_values) {
+        if (read_ptr(p, obj + (uint64_t)L->type.managed_values_at, &w, err) < 0) {
+            return -1;
+        }
+        return w != 0 ? shared_lookup(p, L, ti->cached_keys, w, name, value, err) : 0;
+    }
+    if (L->type.flag_inline_values == 0 || !(ti->flags & L->type.flag_inline_values) ||
+        ti->basicsize == 0 || ti->basicsize > LIMIT_OBJECT_READ) {
+        return 0;
+    }
+    uint8_t valid = 0;
+    uint64_t values = obj + ti->basicsize;
+    if (proc_read_bytes(p, values + L->dict.values_valid, &valid, 1, err) < 0) {
+        return -1;
+    }
+    return valid ? shared_lookup(p, L, ti->cached_keys, values, name, value, err) : 0;
+}
+
+int pydict_instance_attr(struct proc *p, const struct py_layout *L, uint64_t obj_addr,
+                         const char *name, uint64_t *value, struct pt_error *err)
+{
+    uint64_t type = 0;
+    struct type_info ti;
+    uint64_t dict = 0;
+    if (read_ptr(p, obj_addr + L->object.ob_type, &type, err) < 0 ||
+        read_type(p, L, type, &ti, err) < 0) {
+        return -1;
+    }
+    if (L->type.flag_managed_dict != 0 && (ti.flags & L->type.flag_managed_dict)) {
+        return managed_attr(p, L, obj_addr, &ti, name, value, err);
+    }
+    /* Otherwise __dict__ sits at tp_dictoffset inside the object (a positive offset for the
+     * plain classes this is used on). */
+    if (ti.dictoffset <= 0 || ti.dictoffset > LIMIT_OBJECT_READ) {
+        return pt_error_set(err, PT_E_FORMAT, 0, "object at 0x%" PRIx64 " has no __dict__",
+                            obj_addr);
+    }
+    if (read_ptr(p, obj_addr + (uint64_t)ti.dictoffset, &dict, err) < 0) {
+        return -1;
+    }
+    return dict != 0 ? pydict_get_str(p, L, dict, name, value, err) : 0;
+}
+
+int pydict_read_uint(struct proc *p, const struct py_layout *L, uint64_t addr, uint64_t *out,
+                     struct pt_error *err)
+{
+    uint8_t buf[64];
+    uint64_t tag;
+    uint64_t ndigits;
+    uint64_t sign;
+    uint64_t end = L->pylong.digits + 4 * 4;
+    if (end > sizeof buf || !layout_has(L->pylong.digits)) {
+        return pt_error_set(err, PT_E_BADLAYOUT, 0, "int layout unusable");
+    }
+    bool tagged = layout_has(L->pylong.tag);
+    if (proc_read_bytes(p, addr, buf, L->pylong.digits + 4, err) < 0 ||
+        !layout_read_u64(buf, sizeof buf, tagged ? L->pylong.tag : L->pylong.ob_size, &tag)) {
+        return pt_error_prefix(err, "int at 0x%" PRIx64, addr);
+    }
+    if (tagged) {
+        /* Sign bits: 0 positive, 1 zero, 2 negative (Include/cpython/longintrepr.h). */
+        ndigits = tag >> L->pylong.non_size_bits;
+        sign = tag & 3;
+    } else {
+        /* Before 3.12 ob_size is the digit count, negative for negative numbers. Negated as
+         * unsigned: INT64_MIN, which a corrupt int may hold, has no signed negation. */
+        ndigits = (int64_t)tag < 0 ? 0 - tag : tag;
+        sign = (int64_t)tag < 0 ? 2 : tag == 0 ? 1 : 0;
+    }
+    if (sign == 1 || ndigits == 0) {
+        *out = 0;
+        return 0;
+    }
+    if (sign != 0 || ndigits * L->pylong.digit_bits > 64 + L->pylong.digit_bits || ndigits > 4) {
+        return pt_error_set(err, PT_E_FORMAT, 0, "int at 0x%" PRIx64 " is not a uint64", addr);
+    }
+    if (ndigits > 1 && proc_read_bytes(p, addr + L->pylong.digits, buf + L->pylong.digits,
+                                       ndigits * 4, err) < 0) {
+        return pt_error_prefix(err, "int digits at 0x%" PRIx64, addr);
+    }
+    uint64_t v = 0;
+    for (uint64_t i = ndigits; i-- > 0;) {
+        uint64_t d = 0;
+        layout_read_uint(buf, sizeof buf, L->pylong.digits + i * 4, 4, &d);
+        if (v >> (64 - L->pylong.digit_bits) != 0) {
+            return pt_error_set(err, PT_E_FORMAT, 0, "int at 0x%" PRIx64 " overflows", addr);
+        }
+        v = (v << L->pylong.digit_bits) | d;
+    }
+    *out = v;
+    return 0;
+}

@@ -1,0 +1,199 @@
+/* sampler: snapshots taken at a rate, and what they add up to over a sliding window. */
+#ifndef PYTOP_CORE_SAMPLER_H
+#define PYTOP_CORE_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "core/model/snapshot.h"
+#include "core/walk/unwind.h"
+
+struct proc;
+struct runtime;
+struct pt_error;
+
+/* Bounds on what one window holds. Past them, samples still count but the threads or frames
+ * that did not fit are left out, and the statistics say so (threads_truncated,
+ * functions_truncated). */
+enum {
+    SAMPLER_MAX_THREADS = 1 << 16,      /* distinct threads */
+    SAMPLER_MAX_FUNCTIONS = 1 << 16,    /* distinct functions (name, file, first line) */
+    SAMPLER_MAX_PAIRS = 1 << 20,        /* distinct (thread, function) pairs */
+    SAMPLER_MAX_NAME_BYTES = 32 << 20,  /* bytes of thread, function and file names kept */
+    SAMPLER_BUCKETS = 64,               /* the window slides by window_s / SAMPLER_BUCKETS */
+};
+
+struct sampler_opts {
+    double rate_hz;      /* samples per second; 0 = as fast as possible */
+    double window_s;     /* how far back the statistics reach; INFINITY: back to the last
+                          * reset (nothing slides out); <= 0 or NAN: 1 s; else at most a day */
+    bool blocking;       /* pause the target while each sample is read */
+};
+
+/* One thread over the window. Shares are of that thread's own samples (0-100); a flag the
+ * target did not say (unknown) does not count as yes. */
+struct sampler_thread {
+    pid_t tid;
+    uint64_t thread_id;
+    struct snap_str name;   /* the last name read; ptr NULL when never known */
+    uint64_t samples;       /* samples in which the thread was seen */
+    double gil_pct;
+    double cpu_pct; /* CPU time the kernel counted over the window's span; for
+                     * samples fed through sampler_add(), the share of them on CPU */
+    double gc_pct;  /* NAN: unknown (the window holds a collection whose thread was unknown) */
+    int64_t interp_id;      /* the interpreter the thread state belongs to */
+    uint64_t gil_samples;   /* the counts behind the shares */
+    uint64_t cpu_samples;
+    uint64_t gc_samples;
+    uint64_t cpu_ns; /* the CPU time behind cpu_pct, when the kernel counted it */
+};
+
+/* One function over the window. OWN counts thread-samples whose innermost frame it was, TOTAL
+ * those in which it was anywhere on the stack (counted once per stack even when recursive).
+ * A function is its (function, file, first_line): two lambdas of one file stay apart. */
+struct sampler_function {
+    struct snap_str function;
+    struct snap_str file;
+    int first_line;      /* the function's first line; -1 unknown */
+    uint64_t own;
+    uint64_t total;
+    enum snap_unreadable unreadable; /* not NONE: the row counts frames pytop could not read,
+                                      * FUNCTION says why (snapshot_unreadable_label()) */
+};
+
+/* The statistics at one moment: a self-contained copy the caller owns (strings included). */
+struct sampler_stats {
+    double rate_hz;          /* requested; 0 = max */
+    double achieved_hz;      /* samples per second actually taken over the window */
+    uint64_t samples;        /* successful samples in the window */
+    uint64_t errors;         /* failed samples in the window */
+    double window_s;         /* the span the window really covers (shorter at start) */
+    double window_limit;     /* how far back it may reach (sampler_opts.window_s; INFINITY:
+                              * since the reset) */
+    uint64_t thread_samples; /* sum over samples of the threads seen: the base of own/total % */
+    struct sampler_thread *threads;      /* sorted by interp_id, tid, thread_id; NULL if none */
+    size_t n_threads;
+    struct sampler_function *functions;  /* sorted by own, then total, descending; NULL if
+                                          * none */
+    size_t n_functions;
+    uint64_t gc_samples;     /* samples in which some thread was in GC (known or not which) */
+    struct snapshot *store;  /* owns the arrays and strings above */
+    bool threads_truncated;  /* some thread seen in the window did not fit the bounds */
+    bool functions_truncated; /* some frame seen in the window was not counted (bounds) */
+    bool has_reader;          /* READER holds what the target's reader did since the reset */
+    struct unwind_counters reader; /* code_entries: held now */
+    struct snap_str last_error;    /* why the newest failed sample of the window failed; ptr NULL
+                                    * when none failed */
+    double backoff_s; /* > 0: failed samples in a row, so the next is tried only this long
+                       * after the last (longer than the rate's period); 0: sampling at the
+                       * rate */
+    bool execed;      /* the process exec()ed and the sampler follows the new program */
+    double exec_time; /* when it was noticed: seconds since the epoch */
+    struct snap_str exec_program; /* the new executable; ptr NULL when unknown */
+};
+
+/* Which thread sampler_stats_thread() tells about: the fields of struct sampler_thread. */
+struct sampler_thread_key {
+    int64_t interp_id;
+    pid_t tid;
+    uint64_t thread_id;
+};
+
+/* Not thread-safe: a program that samples on one thread and reads statistics on another
+ * serialises every call on one sampler (one mutex). The calls that read are quick copies. */
+struct sampler;
+
+/* Prepares to sample P (whose runtime RT was located; both outlive the sampler). P and RT may
+ * be NULL for a sampler fed only through sampler_add(). Errors: PT_E_NOMEM. */
+struct sampler *sampler_new(struct proc *p, const struct runtime *rt,
+                            const struct sampler_opts *opts, struct pt_error *err);
+void sampler_free(struct sampler *s);
+
+/* Takes one compact sample now (unwind_sample()) and adds it to the window; a failed sample is
+ * counted as an error and its error returned (-1): PT_E_GONE once the target has exited,
+ * PT_E_EXEC once it has exec()ed (looked for after the first failure of a run, and every
+ * quarter second; the message names the new executable), else what unwind_sample() and
+ * (--blocking) proc_pause() give. The caller waits until sampler_due() before the next. With
+ * opts.blocking the target is paused for the read and always resumed. Every few samples (an eighth
+ * of the window, 50 to 250 ms) it also reads each thread's CPU time from the kernel. NOW is a
+ * monotonic time in seconds. */
+int sampler_sample(struct sampler *s, double now, struct pt_error *err);
+
+/* Reads the CPU time of the threads the sampler knows now, so that statistics taken right
+ * after count it to the end (a document's interval, a refresh). */
+void sampler_update_cpu(struct sampler *s, double now);
+
+/* When the sample after one planned for PLANNED may be taken: PLANNED, or later while a run of
+ * failed samples backs off (the period doubles with each failure in a row, from the rate's
+ * own, or 1 ms at --rate max, up to 0.25 s); the first failure of a run keeps the rate. */
+double sampler_due(const struct sampler *s, double planned);
+
+/* After sampler_sample() failed with PT_E_EXEC: reopens the process, locates the new
+ * program's runtime into *RT (the one the sampler was made with), retrying while the program
+ * starts (half a second; 5 s when it is named like python) and following the execs it makes
+ * on the way, and starts afresh on it: the window, caches and latest snapshot of the old
+ * program are dropped, and the statistics carry the exec (execed, exec_time, exec_program)
+ * until the next sampler_reset(). Blocks while it waits. On failure the sampler has no target
+ * any more (every sample fails) and ERR's one-line message names the new program and why it
+ * cannot be read: PT_E_NOTPY "process 4242 exec()ed /bin/sleep; it is no longer a Python
+ * process", PT_E_GONE when it exited meanwhile, else runtime_locate()'s code. */
+int sampler_follow_exec(struct sampler *s, struct runtime *rt, struct pt_error *err);
+
+/* Takes a full snapshot now (names, lines, GC, and the task graph when TASKS), with the same
+ * caches the samples use, and keeps it as the latest; it is not counted as a sample. NULL on
+ * failure (as unwind_snapshot(), or PT_E_EXEC as sampler_sample()). Valid as sampler_latest() is.
+ */
+const struct snapshot *sampler_snapshot(struct sampler *s, bool tasks, struct pt_error *err);
+
+/* What the sampler's reader has done since it was made (all zero without a target). */
+struct unwind_counters sampler_reader_counters(const struct sampler *s);
+
+/* Adds an already-taken snapshot to the window (for tests and replays); the sampler takes
+ * ownership of SNAP. */
+void sampler_add(struct sampler *s, struct snapshot *snap, double now);
+
+/* Counts one failed sample at NOW. */
+void sampler_add_error(struct sampler *s, double now);
+
+/* The most recent snapshot (sampler_snapshot() or sampler_add()), or NULL; owned by the
+ * sampler, valid until the next sampler_snapshot()/sampler_add()/sampler_take_latest(). */
+const struct snapshot *sampler_latest(const struct sampler *s);
+
+/* Hands the most recent successful snapshot to the caller (who frees it), or NULL; afterwards
+ * sampler_latest() is NULL until the next sample. For keeping a picture (freeze) without a
+ * copy. */
+struct snapshot *sampler_take_latest(struct sampler *s);
+
+/* A copy of the statistics over the window ending at NOW, for the caller to keep (free with
+ * sampler_stats_free). NULL on out of memory. */
+struct sampler_stats *sampler_stats(const struct sampler *s, double now);
+
+/* Like sampler_stats(), but FUNCTIONS and THREAD_SAMPLES count only the thread KEY (the
+ * Functions view of one thread); the thread list is complete. When the thread is not in the
+ * window, no functions and thread_samples 0. NULL on out of memory. */
+struct sampler_stats *sampler_stats_thread(const struct sampler *s, double now,
+                                           const struct sampler_thread_key *key);
+void sampler_stats_free(struct sampler_stats *st);
+
+/* The thread of ST with these ids, or NULL; valid as long as ST. */
+const struct sampler_thread *sampler_stats_find_thread(const struct sampler_stats *st,
+                                                       int64_t interp_id, pid_t tid,
+                                                       uint64_t thread_id);
+
+/* Forgets everything counted so far (the `r` key). The latest snapshot stays. */
+void sampler_reset(struct sampler *s);
+
+/* Makes the statistics reach WINDOW_S seconds back (as sampler_opts.window_s) from NOW on. A
+ * longer window keeps what was counted, which then reaches back as far as the old window did
+ * at NOW and slides out as the new one says; a shorter one starts afresh, as sampler_reset()
+ * does (the counts were kept in buckets too coarse to cut). Errors: PT_E_NOMEM (the statistics
+ * then start afresh over the new window). */
+int sampler_set_window(struct sampler *s, double window_s, double now, struct pt_error *err);
+
+/* Monotonic seconds, the clock the sampler's NOW arguments use. */
+double sampler_now(void);
+
+#endif

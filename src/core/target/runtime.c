@@ -1,0 +1,552 @@
+/* runtime: find the Python interpreter inside a target process and learn its layout. */
+#include "config.h"
+
+#include "core/target/runtime.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/target/elf.h"
+#include "core/util/error.h"
+#include "core/layout/layout.h"
+#include "core/util/limits.h"
+#include "core/target/proc.h"
+
+/* How many distinct mapped files are examined before giving up. */
+enum { RUNTIME_MAX_CANDIDATES = 64 };
+
+/* What one mapped ELF file says about the interpreter, if it holds one. */
+struct candidate {
+    const char *path;
+    uint64_t bias;
+    uint64_t runtime_addr;
+    bool has_section;
+    bool python_without_runtime;  /* a Python too old to have _PyRuntime */
+    uint64_t py_version_addr;     /* Py_Version (3.11+), 0 when absent */
+    uint64_t rodata_hexversion;   /* from the PY_VERSION string in .rodata; 0 when not found */
+    uint64_t version_buf_addr;    /* Py_GetVersion()'s buffer, when the symbol table names it */
+    uint64_t runtime_size;        /* st_size of _PyRuntime; 0 when unknown */
+};
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* Whether a mapped file is worth opening: the executable, or named like python/libpython. */
+static bool looks_like_python(const char *path, const char *exe)
+{
+    return strcmp(path, exe) == 0 || strstr(base_name(path), "python") != NULL;
+}
+
+/* Names of Python's C API that a Python executable or libpython exports (a release build
+ * lacks _Py_NegativeRefcount). They are looked up together: each symbol table is read once,
+ * .dynsym through its hash table, and .symtab not at all when the API is exported: a scan of
+ * an unstripped libpython's .symtab makes most of a megabyte of file pages resident. */
+enum {
+    API_RUNTIME,
+    API_INITIALIZE,
+    API_VERSION,
+    API_CODE_TYPE,
+    API_NONE,
+    API_NEGREF,
+    API_COUNT
+};
+static const char *const api_names[API_COUNT] = {
+    "_PyRuntime",  "Py_Initialize",  "Py_Version",
+    "PyCode_Type", "_Py_NoneStruct", "_Py_NegativeRefcount",
+};
+
+/* The runtime address of what lookup Q found, 0 when it found nothing or a symbol at 0. */
+static uint64_t lookup_addr(const struct elf_lookup *q, uint64_t bias)
+{
+    return q->found == 0 && q->sym.value != 0 ? q->sym.value + bias : 0;
+}
+
+/* The lowest mapping of PATH is the one at file offset 0 the load bias is computed from. */
+static const struct proc_map *first_mapping(const struct proc_map *maps, size_t n,
+                                            const char *path)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(maps[i].path, path) == 0) {
+            return &maps[i];
+        }
+    }
+    return NULL;
+}
+
+/* Reads "3.MINOR.MICRO" at P (up to END) into a PY_VERSION_HEX of a final release. */
+static uint64_t parse_version(const uint8_t *p, const uint8_t *end)
+{
+    unsigned v[3] = {0, 0, 0};
+    int part = 0;
+    bool digit = false;
+    for (; p < end && *p != '\0'; p++) {
+        if (*p >= '0' && *p <= '9' && v[part] < 1000) {
+            v[part] = v[part] * 10 + (unsigned)(*p - '0');
+            digit = true;
+        } else if (*p == '.' && digit && part < 2) {
+            part++;
+            digit = false;
+        } else {
+            break;
+        }
+    }
+    if (part != 2 || !digit || v[0] != 3 || v[1] > 255 || v[2] > 255) {
+        return 0;
+    }
+    return ((uint64_t)v[0] << 24) | ((uint64_t)v[1] << 16) | ((uint64_t)v[2] << 8) | 0xf0;
+}
+
+/* Before 3.11 the binary exports no version number, but PY_VERSION ("3.9.18") is a string of
+ * its own in .rodata, which Py_GetVersion() formats into sys.version. */
+static uint64_t rodata_version(const struct elf *e)
+{
+    struct elf_section sec;
+    size_t len;
+    const uint8_t *data;
+    if (elf_find_section(e, ".rodata", &sec, NULL) != 0 ||
+        (data = elf_section_bytes(e, &sec, &len)) == NULL) {
+        return 0;
+    }
+    for (size_t i = 1; i + 6 < len; i++) {
+        if (data[i - 1] == '\0' && data[i] == '3' && data[i + 1] == '.') {
+            const uint8_t *end = memchr(data + i, '\0', len - i < 16 ? len - i : 16);
+            uint64_t v = end != NULL ? parse_version(data + i, end) : 0;
+            if (v != 0) {
+                return v;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Opens PATH's ELF image through the target's root and looks for the runtime in it. Returns 1
+ * when found (RT filled except the layout), 0 when not, -1 on an error worth reporting. */
+static int examine(struct proc *p, const struct proc_map *maps, size_t n, const char *path,
+                   struct runtime *rt, struct candidate *cand, struct pt_error *err)
+{
+    const struct proc_map *m = first_mapping(maps, n, path);
+    int fd = proc_open_file(p, path, err);
+    if (fd < 0) {
+        return -1;
+    }
+    struct elf *e = elf_open_fd(fd, err);
+    close(fd);
+    if (e == NULL) {
+        return 0;
+    }
+    int found = 0;
+    struct elf_section sec;
+    struct elf_lookup api[API_COUNT];
+    if (elf_load_bias(e, m->start, m->offset, &cand->bias, NULL) < 0) {
+        goto out;
+    }
+    for (size_t i = 0; i < API_COUNT; i++) {
+        api[i] = (struct elf_lookup){.name = api_names[i], .exported = true};
+    }
+    /* A malformed table leaves its names not found, as they were before it failed. */
+    (void)elf_find_symbols(e, api, API_COUNT, NULL);
+    if (api[API_RUNTIME].found == 0) {
+        cand->runtime_size = api[API_RUNTIME].sym.size;
+    }
+    cand->has_section = elf_find_section(e, ".PyRuntime", &sec, NULL) == 0;
+    if (cand->has_section) {
+        cand->runtime_addr = sec.addr + cand->bias;
+    } else if (lookup_addr(&api[API_RUNTIME], cand->bias) != 0) {
+        cand->runtime_addr = lookup_addr(&api[API_RUNTIME], cand->bias);
+    } else {
+        /* Before 3.7 there is no _PyRuntime, but the C API still names the interpreter. */
+        cand->python_without_runtime = lookup_addr(&api[API_INITIALIZE], cand->bias) != 0;
+        goto out;
+    }
+    cand->path = path;
+    cand->py_version_addr = lookup_addr(&api[API_VERSION], cand->bias);
+    if (cand->py_version_addr == 0) {
+        cand->rodata_hexversion = rodata_version(e);
+        /* Py_GetVersion() formats sys.version into a static buffer (Python/getversion.c);
+         * unstripped libraries name it in .symtab, as version.0 or version. */
+        struct elf_lookup buf[2] = {{.name = "version.0"}, {.name = "version"}};
+        (void)elf_find_symbols(e, buf, 2, NULL);
+        cand->version_buf_addr = lookup_addr(&buf[0], cand->bias);
+        if (cand->version_buf_addr == 0) {
+            cand->version_buf_addr = lookup_addr(&buf[1], cand->bias);
+        }
+    }
+    rt->runtime_addr = cand->runtime_addr;
+    rt->code_type_addr = lookup_addr(&api[API_CODE_TYPE], cand->bias);
+    rt->none_addr = lookup_addr(&api[API_NONE], cand->bias);
+    /* Py_REF_DEBUG, implied by Py_DEBUG, adds this function (Objects/object.c). */
+    rt->debug_build = lookup_addr(&api[API_NEGREF], cand->bias) != 0;
+    snprintf(rt->binary, sizeof rt->binary, "%s", path);
+    found = 1;
+out:
+    elf_close(e);
+    return found;
+}
+
+/* A Python whose version pytop cannot tell, or has no layout for: say which if the name tells. */
+static int refuse_old(const char *path, struct pt_error *err)
+{
+    const char *b = base_name(path);
+    const char *v = strstr(b, "python");
+    unsigned major;
+    unsigned minor;
+    if (v != NULL && sscanf(v, "python%u.%u", &major, &minor) == 2) {
+        return pt_error_set(err, PT_E_UNSUPPORTED, 0,
+                            "Python %u.%u (%s) is not supported yet (pytop reads %s to %s)",
+                            major, minor, path, layout_oldest_supported(),
+                            layout_newest_supported());
+    }
+    return pt_error_set(err, PT_E_UNSUPPORTED, 0,
+                        "the Python in %s is too old or unknown to pytop (it reads %s to %s)",
+                        path, layout_oldest_supported(), layout_newest_supported());
+}
+
+/* The minor version in a file name like libpython3.9.so.1.0 or python3.9, or 0. */
+static unsigned minor_from_name(const char *path)
+{
+    const char *v = strstr(base_name(path), "python");
+    unsigned major;
+    unsigned minor;
+    if (v != NULL && sscanf(v, "python%u.%u", &major, &minor) == 2 && major == 3 && minor < 256) {
+        return minor;
+    }
+    return 0;
+}
+
+/* The version of a runtime without debug offsets: Py_Version (3.11+), else the PY_VERSION
+ * string, else the file name's major.minor (*MICRO_KNOWN false). 0 when nothing tells. */
+static uint64_t old_version(struct proc *p, const struct candidate *cand, bool *micro_known)
+{
+    uint32_t v = 0;
+    *micro_known = true;
+    if (cand->py_version_addr != 0 &&
+        proc_read_bytes(p, cand->py_version_addr, &v, sizeof v, NULL) == 0 && (v >> 24) == 3) {
+        return v;
+    }
+    if (cand->rodata_hexversion != 0) {
+        return cand->rodata_hexversion;
+    }
+    uint8_t buf[16];
+    uint64_t hex;
+    if (cand->version_buf_addr != 0 &&
+        proc_read_bytes(p, cand->version_buf_addr, buf, sizeof buf, NULL) == 0) {
+        /* "3.9.18 (main, ...": the version ends at the first space. */
+        uint8_t *space = memchr(buf, ' ', sizeof buf);
+        if (space != NULL && (hex = parse_version(buf, space)) != 0 &&
+            minor_from_name(cand->path) == ((hex >> 16) & 0xff)) {
+            return hex;
+        }
+    }
+    unsigned minor = minor_from_name(cand->path);
+    *micro_known = false;
+    return minor != 0 ? (3u << 24) | (minor << 16) | 0xf0 : 0;
+}
+
+/* The newest frame of the thread state at TSTATE, following the cframe where there is one. */
+static int newest_frame(struct proc *p, const struct py_layout *L, uint64_t tstate,
+                        uint64_t *frame)
+{
+    uint64_t at = tstate;
+    *frame = 0;
+    if (layout_has(L->thread.cframe)) {
+        if (proc_read_bytes(p, tstate + L->thread.cframe, &at, 8, NULL) < 0 || at == 0) {
+            return -1;
+        }
+    }
+    return proc_read_bytes(p, at + L->thread.current_frame, frame, 8, NULL);
+}
+
+static int check_frame(struct proc *p, const struct runtime *rt, uint64_t tstate,
+                       struct pt_error *err);
+
+/* How often the checks look again at a running target: a miss counts only when what was read
+ * stayed the same while it was read (check_frame() takes STABLE_MISSES of them). */
+enum { CHECK_FRAME_TRIES = 16, CHECK_FRAME_STABLE_MISSES = 3 };
+
+static int layout_misfit(const struct runtime *rt, const char *why, struct pt_error *err)
+{
+    return pt_error_set(err, PT_E_BADLAYOUT, 0,
+                        "the Python %s layout does not fit this process (%s); refusing to guess",
+                        rt->version, why);
+}
+
+/* Checks the chosen layout against the target before trusting it: _PyRuntime has the size
+ * the layout says (RUNTIME_SIZE, 0 if the binary does not tell); an interpreter alone in
+ * the list is the main one (id 0); its first thread state points back to it; PyCode_Type is
+ * named "code"; and that thread's newest frame runs a code object. */
+static int check_layout(struct proc *p, const struct runtime *rt, uint64_t runtime_size,
+                        struct pt_error *err)
+{
+    const struct py_layout *L = &rt->layout;
+    uint64_t interp = 0;
+    uint64_t next = 0;
+    int64_t id = 0;
+    uint64_t tstate = 0;
+    uint64_t back = 0;
+    uint64_t name = 0;
+    char code[5] = "";
+    /* The binary's own idea of sizeof(_PyRuntimeState) differs between every two minor
+     * versions, so it tells a wrong table at once. */
+    if (runtime_size != 0 && runtime_size != L->runtime.size) {
+        return layout_misfit(rt, "_PyRuntime's size is not this version's", err);
+    }
+    if (proc_read_bytes(p, rt->runtime_addr + L->runtime.interpreters_head, &interp, 8, err) < 0 ||
+        (interp != 0 &&
+         (proc_read_bytes(p, interp + L->interp.threads_head, &tstate, 8, err) < 0 ||
+          proc_read_bytes(p, interp + L->interp.next, &next, 8, err) < 0 ||
+          proc_read_bytes(p, interp + L->interp.id, &id, 8, err) < 0)) ||
+        (tstate != 0 && proc_read_bytes(p, tstate + L->thread.interp, &back, 8, err) < 0)) {
+        /* Nothing readable where the layout points: the layout is wrong, or the process
+         * went away meanwhile. */
+        if (err != NULL && err->code == PT_E_GONE) {
+            return -1;
+        }
+        return layout_misfit(rt, "its interpreter state is not where the layout says", err);
+    }
+    if (interp == 0 || (next == 0 && id != 0)) {
+        return layout_misfit(rt, "no main interpreter where it should be", err);
+    }
+    /* The first thread state may be freed (its thread ended) between the two reads: only one
+     * that stays first and still does not point back tells of a wrong layout. */
+    for (int i = 0; tstate != 0 && back != interp && i < CHECK_FRAME_TRIES; i++) {
+        uint64_t again = 0;
+        if (proc_read_bytes(p, interp + L->interp.threads_head, &again, 8, err) < 0) {
+            return -1;
+        }
+        if (again == tstate) {
+            return layout_misfit(rt, "its thread state does not point back to its interpreter",
+                                 err);
+        }
+        tstate = again;
+        if (tstate != 0 && proc_read_bytes(p, tstate + L->thread.interp, &back, 8, NULL) < 0) {
+            back = 0;
+        }
+    }
+    if (tstate != 0 && back != interp) {
+        return layout_misfit(rt, "its thread state does not point back to its interpreter", err);
+    }
+    if (rt->code_type_addr != 0 && layout_has(L->type.name) &&
+        (proc_read_bytes(p, rt->code_type_addr + L->type.name, &name, 8, NULL) < 0 ||
+         proc_read_bytes(p, name, code, sizeof code, NULL) < 0 || memcmp(code, "code", 5) != 0)) {
+        return layout_misfit(rt, "PyCode_Type is not named \"code\"", err);
+    }
+    return check_frame(p, rt, tstate, err);
+}
+
+/* One look at the newest frame of TSTATE: 1 it runs a code object (or nothing, or None: entry
+ * frames the interpreter pushes itself, 3.14+), 0 it does not, -1 the frame moved meanwhile
+ * (a running thread: the look tells nothing). */
+static int frame_runs_code(struct proc *p, const struct runtime *rt, uint64_t tstate)
+{
+    const struct py_layout *L = &rt->layout;
+    uint64_t frame = 0;
+    uint64_t again = 0;
+    uint64_t exec = 0;
+    uint64_t type = 0;
+    if (newest_frame(p, L, tstate, &frame) < 0 || frame == 0) {
+        return 1;
+    }
+    bool read = proc_read_bytes(p, frame + L->frame.executable, &exec, 8, NULL) == 0;
+    exec &= ~L->frame.executable_tag_mask;
+    if (read && (exec == 0 || exec == rt->none_addr)) {
+        return 1;
+    }
+    if (read && proc_read_bytes(p, exec + L->object.ob_type, &type, 8, NULL) == 0 &&
+        type == rt->code_type_addr) {
+        return 1;
+    }
+    if (newest_frame(p, L, tstate, &again) < 0 || again != frame) {
+        return -1;
+    }
+    return 0;
+}
+
+/* The newest frame of thread state TSTATE, if it has one, must run a code object. The thread
+ * may be running: what its frame pointer named may be gone by the time it is read, so the
+ * check looks again, and a wrong layout shows as misses on a frame that stays put. */
+static int check_frame(struct proc *p, const struct runtime *rt, uint64_t tstate,
+                       struct pt_error *err)
+{
+    int misses = 0;
+    if (tstate == 0 || rt->code_type_addr == 0) {
+        return 0;
+    }
+    for (int i = 0; i < CHECK_FRAME_TRIES; i++) {
+        int rc = frame_runs_code(p, rt, tstate);
+        if (rc == 1) {
+            return 0;
+        }
+        if (rc == 0 && ++misses == CHECK_FRAME_STABLE_MISSES) {
+            return layout_misfit(rt, "its newest frame does not run a code object", err);
+        }
+    }
+    return 0;
+}
+
+/* Where the binary of CAND keeps the global code marker: a local symbol, which only an
+ * unstripped binary's .symtab names. Looked up only for a version that has one (a scan of
+ * .symtab makes its pages resident); 0 when absent. */
+static uint64_t global_marker(struct proc *p, const struct candidate *cand)
+{
+    struct elf_symbol sym;
+    uint64_t addr = 0;
+    int fd = proc_open_file(p, cand->path, NULL);
+    if (fd < 0) {
+        return 0;
+    }
+    struct elf *e = elf_open_fd(fd, NULL);
+    close(fd);
+    if (e != NULL && elf_find_symbol(e, LAYOUT_NEXT_VERSION_SYMBOL, &sym, NULL) == 0 &&
+        sym.value != 0) {
+        addr = sym.value + cand->bias;
+    }
+    elf_close(e);
+    return addr;
+}
+
+/* What the layout takes from the binary rather than the version: its kind of build, and
+ * whether it names the global a code marker lives in. */
+static void fit_build(struct proc *p, struct runtime *rt, const struct candidate *cand)
+{
+    struct py_layout *L = &rt->layout;
+    layout_pick_build(L, rt->debug_build);
+    if (L->code_marker == CODE_MARKER_GLOBAL_NEXT_VERSION) {
+        rt->next_version_addr = global_marker(p, cand);
+    }
+    if (L->code_marker == CODE_MARKER_GLOBAL_NEXT_VERSION && rt->next_version_addr == 0) {
+        L->code_marker = CODE_MARKER_NONE;
+    }
+}
+
+static int read_layout(struct proc *p, struct runtime *rt, const struct candidate *cand,
+                       uint64_t forced, struct pt_error *err)
+{
+    uint8_t blob[LIMIT_DEBUG_OFFSETS];
+    if (proc_read_bytes(p, rt->runtime_addr, blob, sizeof blob, err) < 0) {
+        return pt_error_prefix(err, "reading _PyRuntime in %s", cand->path);
+    }
+    if (forced == 0 && memcmp(blob, "xdebugpy", 8) == 0) {
+        if (layout_from_debug_offsets(blob, sizeof blob, &rt->layout, err) < 0) {
+            return -1;
+        }
+    } else {
+        bool micro_known = true;
+        uint64_t hex = forced != 0 ? forced : old_version(p, cand, &micro_known);
+        unsigned minor = (unsigned)(hex >> 16) & 0xff;
+        if (hex == 0) {
+            return refuse_old(cand->path, err);
+        }
+        layout_version_string(hex, rt->version, sizeof rt->version);
+        if (!micro_known) {
+            snprintf(rt->version, sizeof rt->version, "3.%u", minor);
+        }
+        if (!layout_has_table(minor)) {
+            return pt_error_set(err, PT_E_UNSUPPORTED, 0,
+                                "Python %s (%s) is not supported (pytop reads %s to %s)",
+                                rt->version, cand->path, layout_oldest_supported(),
+                                layout_newest_supported());
+        }
+        if (layout_from_table(hex, &rt->layout, err) < 0) {
+            return pt_error_prefix(err, "Python %s", rt->version);
+        }
+        fit_build(p, rt, cand);
+        return check_layout(p, rt, cand->runtime_size, err);
+    }
+    layout_version_string(rt->layout.hexversion, rt->version, sizeof rt->version);
+    fit_build(p, rt, cand);
+    return check_layout(p, rt, cand->runtime_size, err);
+}
+
+int runtime_adopt(struct proc *p, struct runtime *rt, uint64_t hexversion, uint64_t runtime_size,
+                  struct pt_error *err)
+{
+    struct candidate cand = {.path = rt->binary,
+                             .runtime_addr = rt->runtime_addr,
+                             .rodata_hexversion = hexversion,
+                             .runtime_size = runtime_size};
+    memset(&rt->layout, 0, sizeof rt->layout);
+    rt->version[0] = '\0';
+    return read_layout(p, rt, &cand, 0, err);
+}
+
+/* PYTOP_TEST_FORCE_VERSION=3.11 makes pytop take that version's layout whatever the target
+ * is: only for testing that a wrong layout is refused. Returns a PY_VERSION_HEX or 0. */
+static uint64_t forced_version(void)
+{
+    const char *v = getenv("PYTOP_TEST_FORCE_VERSION");
+    unsigned major;
+    unsigned minor;
+    if (v == NULL || sscanf(v, "%u.%u", &major, &minor) != 2 || major != 3 || minor > 255) {
+        return 0;
+    }
+    return (3u << 24) | (minor << 16) | 0xf0;
+}
+
+int runtime_locate(struct proc *p, struct runtime *rt, struct pt_error *err)
+{
+    return runtime_locate_as(p, forced_version(), rt, err);
+}
+
+int runtime_locate_as(struct proc *p, uint64_t forced_version, struct runtime *rt,
+                      struct pt_error *err)
+{
+    const struct proc_map *maps;
+    size_t n;
+    char exe[PATH_MAX];
+    memset(rt, 0, sizeof *rt);
+    if (proc_exe(p, exe, sizeof exe, err) < 0 || proc_maps(p, &maps, &n, err) < 0) {
+        return -1;
+    }
+    /* The executable first, then the other candidates in mapping order, each once. */
+    const char *seen[RUNTIME_MAX_CANDIDATES];
+    size_t n_seen = 0;
+    const char *old_python = NULL;
+    struct pt_error first_err = {0};
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < n && n_seen < RUNTIME_MAX_CANDIDATES; i++) {
+            const char *path = maps[i].path;
+            bool is_exe = strcmp(path, exe) == 0;
+            if (path[0] != '/' || (pass == 0) != is_exe || !looks_like_python(path, exe)) {
+                continue;
+            }
+            bool dup = false;
+            for (size_t j = 0; j < n_seen && !dup; j++) {
+                dup = strcmp(seen[j], path) == 0;
+            }
+            if (dup) {
+                continue;
+            }
+            seen[n_seen++] = path;
+            struct candidate cand = {0};
+            int found = examine(p, maps, n, path, rt, &cand, first_err.code ? NULL : &first_err);
+            if (found > 0) {
+                return read_layout(p, rt, &cand, forced_version, err);
+            }
+            if (cand.python_without_runtime && old_python == NULL) {
+                old_python = path;
+            }
+        }
+    }
+    if (old_python != NULL) {
+        return refuse_old(old_python, err);
+    }
+    if (first_err.code == PT_E_PERM || first_err.code == PT_E_GONE) {
+        *err = first_err;
+        return -1;
+    }
+    /* A process that died while its files were read is gone, not "not Python" (the fault
+     * trials kill targets at any moment). */
+    struct pt_error gone = {0};
+    if (proc_exec_check(p, &gone) < 0 && gone.code == PT_E_GONE) {
+        *err = gone;
+        return -1;
+    }
+    return pt_error_set(err, PT_E_NOTPY, 0, "no Python interpreter found in process %d (%s)",
+                        (int)proc_pid(p), exe);
+}

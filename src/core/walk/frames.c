@@ -1,0 +1,882 @@
+/* frames: the interpreter-frame chains of a set of threads, copied in as few reads as can be. */
+#include "config.h"
+
+#include "core/walk/frames.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util/error.h"
+#include "core/layout/layout.h"
+#include "core/target/proc.h"
+
+/* A data-stack chunk starts with previous, size and top (Include/cpython/pystate.h); an older
+ * chunk's top counts the pointer-sized slots in use when the next chunk was pushed. Chunks are
+ * at least 16 KiB (_PY_DATA_STACK_CHUNK_SIZE), so that much can be read from one at once. */
+enum {
+    CHUNK_PREVIOUS_AT = 0,
+    CHUNK_SIZE_AT = 8,
+    CHUNK_TOP_AT = 16,
+    CHUNK_HEADER = 24,
+    CHUNK_MIN_SIZE = 16 * 1024,
+};
+
+void frames_release(struct frames_thread *t)
+{
+    free(t->pref);
+    free(t->hdr);
+    free(t->read_addrs);
+    free(t->links);
+    for (size_t i = 0; i < LIMIT_CHUNKS + 1; i++) {
+        free(t->chunks[i].data);
+    }
+    free(t->frames);
+    memset(t, 0, sizeof *t);
+}
+
+/* Clears T's outputs and inputs, keeping its buffers. */
+static void clear_walk(struct frames_thread *t)
+{
+    struct frames_thread keep = *t;
+    memset(t, 0, sizeof *t);
+    t->frames = keep.frames;
+    t->cap = keep.cap;
+    t->read_addrs = keep.read_addrs;
+    t->cap_read = keep.cap_read;
+    t->links = keep.links;
+    t->cap_links = keep.cap_links;
+    t->pref = keep.pref;
+    t->pref_cap = keep.pref_cap;
+    t->hdr = keep.hdr;
+    memcpy(t->guess, keep.guess, sizeof t->guess);
+    t->n_guess = keep.n_guess;
+    t->last_newest = keep.last_newest;
+    t->last_newest_size = keep.last_newest_size;
+    for (size_t i = 0; i < LIMIT_CHUNKS + 1; i++) {
+        t->chunks[i].data = keep.chunks[i].data;
+        t->chunks[i].cap = keep.chunks[i].cap;
+    }
+}
+
+/* Reads for a walk: with NOW from the target itself, else possibly from the read-ahead copy. */
+static int read_regions(struct proc *p, bool now, const struct proc_iov *iov, size_t n)
+{
+    return now ? proc_read_now(p, iov, n, NULL) : proc_read_many(p, iov, n, NULL);
+}
+
+static int read_one(struct proc *p, bool now, uint64_t addr, void *dst, size_t len)
+{
+    struct proc_iov one = {addr, dst, len};
+    return read_regions(p, now, &one, 1);
+}
+
+/* The buffer of T's next chunk, at least LEN bytes; NULL on out of memory. */
+static uint8_t *chunk_buffer(struct frames_thread *t, size_t len)
+{
+    struct frames_chunk *c = &t->chunks[t->n_chunks];
+    if (c->cap < len) {
+        uint8_t *fresh = realloc(c->data, len);
+        if (fresh == NULL) {
+            return NULL;
+        }
+        c->data = fresh;
+        c->cap = len;
+    }
+    return c->data;
+}
+
+/* The chain read is not one a thread can have: a frame's owner is no owner, or its caller
+ * lies above it in the chunk that holds both (a data stack grows upward). */
+static void torn(struct frames_thread *t, const char *why, uint64_t addr)
+{
+    t->torn = true;
+    t->done = true;
+    snprintf(t->error, sizeof t->error, "%s at 0x%" PRIx64, why, addr);
+}
+
+static void fail(struct frames_thread *t, const char *why, uint64_t addr)
+{
+    t->failed = true;
+    t->done = true;
+    snprintf(t->error, sizeof t->error, "%s at 0x%" PRIx64, why, addr);
+}
+
+/* The span of the newest chunk that holds frames: from its start to the end of the newest
+ * frame's header. Zero when the newest frame is not in it. */
+static size_t newest_span(const struct py_layout *L, const struct frames_thread *t)
+{
+    uint64_t end;
+    if (t->chunk_addr == 0 || t->current_frame < t->chunk_addr + CHUNK_HEADER ||
+        __builtin_add_overflow(t->current_frame, L->frame.size, &end) ||
+        end - t->chunk_addr > LIMIT_CHUNK_READ) {
+        return 0;
+    }
+    return (size_t)(end - t->chunk_addr);
+}
+
+/* Copies T's next older chunk: its first CHUNK_MIN_SIZE bytes in one read, the rest of its used
+ * part (header + top slots) only when it holds more. */
+static void copy_older_chunk(struct proc *p, struct frames_thread *t)
+{
+    uint64_t addr = t->next_older;
+    uint64_t size = 0;
+    uint64_t top = 0;
+    uint64_t used = 0;
+    uint8_t *buf = chunk_buffer(t, CHUNK_MIN_SIZE);
+    t->next_older = 0;
+    if (buf == NULL || read_one(p, t->now, addr, buf, CHUNK_MIN_SIZE) < 0) {
+        return;
+    }
+    layout_read_u64(buf, CHUNK_MIN_SIZE, CHUNK_SIZE_AT, &size);
+    layout_read_u64(buf, CHUNK_MIN_SIZE, CHUNK_TOP_AT, &top);
+    if (top <= LIMIT_CHUNK_READ / 8) {
+        used = CHUNK_HEADER + top * 8;
+    }
+    if (used == 0 || used > size || used > LIMIT_CHUNK_READ) {
+        return;
+    }
+    if (used > CHUNK_MIN_SIZE) {
+        if ((buf = chunk_buffer(t, used)) == NULL ||
+            read_one(p, t->now, addr + CHUNK_MIN_SIZE, buf + CHUNK_MIN_SIZE,
+                     used - CHUNK_MIN_SIZE) < 0) {
+            return;
+        }
+    }
+    t->chunks[t->n_chunks].addr = addr;
+    t->chunks[t->n_chunks].len = (size_t)used;
+    t->n_chunks++;
+    layout_read_u64(buf, used, CHUNK_PREVIOUS_AT, &t->next_older);
+}
+
+/* The copied chunk that starts at ADDR, or NULL. */
+static const struct frames_chunk *copied(const struct frames_thread *t, uint64_t addr)
+{
+    for (size_t i = 0; i < t->n_chunks; i++) {
+        if (t->chunks[i].addr == addr && t->chunks[i].len > 0) {
+            return &t->chunks[i];
+        }
+    }
+    return NULL;
+}
+
+/* The header of the frame at ADDR if it lies in a copied chunk. A frame outside them may be in
+ * the next older chunk, which is copied once (its caller frames will be there too). */
+static const uint8_t *in_chunks(struct proc *p, const struct py_layout *L,
+                                struct frames_thread *t, uint64_t addr)
+{
+    /* Callers are mostly in the chunk of the frame before. */
+    if (t->last_chunk < t->n_chunks) {
+        const struct frames_chunk *c = &t->chunks[t->last_chunk];
+        if (addr >= c->addr && addr - c->addr <= c->len &&
+            c->len - (addr - c->addr) >= L->frame.size) {
+            return c->data + (addr - c->addr);
+        }
+    }
+    for (int attempt = 0; attempt < 2; attempt++) {
+        for (size_t i = 0; i < t->n_chunks; i++) {
+            const struct frames_chunk *c = &t->chunks[i];
+            if (addr >= c->addr && addr - c->addr <= c->len &&
+                c->len - (addr - c->addr) >= L->frame.size) {
+                t->last_chunk = i;
+                return c->data + (addr - c->addr);
+            }
+        }
+        /* The next older chunk may be one the start batch already copied: go past those (a
+         * looping chain ends at the cap). */
+        for (size_t hops = 0; t->next_older != 0; hops++) {
+            const struct frames_chunk *dup = copied(t, t->next_older);
+            if (dup == NULL) {
+                break;
+            }
+            uint64_t prev = 0;
+            layout_read_u64(dup->data, dup->len, CHUNK_PREVIOUS_AT, &prev);
+            t->next_older = hops < LIMIT_CHUNKS ? prev : 0;
+        }
+        if (t->next_older == 0 || t->n_chunks > LIMIT_CHUNKS) {
+            return NULL;
+        }
+        copy_older_chunk(p, t);
+    }
+    return NULL;
+}
+
+size_t frames_prefix(const struct py_layout *L)
+{
+    uint64_t d = L->gen.exc_state_before_frame;
+    if (L->frames != FRAMES_INTERPRETER || !layout_has(d) || !layout_has(L->errstack.size) ||
+        d < L->errstack.size || d > LAYOUT_FRAME_PREFIX_MAX) {
+        return 0;
+    }
+    return (size_t)d;
+}
+
+/* Room in *ITEMS (*CAP of SIZE bytes) for one more after N: doubled when full. */
+static bool room_for_one(void **items, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap) {
+        return true;
+    }
+    size_t ncap = *cap ? *cap * 2 : 16;
+    void *fresh = realloc(*items, ncap * size);
+    if (fresh == NULL) {
+        return false;
+    }
+    *items = fresh;
+    *cap = ncap;
+    return true;
+}
+
+/* A slot for one more frame, or NULL on out of memory. The caller fills it in place: a frame
+ * built on the stack and copied stalls on store forwarding (perf: a third of a deep sample). */
+static struct frames_raw *push_frame(struct frames_thread *t)
+{
+    if (!room_for_one((void **)&t->frames, &t->cap, t->n_frames, sizeof *t->frames)) {
+        return NULL;
+    }
+    return &t->frames[t->n_frames++];
+}
+
+/* The largest owner value the version has (Include/internal/pycore_frame.h: owned by the
+ * thread, a generator, a frame object, the C stack, the interpreter). */
+static int max_owner(const struct py_layout *L)
+{
+    int max = L->frame.owner_generator + 1;
+    max = L->frame.owner_cstack > max ? L->frame.owner_cstack : max;
+    return L->frame.owner_interpreter > max ? L->frame.owner_interpreter : max;
+}
+
+void frames_link_parse(const struct py_layout *L, const uint8_t *h, uint64_t addr,
+                       struct frames_link *out)
+{
+    *out = (struct frames_link){.addr = addr};
+    layout_read_u64(h, L->frame.size, L->frame.previous, &out->previous);
+    layout_read_uint(h, L->frame.size, L->frame.owner, 1, &out->owner);
+    layout_read_u64(h, L->frame.size, L->frame.executable, &out->code_addr);
+    layout_read_uint(h, L->frame.size, L->frame.instr_ptr, L->frame.instr_width, &out->instr_ptr);
+    if (layout_has(L->frame.running)) {
+        layout_read_uint(h, L->frame.size, L->frame.running, 1, &out->state);
+    }
+    out->code_addr &= ~L->frame.executable_tag_mask;
+}
+
+void frames_link_span(const struct py_layout *L, uint64_t *lo, size_t *len)
+{
+    const struct {
+        uint64_t off;
+        uint64_t width;
+    } fields[] = {
+        {L->frame.previous, 8},   {L->frame.owner, 1},
+        {L->frame.executable, 8}, {L->frame.instr_ptr, L->frame.instr_width},
+        {L->frame.running, 1},
+    };
+    uint64_t a = UINT64_MAX;
+    uint64_t b = 0;
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        if (layout_has(fields[i].off) && fields[i].off + fields[i].width <= L->frame.size) {
+            a = fields[i].off < a ? fields[i].off : a;
+            b = fields[i].off + fields[i].width > b ? fields[i].off + fields[i].width : b;
+        }
+    }
+    if (a >= b) {
+        a = 0;
+        b = L->frame.size;
+    }
+    *lo = a;
+    *len = (size_t)(b - a);
+}
+
+bool frames_link_same(const struct frames_link *a, const struct frames_link *b, bool with_instr)
+{
+    return a->addr == b->addr && a->previous == b->previous && a->code_addr == b->code_addr &&
+           a->owner == b->owner && a->state == b->state &&
+           (!with_instr || a->instr_ptr == b->instr_ptr);
+}
+
+/* Keeps LINK in T's links (a walk takes at most LIMIT_FRAMES + 1 headers). */
+static bool keep_link(struct frames_thread *t, const struct frames_link *link)
+{
+    if (!room_for_one((void **)&t->links, &t->cap_links, t->n_links, sizeof *link)) {
+        return false;
+    }
+    t->links[t->n_links++] = *link;
+    return true;
+}
+
+/* Takes one frame header H at ADDR: keeps it if it is a Python frame, moves to its caller.
+ * PREFIX bytes before H were read with it (frames_prefix(), or 0). */
+static void take_frame(const struct py_layout *L, struct frames_thread *t, const uint8_t *h,
+                       size_t prefix)
+{
+    struct frames_link link;
+    frames_link_parse(L, h, t->pending, &link);
+    if (t->keep_links && !keep_link(t, &link)) {
+        fail(t, "out of memory for frame", t->pending);
+        return;
+    }
+    uint64_t owner = link.owner;
+    if (layout_has(L->frame.owner) && owner > (uint64_t)max_owner(L)) {
+        torn(t, "frame owned by no one", t->pending);
+        return;
+    }
+    if (layout_has(L->frame.running)) {
+        int8_t s = (int8_t)(uint8_t)link.state;
+        if (s != L->frame.running_value && s != L->frame.unwinding_value) {
+            torn(t, "frame object no longer running", t->pending);
+            return;
+        }
+    }
+    /* Frames the interpreter owns (entry shims on the C stack) are not Python frames; CPython's
+     * own unwinder skips them too. */
+    bool shim = (int)owner == L->frame.owner_cstack || (int)owner == L->frame.owner_interpreter;
+    t->last_owner = (int)owner;
+    if (!shim && link.code_addr != 0) {
+        struct frames_raw *f = push_frame(t);
+        if (f == NULL) {
+            fail(t, "out of memory for frame", t->pending);
+            return;
+        }
+        f->addr = t->pending;
+        f->code_addr = link.code_addr;
+        f->instr_ptr = link.instr_ptr;
+        f->code = NULL;
+        f->generator = (int)owner == L->frame.owner_generator;
+        f->exc_known = false;
+        f->exc_value = 0;
+        f->exc_previous = 0;
+        if (f->generator && prefix > 0) {
+            const uint8_t *item = h - prefix;
+            f->exc_known = layout_read_u64(item, prefix, L->errstack.value, &f->exc_value) &&
+                           layout_read_u64(item, prefix, L->errstack.previous, &f->exc_previous);
+        }
+    }
+    t->pending = link.previous;
+}
+
+/* Remembers that the frame at ADDR had to be read outside the chunks. */
+static void note_read(struct frames_thread *t, uint64_t addr)
+{
+    /* Most threads have one or two such frames: the list grows as needed. */
+    if (t->n_read == t->cap_read && t->cap_read < FRAMES_HINT_MAX) {
+        size_t ncap = t->cap_read ? t->cap_read * 4 : 4;
+        ncap = ncap < FRAMES_HINT_MAX ? ncap : FRAMES_HINT_MAX;
+        uint64_t *fresh = realloc(t->read_addrs, ncap * sizeof *fresh);
+        if (fresh == NULL) {
+            return;
+        }
+        t->read_addrs = fresh;
+        t->cap_read = ncap;
+    }
+    if (t->n_read < t->cap_read) {
+        t->read_addrs[t->n_read++] = addr;
+    }
+}
+
+/* The prefetched header of the frame at ADDR, if the hint named it: usually the next one.
+ * Each was read with the frames_prefix() bytes before it. */
+static const uint8_t *prefetched(const struct py_layout *L, struct frames_thread *t,
+                                 uint64_t addr)
+{
+    size_t pre = frames_prefix(L);
+    for (size_t k = 0; k < t->n_pref; k++) {
+        size_t i = (t->pref_at + k) % t->n_pref;
+        if (t->hint[i] == addr) {
+            t->pref_at = i + 1;
+            return t->pref + i * (pre + L->frame.size) + pre;
+        }
+    }
+    return NULL;
+}
+
+/* The region a frame read on its own takes: its header and the PRE bytes before it. */
+static struct proc_iov frame_region(const struct py_layout *L, uint64_t addr, size_t pre,
+                                    uint8_t *buf)
+{
+    /* An address too low for the bytes before it is read from its header on (the walk then
+     * finds it unreadable or not a frame, as without them). */
+    if (addr < pre) {
+        memset(buf, 0, pre);
+        return (struct proc_iov){addr, buf + pre, L->frame.size};
+    }
+    return (struct proc_iov){addr - pre, buf, pre + L->frame.size};
+}
+
+static bool chunk_holds(const struct frames_chunk *c, uint64_t addr)
+{
+    return addr >= c->addr && addr - c->addr < c->len;
+}
+
+/* What the tight loop of in_chunk_run() needs of the layout, checked once per walk. */
+struct frames_fast {
+    bool ok; /* the layout fits the tight loop: 8-byte instruction pointer, no running state */
+    size_t size;
+    size_t previous;
+    size_t executable;
+    size_t instr_ptr;
+    size_t owner;
+    uint64_t tag_mask;
+    int max_owner;
+};
+
+static struct frames_fast fast_layout(const struct py_layout *L)
+{
+    struct frames_fast f = {0};
+    const uint64_t offs[] = {L->frame.previous, L->frame.executable, L->frame.instr_ptr};
+    f.ok = L->frames == FRAMES_INTERPRETER && L->frame.instr_width == 8 &&
+           !layout_has(L->frame.running) && layout_has(L->frame.owner) &&
+           L->frame.owner < L->frame.size && L->frame.size <= LAYOUT_FRAME_HEADER_MAX;
+    for (size_t i = 0; i < sizeof offs / sizeof offs[0] && f.ok; i++) {
+        f.ok = layout_has(offs[i]) && offs[i] <= L->frame.size && L->frame.size - offs[i] >= 8;
+    }
+    if (!f.ok) {
+        return f;
+    }
+    f.size = (size_t)L->frame.size;
+    f.previous = (size_t)L->frame.previous;
+    f.executable = (size_t)L->frame.executable;
+    f.instr_ptr = (size_t)L->frame.instr_ptr;
+    f.owner = (size_t)L->frame.owner;
+    f.tag_mask = L->frame.executable_tag_mask;
+    f.max_owner = max_owner(L);
+    return f;
+}
+
+/* The common case of a sample in one tight loop: frames that lie in the chunk of the frame
+ * before, taken as take_frame() takes them (a sample keeps no links; frames in chunks bring no
+ * bytes before them). Stops, leaving the frame to advance(), at anything else: the end of the
+ * chain, a frame outside that chunk, one owned by no one, the frame limit. */
+static void in_chunk_run(const struct py_layout *L, const struct frames_fast *fp,
+                         struct frames_thread *t)
+{
+    if (t->last_chunk >= t->n_chunks) {
+        return;
+    }
+    const struct frames_chunk *c = &t->chunks[t->last_chunk];
+    while (t->steps < LIMIT_FRAMES) {
+        uint64_t addr = t->pending;
+        if (addr == 0 || addr == t->base_frame || addr < c->addr || addr - c->addr > c->len ||
+            c->len - (addr - c->addr) < fp->size) {
+            return;
+        }
+        const uint8_t *h = c->data + (addr - c->addr);
+        uint64_t previous;
+        uint64_t code;
+        uint64_t instr;
+        int owner = h[fp->owner];
+        if (owner > fp->max_owner) {
+            return;
+        }
+        memcpy(&previous, h + fp->previous, 8);
+        memcpy(&code, h + fp->executable, 8);
+        memcpy(&instr, h + fp->instr_ptr, 8);
+        code &= ~fp->tag_mask;
+        t->steps++;
+        t->last_owner = owner;
+        if (owner != L->frame.owner_cstack && owner != L->frame.owner_interpreter && code != 0) {
+            struct frames_raw *f = push_frame(t);
+            if (f == NULL) {
+                fail(t, "out of memory for frame", addr);
+                return;
+            }
+            f->addr = addr;
+            f->code_addr = code;
+            f->instr_ptr = instr;
+            f->code = NULL;
+            f->generator = owner == L->frame.owner_generator;
+            f->exc_known = false;
+            f->exc_value = 0;
+            f->exc_previous = 0;
+        }
+        t->pending = previous;
+        if (previous >= addr && chunk_holds(c, previous)) {
+            torn(t, "caller above its callee in the data stack", addr);
+            return;
+        }
+    }
+}
+
+/* Follows T's chain through copied chunks until it ends or needs a read. */
+static void advance(struct proc *p, const struct py_layout *L, const struct frames_fast *fp,
+                    struct frames_thread *t)
+{
+    while (!t->done) {
+        if (fp->ok && !t->keep_links) {
+            in_chunk_run(L, fp, t);
+            if (t->done) {
+                return;
+            }
+        }
+        if (t->pending == t->base_frame && t->base_frame != 0) {
+            t->done = true;
+            return;
+        }
+        if (t->pending == 0) {
+            t->done = true;
+            /* A whole chain ends at an entry frame the C stack or the interpreter owns (3.12+;
+             * 3.15 also at the thread's base frame): one that stops short was read while it
+             * changed (a frame being pushed has no caller yet). */
+            bool entry_known = L->frame.owner_cstack >= 0 || L->frame.owner_interpreter >= 0;
+            if (t->steps > 0 && entry_known && t->last_owner != L->frame.owner_cstack &&
+                t->last_owner != L->frame.owner_interpreter) {
+                torn(t, "chain ends before the thread's first frame", t->current_frame);
+            }
+            return;
+        }
+        if (t->steps++ == LIMIT_FRAMES) {
+            t->truncated = true;
+            t->done = true;
+            return;
+        }
+        const uint8_t *h = in_chunks(p, L, t, t->pending);
+        size_t prefix = 0;
+        if (h == NULL && (h = prefetched(L, t, t->pending)) != NULL) {
+            note_read(t, t->pending);
+            prefix = frames_prefix(L);
+        }
+        if (h == NULL) {
+            t->steps--;
+            return;
+        }
+        uint64_t addr = t->pending;
+        take_frame(L, t, h, prefix);
+        if (!t->done && t->pending >= addr && t->last_chunk < t->n_chunks &&
+            chunk_holds(&t->chunks[t->last_chunk], addr) &&
+            chunk_holds(&t->chunks[t->last_chunk], t->pending)) {
+            torn(t, "caller above its callee in the data stack", addr);
+        }
+    }
+}
+
+/* One region the start of a walk reads: a chunk (into chunk slot SLOT) or a hinted frame's
+ * header (SLOT < 0). */
+struct start_item {
+    struct frames_thread *t;
+    int slot;
+};
+
+/* The chunk in slot I of T was read: keep it if it is as large as the span taken from it. */
+static void chunk_read(struct frames_thread *t, size_t i, bool ok)
+{
+    struct frames_chunk *c = &t->chunks[i];
+    uint64_t size = 0;
+    if (!ok || !layout_read_u64(c->data, c->len, CHUNK_SIZE_AT, &size) || size < c->len) {
+        c->len = 0;
+        return;
+    }
+    /* The chain of older chunks goes on from the newest (copies of older ones are skipped
+     * as the walk reaches them). */
+    if (i == t->newest_slot) {
+        layout_read_u64(c->data, c->len, CHUNK_PREVIOUS_AT, &t->next_older);
+    }
+}
+
+/* The regions gathered for one system call. */
+struct start_batch {
+    bool now;
+    struct proc_iov iov[PROC_IOV_MAX];
+    struct start_item item[PROC_IOV_MAX];
+    size_t k;
+};
+
+static void start_flush(struct proc *p, struct start_batch *sb)
+{
+    const struct proc_iov *iov = sb->iov;
+    const struct start_item *item = sb->item;
+    size_t *k = &sb->k;
+    if (*k == 0) {
+        return;
+    }
+    bool batch = read_regions(p, sb->now, iov, *k) == 0;
+    for (size_t j = 0; j < *k; j++) {
+        struct frames_thread *t = item[j].t;
+        bool ok = batch || read_one(p, sb->now, iov[j].addr, iov[j].dst, iov[j].len) == 0;
+        if (item[j].slot >= 0) {
+            chunk_read(t, (size_t)item[j].slot, ok);
+        } else if (!ok) {
+            t->pref_failed = true;
+        }
+    }
+    *k = 0;
+}
+
+/* Adds one region to the start batch, flushing it when full. */
+static void start_add(struct proc *p, struct start_batch *sb, struct proc_iov want,
+                      struct frames_thread *t, int slot)
+{
+    if (sb->k == PROC_IOV_MAX) {
+        start_flush(p, sb);
+    }
+    sb->iov[sb->k] = want;
+    sb->item[sb->k++] = (struct start_item){t, slot};
+}
+
+/* Plans the regions T's walk starts with into IOV[0..ROOM) (SLOT[i]: the chunk slot region i
+ * fills, -1 for a prefetched header): the newest chunk's NEWEST_LEN bytes at NEWEST (none when
+ * 0), the older chunks its last walk copied (when WITH_OLDER), and the headers of the frames
+ * T's hint names (when WITH_HINTS). Returns how many regions, at most ROOM. */
+static size_t plan_start(const struct py_layout *L, struct frames_thread *t, uint64_t newest,
+                         size_t newest_len, bool with_older, bool with_hints, struct proc_iov *iov,
+                         int *slot, size_t room)
+{
+    size_t k = 0;
+    uint8_t *buf =
+        newest_len && k < room && t->n_chunks <= LIMIT_CHUNKS ? chunk_buffer(t, newest_len) : NULL;
+    if (buf != NULL) {
+        t->newest_slot = t->n_chunks;
+        t->chunks[t->n_chunks] =
+            (struct frames_chunk){newest, buf, newest_len, t->chunks[t->n_chunks].cap};
+        iov[k] = (struct proc_iov){newest, buf, newest_len};
+        slot[k++] = (int)t->n_chunks++;
+    }
+    size_t g = 0;
+    for (; with_older && g < t->n_guess && k < room && t->n_chunks <= LIMIT_CHUNKS; g++) {
+        if (copied(t, t->guess[g].addr) != NULL) {
+            continue; /* read ahead already */
+        }
+        uint8_t *gb = chunk_buffer(t, t->guess[g].len);
+        if (gb == NULL) {
+            break;
+        }
+        t->chunks[t->n_chunks] = (struct frames_chunk){t->guess[g].addr, gb, t->guess[g].len,
+                                                       t->chunks[t->n_chunks].cap};
+        iov[k] = (struct proc_iov){t->guess[g].addr, gb, t->guess[g].len};
+        slot[k++] = (int)t->n_chunks++;
+    }
+    size_t want = with_hints && t->n_hint <= FRAMES_HINT_MAX ? t->n_hint : 0;
+    size_t each = frames_prefix(L) + L->frame.size;
+    want = want <= room - k ? want : 0;
+    if (want > 0 && t->pref_cap < want * each) {
+        uint8_t *fresh = realloc(t->pref, want * each);
+        if (fresh == NULL) {
+            want = 0;
+        } else {
+            t->pref = fresh;
+            t->pref_cap = want * each;
+        }
+    }
+    for (size_t j = 0; j < want; j++) {
+        iov[k] = frame_region(L, t->hint[j], frames_prefix(L), t->pref + j * each);
+        slot[k++] = -1;
+    }
+    if (with_older) {
+        t->older_planned = g == t->n_guess;
+    }
+    if (with_hints) {
+        t->n_pref = want;
+        t->hints_planned = want == t->n_hint || t->n_hint > FRAMES_HINT_MAX;
+    }
+    return k;
+}
+
+/* Read-ahead reads at most this much past where the newest frame ended last time. */
+enum { GUESS_SLACK = 256 };
+
+size_t frames_guess(const struct py_layout *L, struct frames_thread *t, uint64_t tstate,
+                    const uint64_t *hint, size_t n_hint, struct proc_iov *iov, size_t room)
+{
+    int slot[PROC_IOV_MAX];
+    clear_walk(t);
+    t->pre_tstate = tstate;
+    t->hint = hint;
+    t->n_hint = n_hint;
+    size_t len = 0;
+    if (t->last_newest.addr != 0) {
+        uint64_t want = (uint64_t)t->last_newest.len + GUESS_SLACK;
+        len = (size_t)(want < t->last_newest_size ? want : t->last_newest_size);
+        len = len <= LIMIT_CHUNK_READ ? len : 0;
+    }
+    if (room > PROC_IOV_MAX) {
+        room = PROC_IOV_MAX;
+    }
+    return plan_start(L, t, t->last_newest.addr, len, true, true, iov, slot, room);
+}
+
+void frames_guessed(struct frames_thread *t, bool ok)
+{
+    if (!ok) {
+        t->n_chunks = 0;
+        t->n_pref = 0;
+        t->pre_read = false;
+        t->older_planned = false;
+        t->hints_planned = false;
+        return;
+    }
+    for (size_t i = 0; i < t->n_chunks; i++) {
+        chunk_read(t, i, true);
+    }
+    t->pre_read = true;
+}
+
+void frames_begin(struct frames_thread *t, uint64_t tstate)
+{
+    if (!t->pre_read || t->pre_tstate != tstate) {
+        clear_walk(t);
+        return;
+    }
+    /* Keep the chunks and headers read ahead; start everything else afresh. */
+    t->current_frame = 0;
+    t->chunk_addr = 0;
+    t->base_frame = 0;
+    t->n_frames = 0;
+    t->truncated = false;
+    t->failed = false;
+    t->torn = false;
+    t->error[0] = '\0';
+    t->n_read = 0;
+    t->n_links = 0;
+    t->keep_links = false;
+    t->next_older = 0;
+    t->pending = 0;
+    t->pref_at = 0;
+    t->pref_failed = false;
+    t->steps = 0;
+    t->done = false;
+}
+
+/* A thread whose chunks were read ahead: its newest chunk is usable when it is the one its
+ * state names now and the copy covers the newest frame. The older copies stay either way
+ * (memory at an address is what it is; the walk only looks up frames inside them). */
+static bool use_read_ahead(const struct py_layout *L, struct frames_thread *t)
+{
+    if (!t->pre_read) {
+        return false;
+    }
+    t->pre_read = false;
+    struct frames_chunk *c = t->n_chunks > 0 ? &t->chunks[t->newest_slot] : NULL;
+    size_t span = newest_span(L, t);
+    if (c != NULL && c->len > 0 && c->addr == t->chunk_addr && span > 0 && span <= c->len) {
+        c->len = span;
+        layout_read_u64(c->data, c->len, CHUNK_PREVIOUS_AT, &t->next_older);
+        return true;
+    }
+    if (c != NULL) {
+        c->len = 0;
+    }
+    return false;
+}
+
+/* Where a thread's walk starts, read for every thread in one system call (a batch that fails
+ * is read again region by region, so one bad thread costs only itself): the used part of its
+ * newest chunk, the older chunks its last walk copied (their used part does not change while
+ * a newer chunk exists), and the headers of the frames its hint names. A thread read ahead
+ * needs nothing, or only its newest chunk. */
+static void read_starts(struct proc *p, const struct py_layout *L, struct frames_thread *const *ts,
+                        size_t n)
+{
+    struct start_batch sb;
+    struct proc_iov iov[PROC_IOV_MAX];
+    int slot[PROC_IOV_MAX];
+    sb.k = 0;
+    sb.now = n > 0 && ts[0]->now;
+    for (size_t i = 0; i < n; i++) {
+        struct frames_thread *t = ts[i];
+        /* What the read-ahead had no room for is read now. */
+        bool older = !t->pre_read || !t->older_planned;
+        bool hints = !t->pre_read || !t->hints_planned;
+        size_t len = newest_span(L, t);
+        if (use_read_ahead(L, t)) {
+            len = 0;
+        }
+        size_t k = plan_start(L, t, t->chunk_addr, len, older && (len > 0 || t->n_chunks > 0),
+                              hints, iov, slot, PROC_IOV_MAX);
+        for (size_t j = 0; j < k; j++) {
+            start_add(p, &sb, iov[j], t, slot[j]);
+        }
+    }
+    start_flush(p, &sb);
+    for (size_t i = 0; i < n; i++) {
+        if (ts[i]->pref_failed) {
+            ts[i]->n_pref = 0;
+        }
+    }
+}
+
+/* Remembers the older chunks this walk copied, for the next walk's start batch. */
+static void keep_guess(struct frames_thread *t)
+{
+    t->n_guess = 0;
+    t->last_newest = (struct frames_span){0, 0};
+    t->last_newest_size = 0;
+    for (size_t i = 0; i < t->n_chunks; i++) {
+        const struct frames_chunk *c = &t->chunks[i];
+        if (c->len == 0) {
+            continue;
+        }
+        if (i == t->newest_slot && c->addr == t->chunk_addr) {
+            t->last_newest = (struct frames_span){c->addr, c->len};
+            layout_read_u64(c->data, c->len, CHUNK_SIZE_AT, &t->last_newest_size);
+        } else if (t->n_guess < LIMIT_CHUNKS) {
+            t->guess[t->n_guess++] = (struct frames_span){c->addr, c->len};
+        }
+    }
+}
+
+static void walk(struct proc *p, const struct py_layout *L, struct frames_thread *const *ts,
+                 size_t n, bool now)
+{
+    struct proc_iov iov[PROC_IOV_MAX];
+    struct frames_thread *owner[PROC_IOV_MAX];
+    size_t waiting = 0;
+    size_t pre = frames_prefix(L);
+    struct frames_fast fp = fast_layout(L);
+    for (size_t i = 0; i < n; i++) {
+        ts[i]->now = now;
+    }
+    read_starts(p, L, ts, n);
+    for (size_t i = 0; i < n; i++) {
+        ts[i]->pending = ts[i]->current_frame;
+        advance(p, L, &fp, ts[i]);
+        waiting += !ts[i]->done;
+    }
+    /* Each thread still walking has a header buffer of its own (kept for the next walk);
+     * none is needed when every chain ended inside the copied chunks. */
+    for (size_t i = 0; waiting > 0 && i < n; i++) {
+        if (!ts[i]->done && ts[i]->hdr == NULL &&
+            (ts[i]->hdr = malloc(LAYOUT_FRAME_PREFIX_MAX + LAYOUT_FRAME_HEADER_MAX)) == NULL) {
+            fail(ts[i], "out of memory reading frame", ts[i]->pending);
+        }
+    }
+    /* Each round reads, for every unfinished thread, the one frame it waits for (at most
+     * PROC_IOV_MAX threads a round). Every round moves each unfinished thread at least one
+     * frame, so LIMIT_FRAMES bounds the rounds. */
+    for (size_t round = 0; waiting > 0 && round <= LIMIT_FRAMES; round++) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!ts[i]->done && k < PROC_IOV_MAX) {
+                iov[k] = frame_region(L, ts[i]->pending, pre, ts[i]->hdr);
+                owner[k++] = ts[i];
+            }
+        }
+        if (k == 0) {
+            break;
+        }
+        bool batch = read_regions(p, now, iov, k) == 0;
+        for (size_t j = 0; j < k; j++) {
+            struct frames_thread *t = owner[j];
+            if (!batch && read_one(p, now, iov[j].addr, iov[j].dst, iov[j].len) < 0) {
+                fail(t, "unreadable frame", t->pending);
+                continue;
+            }
+            t->steps++;
+            note_read(t, t->pending);
+            take_frame(L, t, t->hdr + pre, pre);
+            advance(p, L, &fp, t);
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        keep_guess(ts[i]);
+    }
+}
+
+void frames_walk(struct proc *p, const struct py_layout *L, struct frames_thread *const *ts,
+                 size_t n)
+{
+    walk(p, L, ts, n, false);
+}
+
+void frames_walk_now(struct proc *p, const struct py_layout *L, struct frames_thread *const *ts,
+                     size_t n)
+{
+    walk(p, L, ts, n, true);
+}
