@@ -81,7 +81,7 @@ static void sample_interval(struct batch *b, double start, double end)
 {
     double period = b->o->rate_hz > 0 ? 1.0 / b->o->rate_hz : 0;
     double tick = 0;
-    double now = sampler_now();
+    double now = clock_now();
     /* At least one sample, even when pytop itself did not run until the interval was over (a
      * loaded machine): an empty document would say the target could not be read. */
     bool first = true;
@@ -97,7 +97,7 @@ static void sample_interval(struct batch *b, double start, double end)
                 return;
             }
         }
-        now = sampler_now();
+        now = clock_now();
         double next = now;
         if (period > 0) {
             tick++;
@@ -110,7 +110,7 @@ static void sample_interval(struct batch *b, double start, double end)
         next = sampler_due(b->sampler, next);
         if (next > now) {
             stopsig_sleep_until(next < end ? next : end);
-            now = sampler_now();
+            now = clock_now();
         }
     }
 }
@@ -222,7 +222,7 @@ out:
 static int batch_loop(struct batch *b)
 {
     const struct cli_options *o = b->o;
-    double start = sampler_now();
+    double start = clock_now();
     for (int i = 0; o->iterations == 0 || i < o->iterations; i++) {
         double end = start + o->delay;
         /* Each document covers its own interval only, unless --window says how far back. */
@@ -230,7 +230,7 @@ static int batch_loop(struct batch *b)
             sampler_reset(b->sampler);
         }
         sample_interval(b, start, end);
-        double now = sampler_now();
+        double now = clock_now();
         /* A target that exited before this interval's first sample leaves nothing to say. */
         if (write_interval(b, now, b->gone) < 0) {
             return CLI_EXIT_TARGET;

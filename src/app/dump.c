@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "app/cli.h"
+#include "core/util/clock.h"
 #include "core/util/error.h"
 #include "core/target/proc.h"
 #include "core/write/report.h"
@@ -37,7 +38,7 @@ struct dump {
     struct target t;
     struct sampler *sampler;
     struct snapshot *last; /* the newest snapshot read; the caller's */
-    double last_at;        /* when (sampler_now()) */
+    double last_at;        /* when (clock_now()) */
     /* When LAST shows no Python code running (an interpreter shutting down), the newest one
      * that did, and when it was read; else NULL. */
     struct snapshot *running;
@@ -134,7 +135,7 @@ static int keep_snapshot(struct dump *d, struct pt_error *err)
         d->gone |= is_gone(err);
         return -1;
     }
-    keep(d, sampler_take_latest(d->sampler), sampler_now());
+    keep(d, sampler_take_latest(d->sampler), clock_now());
     if (d->last != NULL && d->execed_to[0] != '\0') {
         snapshot_warn(d->last, "process %d exec()ed %s while it was read: this is the new program",
                       (int)d->t.pid, d->execed_to);
@@ -148,7 +149,7 @@ static void sample_until(struct dump *d, double end)
 {
     const struct cli_options *o = d->o;
     double period = o->rate_hz > 0 ? 1.0 / o->rate_hz : 0;
-    double now = sampler_now();
+    double now = clock_now();
     double next = now;
     double next_snap = now;
     while (!stopsig_requested() && now < end) {
@@ -158,20 +159,20 @@ static void sample_until(struct dump *d, double end)
                 return;
             }
         }
-        now = sampler_now();
+        now = clock_now();
         if (now >= next_snap) {
             struct pt_error serr = {0};
             if (keep_snapshot(d, &serr) < 0 && (d->gone || d->ended)) {
                 return;
             }
-            now = sampler_now();
+            now = clock_now();
             next_snap = now + o->delay;
         }
         /* Keep to the rate; after a stall start afresh rather than catch up in a burst. */
         next = period > 0 && next + period > now - period ? next + period : now;
         next = sampler_due(d->sampler, next);
         stopsig_sleep_until(next < end ? next : end);
-        now = sampler_now();
+        now = clock_now();
     }
 }
 
@@ -284,7 +285,7 @@ static int dump_target(struct dump *d, FILE **out)
         return cli_target_error(&err, d->t.pid);
     }
     if (window > 0) {
-        double start = sampler_now();
+        double start = clock_now();
         sample_until(d, o->at_exit || isinf(window) ? INFINITY : start + window);
     }
     /* The snapshot of the end of the window, unless the target went meanwhile: then the last
@@ -298,7 +299,7 @@ static int dump_target(struct dump *d, FILE **out)
     if (d->gone || d->ended) {
         prefer_running(d);
     }
-    double now = sampler_now();
+    double now = clock_now();
     make_note(d, now);
     struct sampler_stats *st = NULL;
     if (window > 0) {

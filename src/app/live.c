@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/util/clock.h"
 #include "core/util/error.h"
 #include "core/target/proc.h"
 #include "core/target/runtime.h"
@@ -100,11 +101,11 @@ void live_frame_keep_picture(struct live_frame *f, const struct live_frame *befo
     }
 }
 
-/* Sleeps until DEADLINE (sampler_now() seconds), a request or stop. */
+/* Sleeps until DEADLINE (clock_now() seconds), a request or stop. */
 static void sleep_until(struct live *l, double deadline)
 {
     struct timespec at;
-    double left = deadline - sampler_now();
+    double left = deadline - clock_now();
     if (left <= 0) {
         return;
     }
@@ -380,7 +381,7 @@ static void follow_exec(struct live *l, double now)
             l->command[0] = '\0';
         }
         l->status[0] = '\0';
-        l->next_frame = sampler_now();
+        l->next_frame = clock_now();
         return;
     }
     snprintf(l->status, sizeof l->status, "%s", err.msg);
@@ -395,7 +396,7 @@ static double step_sampling(struct live *l, const struct requests *rq, double no
     struct pt_error err = {0};
     apply_requests(l, rq, now);
     int rc = sampler_sample(l->sampler, now, &err);
-    now = sampler_now();
+    now = clock_now();
     l->last_sample = now;
     if (rc < 0) {
         snprintf(l->status, sizeof l->status, "%s", err.msg);
@@ -409,7 +410,7 @@ static double step_sampling(struct live *l, const struct requests *rq, double no
             if (l->state != LIVE_SAMPLING) {
                 return now;
             }
-            now = sampler_now();
+            now = clock_now();
         }
     }
     if (now >= l->next_frame) {
@@ -429,9 +430,9 @@ static void *run(void *arg)
 {
     struct live *l = arg;
     struct requests rq;
-    double next = sampler_now();
+    double next = clock_now();
     while (take_requests(l, &rq)) {
-        double now = sampler_now();
+        double now = clock_now();
         switch (l->state) {
         case LIVE_WAITING:
             next = step_waiting(l, &rq, now);
@@ -484,7 +485,7 @@ struct live *live_open(const struct live_opts *opts, struct pt_error *err)
     l->asked.period_s = opts->period_s;
     l->asked.window_s = opts->window_s;
     l->age_s = -1;
-    l->started = sampler_now();
+    l->started = clock_now();
     l->next_frame = l->started;
     pthread_mutex_init(&l->lock, NULL);
     pthread_condattr_init(&ca);
@@ -577,11 +578,6 @@ void live_set_window(struct live *l, double window_s)
     pthread_mutex_unlock(&l->lock);
 }
 
-static const char *source_line(void *ctx, const char *file, size_t file_len, int line, size_t *len)
-{
-    return source_cache_line(ctx, file, file_len, line, len);
-}
-
 const struct snapshot_source *live_source(struct live *l)
 {
     if (l->ui_sources != NULL) {
@@ -601,6 +597,6 @@ const struct snapshot_source *live_source(struct live *l)
     if (l->ui_sources == NULL) {
         return NULL;
     }
-    l->ui_source = (struct snapshot_source){source_line, l->ui_sources};
+    l->ui_source = source_cache_lines(l->ui_sources);
     return &l->ui_source;
 }

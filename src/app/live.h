@@ -44,7 +44,7 @@ struct live_frame {
                                   * added up); NULL: not asked, or out of memory */
     struct sampler_thread_key focus_keys[LIVE_FOCUS_MAX]; /* the threads FOCUS is about */
     size_t n_focus;                                       /* 0 = none */
-    double made;                 /* when the frame was made (sampler_now()) */
+    double made;                 /* when the frame was made (clock_now()) */
     double last_sample;          /* when the newest sample, good or failed, ended; 0 none */
     double age_s;                /* how long the target had run; < 0 unknown */
     char command[512];           /* the target's command line; "" unknown */

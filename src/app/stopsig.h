@@ -14,7 +14,7 @@ bool stopsig_requested(void);
 /* The flag the handler sets, for code that waits on it (target_open()). */
 volatile sig_atomic_t *stopsig_flag(void);
 
-/* Sleeps until T on sampler_now()'s clock (CLOCK_MONOTONIC), or until a signal. */
+/* Sleeps until T on clock_now()'s clock (CLOCK_MONOTONIC), or until a signal. */
 void stopsig_sleep_until(double t);
 
 #endif

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "app/cli.h"
+#include "core/util/clock.h"
 #include "core/util/error.h"
 #include "core/target/proc.h"
 #include "core/sampler/sampler.h"
@@ -72,7 +73,7 @@ static int try_attach(struct target *t, struct pt_error *err)
 /* Waits until the command T started runs Python. Returns 0, or an exit status. */
 static int wait_for_python(struct target *t, volatile sig_atomic_t *stop)
 {
-    double start = sampler_now();
+    double start = clock_now();
     bool said = false;
     /* Why it could not be read while it ran: that it exited says nothing. */
     char why[sizeof((struct pt_error *)0)->msg] = "it never ran Python code";
@@ -87,7 +88,7 @@ static int wait_for_python(struct target *t, volatile sig_atomic_t *stop)
         /* A Python pytop cannot read, or may not, is given up once it has had the time to
          * start: before, its runtime may not have said its version yet (3.13.0 was seen read
          * as unsupported while it started). */
-        double waited = sampler_now() - start;
+        double waited = clock_now() - start;
         if ((err.code == PT_E_UNSUPPORTED || err.code == PT_E_PERM) && waited >= FIRST_TRIES_S) {
             return cli_target_error(&err, t->pid);
         }

@@ -19,6 +19,7 @@
 #include <termkey.h>
 
 #include "app/cli.h"
+#include "core/util/clock.h"
 #include "core/util/error.h"
 #include "core/sampler/sampler.h"
 #include "core/model/snapshot.h"
@@ -164,7 +165,7 @@ static void set_message(bool error, const char *fmt, ...)
     vsnprintf(ui.message, sizeof ui.message, fmt, ap);
     va_end(ap);
     ui.message_is_error = error;
-    ui.message_until = sampler_now() + MESSAGE_S;
+    ui.message_until = clock_now() + MESSAGE_S;
     need(UI_REDRAW_LINES);
 }
 
@@ -220,7 +221,7 @@ static struct ui_screen screen_info(const char *const *titles)
                   (ui.newest != NULL && ui.newest->state == LIVE_GONE);
     double late = 0;
     if (!exited && f != NULL && f->state == LIVE_SAMPLING && !ui.frozen) {
-        double since = sampler_now() - f->last_sample;
+        double since = clock_now() - f->last_sample;
         late = f->last_sample > 0 && since > 2 * ui.delay + 1 ? since : 0;
     }
     struct ui_screen s = {
@@ -670,7 +671,7 @@ static void handle_signals(void)
  * often than the tick). */
 static void expire_message(void)
 {
-    if (ui.message[0] != '\0' && sampler_now() >= ui.message_until) {
+    if (ui.message[0] != '\0' && clock_now() >= ui.message_until) {
         ui.message[0] = '\0';
         need(UI_REDRAW_LINES);
     }
@@ -681,7 +682,7 @@ static int poll_timeout(void)
 {
     int timeout = TICK_MS;
     if (ui.message[0] != '\0') {
-        double left_ms = (ui.message_until - sampler_now()) * 1000.0 + 1;
+        double left_ms = (ui.message_until - clock_now()) * 1000.0 + 1;
         timeout = left_ms < 0 ? 0 : left_ms < TICK_MS ? (int)left_ms : TICK_MS;
     }
     return timeout;

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "core/asyncio/asyncio_common.h"
+#include "core/util/clock.h"
 #include "core/util/error.h"
 #include "core/layout/asyncio.h"
 #include "core/layout/layout.h"
@@ -58,13 +59,6 @@ void asyncio_locate_free(struct asyncio_locate *l)
     free(l);
 }
 
-static double monotonic_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int asyncio_locate_section(struct asyncio_locate *l, struct snapshot *s,
                            const struct asyncdebug_offsets **off)
 {
@@ -73,7 +67,7 @@ int asyncio_locate_section(struct asyncio_locate *l, struct snapshot *s,
     if (l->found) {
         return 1;
     }
-    double now = monotonic_now();
+    double now = clock_now();
     if (now - l->last_scan >= RESCAN_SECONDS) {
         l->last_scan = now;
         int r;

@@ -153,11 +153,10 @@ void layout_apply_gen(const struct layout_gen *g, struct py_layout *L)
     L->pylong.non_size_bits = (unsigned)g->long_non_size_bits;
 }
 
-/* An offset of a field of WIDTH bytes that must lie inside a struct of SIZE bytes. */
+/* An offset of a field of WIDTH bytes that must lie inside a struct of SIZE bytes, if present. */
 static bool field_fits(uint64_t off, uint64_t width, uint64_t size)
 {
-    uint64_t end;
-    return off == LAYOUT_NONE || (!__builtin_add_overflow(off, width, &end) && end <= size);
+    return off == LAYOUT_NONE || layout_field_fits(off, width, size);
 }
 
 void layout_pick_build(struct py_layout *L, bool ref_debug)

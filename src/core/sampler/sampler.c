@@ -80,11 +80,6 @@ struct sampler {
     double started;
 };
 
-double sampler_now(void)
-{
-    return clock_now();
-}
-
 static double window_length(double w)
 {
     if (isinf(w) && w > 0) {
@@ -368,20 +363,20 @@ static bool may_settle(const struct pt_error *e)
 static int locate_new(struct sampler *s, struct runtime *next, char *program, size_t size,
                       struct pt_error *e)
 {
-    double start = sampler_now();
+    double start = clock_now();
     struct runtime found;
     bool have = false;
     current_program(s->proc, program, size);
     for (;;) {
         double settle = named_python(program) ? EXEC_SETTLE_PYTHON_S : EXEC_SETTLE_S;
-        bool late = sampler_now() - start >= settle;
+        bool late = clock_now() - start >= settle;
         if (runtime_locate(s->proc, &found, e) == 0) {
             *next = found;
             have = true;
             /* Found before the new Python wrote its version out (before 3.11 the micro
              * version may be read from Py_GetVersion()'s buffer only): soon it will have. */
             if (version_is_complete(found.version) || late ||
-                sampler_now() - start >= EXEC_VERSION_WAIT_S) {
+                clock_now() - start >= EXEC_VERSION_WAIT_S) {
                 return 0;
             }
         } else if (have || !may_settle(e) || late) {
@@ -477,7 +472,7 @@ const struct snapshot *sampler_snapshot(struct sampler *s, bool tasks, struct pt
     release(s);
     if (snap == NULL) {
         struct pt_error ex = {0};
-        if (check_exec(s, sampler_now(), &ex) < 0 && err != NULL) {
+        if (check_exec(s, clock_now(), &ex) < 0 && err != NULL) {
             *err = ex;
         }
         return NULL;

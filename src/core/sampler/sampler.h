@@ -193,7 +193,4 @@ void sampler_reset(struct sampler *s);
  * then start afresh over the new window). */
 int sampler_set_window(struct sampler *s, double window_s, double now, struct pt_error *err);
 
-/* Monotonic seconds, the clock the sampler's NOW arguments use. */
-double sampler_now(void);
-
 #endif
