@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "core/sampler/sampler_window.h"
+#include "core/sampler/sampler_window_int.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -22,34 +23,8 @@ enum { DELTAS_MIN_CAP = 16 };
 
 static const double BUCKET_NUMBER_MAX = 4e18;
 
-struct thread_delta {
-    uint32_t thread;
-    uint32_t samples;
-    uint32_t gil;
-    uint32_t cpu;
-    uint32_t gc;
-    uint64_t cpu_ns;
-};
-
-struct pair_delta {
-    uint32_t pair;
-    uint32_t own;
-    uint32_t total;
-};
-
-struct sampler_window_bucket {
-    int64_t number; /* INT64_MIN: holds nothing */
-    struct sampler_window_counts c;
-    struct thread_delta *threads;
-    uint32_t n_threads;
-    uint32_t cap_threads;
-    struct pair_delta *pairs;
-    uint32_t n_pairs;
-    uint32_t cap_pairs;
-};
-
 /* floor(NOW / width), clamped far from overflow; not-a-number counts as the distant past. */
-static int64_t bucket_number(const struct sampler_window *w, double now)
+int64_t sampler_window_bucket_number(const struct sampler_window *w, double now)
 {
     /* A window without end (since the reset) is one bucket that never slides out. */
     if (isinf(w->width)) {
@@ -71,7 +46,8 @@ static struct sampler_window_bucket *bucket_slot(struct sampler_window *w, int64
     return &w->buckets[i < 0 ? i + SAMPLER_BUCKETS : i];
 }
 
-static void counts_sub(struct sampler_window_counts *a, const struct sampler_window_counts *b)
+void sampler_window_counts_sub(struct sampler_window_counts *a,
+                               const struct sampler_window_counts *b)
 {
     a->samples -= b->samples;
     a->errors -= b->errors;
@@ -117,7 +93,7 @@ static void bucket_expire(struct sampler_window *w, struct sampler_window_bucket
             sampler_table_drop_pair(t, d->pair);
         }
     }
-    counts_sub(&w->counts, &b->c);
+    sampler_window_counts_sub(&w->counts, &b->c);
     memset(&b->c, 0, sizeof b->c);
     b->n_threads = 0;
     b->n_pairs = 0;
@@ -128,7 +104,7 @@ static void bucket_expire(struct sampler_window *w, struct sampler_window_bucket
  * backwards (it should not) counts into the newest bucket. */
 static struct sampler_window_bucket *window_advance(struct sampler_window *w, double now)
 {
-    int64_t k = bucket_number(w, now);
+    int64_t k = sampler_window_bucket_number(w, now);
     if (w->newest != INT64_MIN && k <= w->newest) {
         return bucket_slot(w, w->newest);
     }
@@ -583,7 +559,7 @@ static int64_t rebucket_number(const struct sampler_window *w, int64_t number, d
         return 0;
     }
     double end = (double)(number + 1) * old_width;
-    int64_t k = bucket_number(w, end);
+    int64_t k = sampler_window_bucket_number(w, end);
     if ((double)k * w->width >= end) {
         k--; /* END itself begins bucket K: the old one's samples lie before it */
     }
@@ -673,7 +649,7 @@ int sampler_window_resize(struct sampler_window *w, double window_s, double now,
         /* What the old window has let go of by NOW goes first, and the counts kept reach back
          * to the start of its oldest bucket. */
         now = usable_now(w, now);
-        int64_t k = bucket_number(w, now);
+        int64_t k = sampler_window_bucket_number(w, now);
         window_advance(w, now);
         old_newest = w->newest;
         double lower = (double)(k - SAMPLER_BUCKETS + 1) * old_width;
@@ -686,7 +662,7 @@ int sampler_window_resize(struct sampler_window *w, double window_s, double now,
     w->newest = INT64_MIN;
     forget_newest(&w->table);
     bool ok = true;
-    int64_t top = bucket_number(w, w->last_now);
+    int64_t top = sampler_window_bucket_number(w, w->last_now);
     for (int64_t n = old_newest - SAMPLER_BUCKETS + 1; old_newest != INT64_MIN && n <= old_newest;
          n++) {
         struct sampler_window_bucket *b =
@@ -720,99 +696,4 @@ void sampler_window_free(struct sampler_window *w)
         w->buckets = NULL;
     }
     sampler_table_free(&w->table);
-}
-
-/* ---- views ---- */
-
-static void view_drop_bucket(const struct sampler_window *w, const struct sampler_window_bucket *b,
-                             struct sampler_window_view *v)
-{
-    counts_sub(&v->counts, &b->c);
-    for (uint32_t i = 0; i < b->n_threads; i++) {
-        const struct thread_delta *d = &b->threads[i];
-        struct sampler_window_thread_counts *tc = &v->threads[d->thread];
-        tc->samples -= d->samples;
-        tc->gil -= d->gil;
-        tc->cpu -= d->cpu;
-        tc->gc -= d->gc;
-        tc->cpu_ns -= d->cpu_ns;
-    }
-    for (uint32_t i = 0; i < b->n_pairs; i++) {
-        const struct pair_delta *d = &b->pairs[i];
-        const struct sampler_table_pair *p = sampler_table_pair_at(&w->table, d->pair);
-        if (!v->one || p->thread == v->only) {
-            v->funcs[p->func].own -= d->own;
-            v->funcs[p->func].total -= d->total;
-        }
-    }
-}
-
-static void view_fill(const struct sampler_window *w, struct sampler_window_view *v)
-{
-    const struct sampler_table *t = &w->table;
-    for (uint32_t i = 0; i < t->threads.n; i++) {
-        const struct sampler_table_thread *th = sampler_table_thread_at(t, i);
-        if (th->used) {
-            v->threads[i] = (struct sampler_window_thread_counts){th->samples, th->gil, th->cpu,
-                                                                  th->gc, th->cpu_ns};
-        }
-    }
-    if (!v->one) {
-        for (uint32_t i = 0; i < t->funcs.n; i++) {
-            const struct sampler_table_func *f = sampler_table_func_at(t, i);
-            if (f->used) {
-                v->funcs[i] = (struct sampler_window_func_counts){f->own, f->total};
-            }
-        }
-        return;
-    }
-    for (uint32_t i = 0; i < t->pairs.n && v->only != SAMPLER_TABLE_NONE; i++) {
-        const struct sampler_table_pair *p = sampler_table_pair_at(t, i);
-        if (p->used && p->thread == v->only) {
-            v->funcs[p->func] = (struct sampler_window_func_counts){p->own, p->total};
-        }
-    }
-}
-
-/* How long the window at NOW reaches back: to the start of its oldest bucket, or to the first
- * sample since the reset when that came later. */
-static double view_span(const struct sampler_window *w, double now)
-{
-    if (isnan(w->started) || !isfinite(now)) {
-        return 0;
-    }
-    double lower = (double)(bucket_number(w, now) - SAMPLER_BUCKETS + 1) * w->width;
-    if (lower < w->started) {
-        lower = w->started;
-    }
-    return now > lower ? now - lower : 0;
-}
-
-bool sampler_window_view(const struct sampler_window *w, double now, struct sampler_window_view *v)
-{
-    const struct sampler_table *t = &w->table;
-    v->counts = w->counts;
-    v->span = view_span(w, now);
-    v->threads = calloc(t->threads.n > 0 ? t->threads.n : 1, sizeof *v->threads);
-    v->funcs = calloc(t->funcs.n > 0 ? t->funcs.n : 1, sizeof *v->funcs);
-    if (v->threads == NULL || v->funcs == NULL) {
-        return false;
-    }
-    view_fill(w, v);
-    int64_t k = bucket_number(w, now);
-    for (size_t i = 0; i < SAMPLER_BUCKETS; i++) {
-        const struct sampler_window_bucket *b = &w->buckets[i];
-        if (b->number != INT64_MIN && b->number <= k - SAMPLER_BUCKETS) {
-            view_drop_bucket(w, b, v);
-        }
-    }
-    return true;
-}
-
-void sampler_window_view_free(struct sampler_window_view *v)
-{
-    free(v->threads);
-    free(v->funcs);
-    v->threads = NULL;
-    v->funcs = NULL;
 }
