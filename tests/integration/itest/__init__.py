@@ -1,0 +1,1 @@
+"""The integration suite's modules; tests/integration/run-integration runs them."""
