@@ -552,6 +552,10 @@ static void parse_thread(const struct unwind *u, const uint8_t *ts, uint64_t add
 {
     const struct py_layout *L = u->L;
     if (!t->idle) {
+        /* What a head batch read ahead (and the hint it named, in a hints array the next walks
+         * reuse) serves only the walk it was read for: a slot this walk's head batch did not
+         * guess starts afresh. */
+        t->fr.pre_read = t->fr.pre_read && t->guessed_walk == u->walk_serial;
         frames_begin(&t->fr, addr);
     }
     t->addr = addr;
