@@ -27,6 +27,9 @@ struct name_entry {
     uint64_t ident;
     bool unreadable; /* threading has the thread, but its name is no str pytop can read */
     bool absent;     /* threading did not know the thread at the last refresh */
+    bool has_tid;    /* the Thread object says which kernel thread it ran on: TID */
+    uint64_t tid;
+    uint64_t other_tid; /* a kernel thread with this ident, not TID, looked for at the refresh */
     size_t len;
     char name[NAME_MAX_BYTES];
 };
@@ -95,8 +98,8 @@ static int cmp_entry(const void *a, const void *b)
 }
 
 /* Looked up for every thread of every sample: a binary search, not a scan. */
-static const struct name_entry *find(const struct threadnames *t, uint64_t interp,
-                                     uint64_t ident)
+static const struct name_entry *find_ident(const struct threadnames *t, uint64_t interp,
+                                           uint64_t ident)
 {
     size_t lo = 0;
     size_t hi = t->n;
@@ -115,10 +118,24 @@ static const struct name_entry *find(const struct threadnames *t, uint64_t inter
     return NULL;
 }
 
-const char *threadnames_get(const struct threadnames *t, uint64_t interp, uint64_t ident,
-                            size_t *len)
+/* The entry of thread IDENT running as kernel thread TID (0: unknown), or NULL. A thread ident
+ * is the address of the thread's pthread structure, which the C library hands to the next
+ * thread once one ends: an entry whose Thread ran on another kernel thread is of an earlier
+ * thread with the same ident, and its name is not this thread's. */
+static const struct name_entry *find(const struct threadnames *t, uint64_t interp,
+                                     uint64_t ident, uint64_t tid)
 {
-    const struct name_entry *e = find(t, interp, ident);
+    const struct name_entry *e = find_ident(t, interp, ident);
+    if (e != NULL && e->has_tid && tid != 0 && e->tid != tid) {
+        return NULL;
+    }
+    return e;
+}
+
+const char *threadnames_get(const struct threadnames *t, uint64_t interp, uint64_t ident,
+                            uint64_t tid, size_t *len)
+{
+    const struct name_entry *e = find(t, interp, ident, tid);
     if (e == NULL || e->unreadable || e->absent) {
         return NULL;
     }
@@ -126,9 +143,10 @@ const char *threadnames_get(const struct threadnames *t, uint64_t interp, uint64
     return e->name;
 }
 
-bool threadnames_is_unreadable(const struct threadnames *t, uint64_t interp, uint64_t ident)
+bool threadnames_is_unreadable(const struct threadnames *t, uint64_t interp, uint64_t ident,
+                               uint64_t tid)
 {
-    const struct name_entry *e = find(t, interp, ident);
+    const struct name_entry *e = find(t, interp, ident, tid);
     return e != NULL && e->unreadable;
 }
 
@@ -159,6 +177,7 @@ static int add_thread(void *ctx, uint64_t key, uint64_t value)
     struct walk *w = ctx;
     uint64_t ident;
     uint64_t name_obj;
+    uint64_t tid_obj = 0;
     if (!room(w->t)) {
         return 1;
     }
@@ -166,7 +185,17 @@ static int add_thread(void *ctx, uint64_t key, uint64_t value)
         pydict_instance_attr(w->p, w->L, value, "_name", &name_obj, NULL) != 1) {
         return 0;
     }
+    /* Thread._native_id (3.8+; None until the thread ran) pairs the name with its kernel
+     * thread. Present but unreadable, the name cannot be told apart from an older thread's. */
+    int has = pydict_instance_attr(w->p, w->L, value, "_native_id", &tid_obj, NULL);
+    uint64_t tid = 0;
+    if (has < 0 || (has == 1 && pydict_read_uint(w->p, w->L, tid_obj, &tid, NULL) < 0)) {
+        return 0;
+    }
     struct name_entry *e = &w->t->names[w->t->n];
+    e->has_tid = has == 1;
+    e->tid = tid;
+    e->other_tid = 0;
     /* Thread._name is a str; anything else read as one would be a made-up name. */
     long len = pyobj_is_str(w->p, w->L, name_obj)
                    ? pyobj_read_str(w->p, w->L, name_obj, e->name, sizeof e->name, NULL)
@@ -193,17 +222,20 @@ static void forget(struct threadnames *t, uint64_t interp)
 }
 
 int threadnames_update(struct threadnames *t, struct proc *p, const struct py_layout *L,
-                       uint64_t interp, uint64_t modules, const uint64_t *idents, size_t n,
-                       double now, double max_age, struct pt_error *err)
+                       uint64_t interp, uint64_t modules, const uint64_t *idents,
+                       const uint64_t *tids, size_t n, double now, double max_age,
+                       struct pt_error *err)
 {
     struct interp_age *age = age_of(t, interp);
     bool stale = now - age->refreshed > max_age;
     bool recheck = now < age->recheck_until && now - age->refreshed >= ABSENT_RECHECK_S;
     bool new_thread = false;
     for (size_t i = 0; i < n; i++) {
-        const struct name_entry *e = find(t, interp, idents[i]);
-        new_thread = new_thread || e == NULL;
-        stale = stale || e == NULL || (e->absent && recheck);
+        const struct name_entry *e = find_ident(t, interp, idents[i]);
+        bool other = e != NULL && e->has_tid && tids[i] != 0 && e->tid != tids[i];
+        bool unseen = e == NULL || (other && e->other_tid != tids[i]);
+        new_thread = new_thread || unseen;
+        stale = stale || unseen || ((e->absent || other) && recheck);
     }
     if (!stale) {
         return 0;
@@ -249,6 +281,14 @@ int threadnames_update(struct threadnames *t, struct proc *p, const struct py_la
     }
     if (t->n > 1) {
         qsort(t->names, t->n, sizeof *t->names, cmp_entry);
+    }
+    /* A thread whose ident threading gives to a Thread of another kernel thread is, like an
+     * absent one, looked for again only as the absent are. */
+    for (size_t i = 0; i < n; i++) {
+        struct name_entry *e = (struct name_entry *)find_ident(t, interp, idents[i]);
+        if (e != NULL && e->has_tid && tids[i] != 0 && e->tid != tids[i]) {
+            e->other_tid = tids[i];
+        }
     }
     return rc;
 }

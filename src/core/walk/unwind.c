@@ -109,6 +109,7 @@ void unwind_free(struct unwind *u)
     free(u->code_addrs);
     free(u->code_fails);
     free(u->idents);
+    free(u->name_tids);
     free(u->tid_out);
     free(u->fr_ptrs);
     free(u->tid_pre);
@@ -184,10 +185,11 @@ static void update_names(struct unwind *u, uint64_t interp, const struct interp_
     struct pt_error e = {0};
     for (size_t i = 0; i < n; i++) {
         u->idents[i] = ts[i].thread_id;
+        u->name_tids[i] = ts[i].native_id;
     }
     if (in->modules != 0 &&
-        threadnames_update(u->names, u->proc, u->L, interp, in->modules, u->idents, n,
-                           clock_now(), NAMES_MAX_AGE, &e) < 0) {
+        threadnames_update(u->names, u->proc, u->L, interp, in->modules, u->idents,
+                           u->name_tids, n, clock_now(), NAMES_MAX_AGE, &e) < 0) {
         unwind_warn(u, "interpreter %" PRId64 ": thread names unavailable: %s", (int64_t)in->id,
                     e.msg);
     }
@@ -338,10 +340,10 @@ static void fill_thread(struct unwind *u, uint64_t interp, const struct thread_c
     struct snapshot *s = u->snap;
     struct proc_task_stat st;
     size_t name_len;
-    const char *name = threadnames_get(u->names, interp, t->thread_id, &name_len);
+    const char *name = threadnames_get(u->names, interp, t->thread_id, t->native_id, &name_len);
     if (name != NULL) {
         out->name = snapshot_strdup(s, name, name_len);
-    } else if (threadnames_is_unreadable(u->names, interp, t->thread_id)) {
+    } else if (threadnames_is_unreadable(u->names, interp, t->thread_id, t->native_id)) {
         unwind_warn(u, "thread %" PRIu64 ": its threading name is not a readable str",
                     t->native_id);
     }
@@ -432,7 +434,8 @@ static void sample_threads(struct unwind *u, uint64_t interp, const struct inter
         out->interp_id = (int64_t)in->id;
         out->tid = (pid_t)t->native_id;
         out->thread_id = t->thread_id;
-        out->name = threadnames_get(u->names, interp, t->thread_id, &out->name_len);
+        out->name = threadnames_get(u->names, interp, t->thread_id, t->native_id,
+                                    &out->name_len);
         out->main = thread_is_main(u, t, in);
         out->gil = t->gil;
         out->gil_requested = t->gil_requested;

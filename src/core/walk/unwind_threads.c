@@ -297,6 +297,7 @@ bool unwind_threads_reserve(struct unwind *u, size_t n)
     if (!grow_zeroed(&u->ts, cap, ncap, sizeof *u->ts) ||
         !grow_zeroed(&u->ts_buf, cap, ncap, u->L->thread.size) ||
         !grow_zeroed(&u->idents, cap, ncap, sizeof *u->idents) ||
+        !grow_zeroed(&u->name_tids, cap, ncap, sizeof *u->name_tids) ||
         !grow_zeroed(&u->tid_out, cap, ncap, sizeof *u->tid_out) ||
         !grow_zeroed(&u->fr_ptrs, cap, ncap, sizeof *u->fr_ptrs) ||
         !grow_zeroed(&u->tid_pre, cap, ncap, sizeof *u->tid_pre)) {

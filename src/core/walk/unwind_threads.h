@@ -172,6 +172,7 @@ struct unwind {
     size_t n_code_fails;
     size_t cap_code_fails;
     uint64_t *idents;               /* CAP_TS scratch */
+    uint64_t *name_tids;            /* CAP_TS scratch: the kernel threads of IDENTS */
     struct frames_thread **fr_ptrs; /* CAP_TS scratch: the threads' chains to walk */
     pid_t *tid_out;                 /* CAP_TS scratch */
     uint32_t *tid_pre;              /* CAP_TS scratch: tids read ahead, 0 none */
