@@ -187,6 +187,29 @@ static void test_pyobj_read_str_rejects_a_length_its_characters_do_not_end_at(vo
     assert_int_equal(read_own_str(obj, out, sizeof out), -1);
 }
 
+/* pyobj_str_from_buf(): what a batch read of a name's first bytes gives, without reading. */
+static void test_pyobj_str_from_buf_asks_for_more_only_when_the_nul_is_past_the_buffer(void **state)
+{
+    (void)state;
+    struct py_layout L = str_layout();
+    uint8_t obj[128];
+    char out[64];
+    make_header(obj, 5, 1, true, true);
+    memcpy(obj + 40, "hello", 6);
+    assert_int_equal(pyobj_str_from_buf(&L, obj, sizeof obj, out, sizeof out, NULL), 5);
+    assert_memory_equal(out, "hello", 5);
+    /* The NUL is the buffer's last byte, then one past it. */
+    assert_int_equal(pyobj_str_from_buf(&L, obj, 46, out, sizeof out, NULL), 5);
+    assert_int_equal(pyobj_str_from_buf(&L, obj, 45, out, sizeof out, NULL), PYOBJ_STR_MORE);
+    /* A str whose characters run on where its NUL should be is refused from the buffer too. */
+    memcpy(obj + 40, "hello, world", 13);
+    assert_int_equal(pyobj_str_from_buf(&L, obj, sizeof obj, out, sizeof out, NULL), -1);
+    /* A length past the buffer: more, whatever the bytes in it say. */
+    make_header(obj, 200, 1, true, true);
+    assert_int_equal(pyobj_str_from_buf(&L, obj, sizeof obj, out, sizeof out, NULL),
+                     PYOBJ_STR_MORE);
+}
+
 static void test_pyobj_is_str_needs_the_unicode_subclass_flag(void **state)
 {
     (void)state;
@@ -224,6 +247,7 @@ int main(void)
         cmocka_unit_test(test_pyobj_str_to_utf8_stops_at_capacity_between_characters),
         cmocka_unit_test(test_pyobj_str_to_utf8_rejects_short_data_and_bad_code_points),
         cmocka_unit_test(test_pyobj_read_str_reads_a_str_that_ends_with_its_nul),
+        cmocka_unit_test(test_pyobj_str_from_buf_asks_for_more_only_when_the_nul_is_past_the_buffer),
         cmocka_unit_test(test_pyobj_read_str_rejects_a_length_its_characters_do_not_end_at),
         cmocka_unit_test(test_pyobj_is_str_needs_the_unicode_subclass_flag),
     };

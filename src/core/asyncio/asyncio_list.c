@@ -376,16 +376,19 @@ static void read_awaited_by(struct asyncio_list *t, const struct task_raw *r, st
 }
 
 /* Reads the list whose head node is at HEAD (a thread's or the interpreter's) into *RAWS, one
- * task after the other (each read names the next). A loop, a broken link or an unreadable
- * task ends the list with a warning. Returns 0, or -1 with ERR when memory ran out. */
-static int read_list(struct asyncio_list *t, uint64_t head, size_t n_before, struct task_raw **raws,
-                     size_t *n, bool *truncated, struct pt_error *err)
+ * task after the other (each read names the next), starting at *FIRST when the head's link was
+ * read already. A loop, a broken link or an unreadable task ends the list with a warning.
+ * Returns 0, or -1 with ERR when memory ran out. */
+static int read_list(struct asyncio_list *t, uint64_t head, const uint64_t *first,
+                     size_t n_before, struct task_raw **raws, size_t *n, bool *truncated,
+                     struct pt_error *err)
 {
     const struct asyncdebug_offsets *o = t->off;
-    uint64_t node = 0;
+    uint64_t node = first != NULL ? *first : 0;
     size_t cap = 0;
     struct pt_error e = {0};
-    if (proc_read_bytes(t->proc, head + t->L->llist_next, &node, sizeof node, &e) < 0) {
+    if (first == NULL &&
+        proc_read_bytes(t->proc, head + t->L->llist_next, &node, sizeof node, &e) < 0) {
         snapshot_warn(t->s, "asyncio task list at 0x%" PRIx64 ": %s", head, e.msg);
         *truncated = true;
         return 0;
@@ -508,12 +511,12 @@ static int build_tasks(struct asyncio_list *t, const struct task_raw *raws, size
 }
 
 /* One task list, read and turned into snapshot tasks. */
-static int walk_list(struct asyncio_list *t, uint64_t head, pid_t tid,
+static int walk_list(struct asyncio_list *t, uint64_t head, const uint64_t *first, pid_t tid,
                      struct asyncio_common_vec *tv, bool *truncated, struct pt_error *err)
 {
     struct task_raw *raws = NULL;
     size_t n = 0;
-    int rc = read_list(t, head, tv->n, &raws, &n, truncated, err);
+    int rc = read_list(t, head, first, tv->n, &raws, &n, truncated, err);
     if (rc == 0 && n > 0) {
         rc = build_tasks(t, raws, n, tid, tv, err);
     }
@@ -533,13 +536,33 @@ int asyncio_list_read(struct asyncio_list *t, struct snapshot *s,
     t->page_valid = false;
     asyncio_chain_begin(t->chain, s);
     int rc = 0;
+    /* The first link of every list in one batch: most threads have none. */
+    uint64_t *first = calloc(n_threads + 1, sizeof *first);
+    struct proc_iov *iov = malloc((n_threads + 1) * sizeof *iov);
+    bool batch = false;
+    if (first != NULL && iov != NULL) {
+        for (size_t i = 0; i < n_threads; i++) {
+            iov[i] = (struct proc_iov){threads[i].addr + off->thread_tasks_head + t->L->llist_next,
+                                       &first[i], sizeof first[i]};
+        }
+        iov[n_threads] = (struct proc_iov){interp_addr + off->interp_tasks_head + t->L->llist_next,
+                                           &first[n_threads], sizeof first[n_threads]};
+        batch = true;
+        for (size_t at = 0; batch && at < n_threads + 1; at += PROC_IOV_MAX) {
+            size_t m = n_threads + 1 - at < PROC_IOV_MAX ? n_threads + 1 - at : PROC_IOV_MAX;
+            batch = proc_read_many(t->proc, iov + at, m, NULL) == 0;
+        }
+    }
     for (size_t i = 0; rc == 0 && i < n_threads; i++) {
-        rc = walk_list(t, threads[i].addr + off->thread_tasks_head, threads[i].tid, tv, truncated,
-                       err);
+        rc = walk_list(t, threads[i].addr + off->thread_tasks_head, batch ? &first[i] : NULL,
+                       threads[i].tid, tv, truncated, err);
     }
     if (rc == 0) {
-        rc = walk_list(t, interp_addr + off->interp_tasks_head, 0, tv, truncated, err);
+        rc = walk_list(t, interp_addr + off->interp_tasks_head, batch ? &first[n_threads] : NULL,
+                       0, tv, truncated, err);
     }
+    free(first);
+    free(iov);
     t->s = NULL;
     return rc;
 }

@@ -11,6 +11,7 @@
 #include "core/layout/layout.h"
 #include "core/util/limits.h"
 #include "core/pyobj/pyobj.h"
+#include "core/target/proc.h"
 
 /* Bytecode larger than this many code units is not plausible. */
 enum { CODE_MAX_UNITS = 1 << 24 };
@@ -32,6 +33,22 @@ struct code_cache {
     uint64_t misses;
     uint64_t next_serial;
     uint64_t round;
+    /* code_cache_prefetch(): first bytes of the strings and tables of the code objects about
+     * to be read, sorted by address, PREFETCH_WINDOW bytes each in PRE_BUF. */
+    struct prefetched *pre;
+    uint8_t *pre_buf;
+    size_t n_pre;
+    size_t cap_pre;
+};
+
+struct prefetched {
+    uint64_t addr;
+    size_t at;
+};
+
+enum {
+    PREFETCH_WINDOW = 256, /* bytes read ahead of a name, file name or line table */
+    PREFETCH_FIELDS = 4,   /* of each code object: those three and the qualified name */
 };
 
 struct code_cache *code_cache_new(struct pt_error *err)
@@ -81,6 +98,8 @@ void code_cache_free(struct code_cache *c)
     if (c != NULL) {
         cache_clear(c);
         free(c->slots);
+        free(c->pre);
+        free(c->pre_buf);
         free(c);
     }
 }
@@ -201,11 +220,34 @@ static int read_key(const struct py_layout *L, const uint8_t *raw, uint64_t key[
     return 0;
 }
 
-static int read_string(struct proc *p, const struct py_layout *L, uint64_t addr, char **out,
-                       size_t *len, struct pt_error *err)
+static int cmp_prefetched(const void *a, const void *b)
+{
+    const struct prefetched *x = a;
+    const struct prefetched *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The bytes code_cache_prefetch() read at ADDR, PREFETCH_WINDOW of them, or NULL. */
+static const uint8_t *prefetched_at(const struct code_cache *c, uint64_t addr)
+{
+    struct prefetched key = {addr, 0};
+    const struct prefetched *hit =
+        c->n_pre > 0 ? bsearch(&key, c->pre, c->n_pre, sizeof *c->pre, cmp_prefetched) : NULL;
+    return hit != NULL ? c->pre_buf + hit->at : NULL;
+}
+
+static int read_string(const struct code_cache *c, struct proc *p, const struct py_layout *L,
+                       uint64_t addr, char **out, size_t *len, struct pt_error *err)
 {
     char buf[LIMIT_STRING];
-    long n = pyobj_read_str(p, L, addr, buf, sizeof buf, err);
+    const uint8_t *pre = prefetched_at(c, addr);
+    long n = pre != NULL ? pyobj_str_from_buf(L, pre, PREFETCH_WINDOW, buf, sizeof buf, err)
+                         : PYOBJ_STR_MORE;
+    if (n == PYOBJ_STR_MORE) {
+        n = pyobj_read_str(p, L, addr, buf, sizeof buf, err);
+    } else if (n < 0) {
+        pt_error_prefix(err, "str at 0x%" PRIx64, addr);
+    }
     if (n < 0) {
         return -1;
     }
@@ -219,7 +261,23 @@ static int read_string(struct proc *p, const struct py_layout *L, uint64_t addr,
     return 0;
 }
 
-static struct code_info *info_read(struct proc *p, const struct py_layout *L, uint64_t addr,
+/* The line table at ADDR, from what code_cache_prefetch() read when it holds it all. */
+static int read_linetable(const struct code_cache *c, struct proc *p, const struct py_layout *L,
+                          uint64_t addr, struct code_info *ci, struct pt_error *err)
+{
+    const uint8_t *pre = prefetched_at(c, addr);
+    int rc = pre != NULL ? pyobj_bytes_from_buf(L, pre, PREFETCH_WINDOW, addr, LIMIT_LINETABLE,
+                                                &ci->linetable, &ci->linetable_len, err)
+                         : PYOBJ_BYTES_MORE;
+    if (rc == PYOBJ_BYTES_MORE) {
+        rc = pyobj_read_bytes(p, L, addr, LIMIT_LINETABLE, &ci->linetable, &ci->linetable_len,
+                              err);
+    }
+    return rc;
+}
+
+static struct code_info *info_read(const struct code_cache *c, struct proc *p,
+                                   const struct py_layout *L, uint64_t addr,
                                    const uint64_t key[CODE_KEY_N], struct pt_error *err)
 {
     struct code_info *ci = calloc(1, sizeof *ci);
@@ -236,11 +294,10 @@ static struct code_info *info_read(struct proc *p, const struct py_layout *L, ui
     /* 3.11 added co_qualname (Include/cpython/code.h); before it, co_name stands in. */
     uint64_t qualname = layout_has(L->code.qualname) ? key[CODE_KEY_QUALNAME]
                                                      : key[CODE_KEY_NAME];
-    if (read_string(p, L, key[CODE_KEY_FILENAME], &ci->filename, &ci->filename_len, err) < 0 ||
-        read_string(p, L, key[CODE_KEY_NAME], &ci->name, &ci->name_len, err) < 0 ||
-        read_string(p, L, qualname, &ci->qualname, &ci->qualname_len, err) < 0 ||
-        pyobj_read_bytes(p, L, key[CODE_KEY_LINETABLE], LIMIT_LINETABLE, &ci->linetable,
-                         &ci->linetable_len, err) < 0) {
+    if (read_string(c, p, L, key[CODE_KEY_FILENAME], &ci->filename, &ci->filename_len, err) < 0 ||
+        read_string(c, p, L, key[CODE_KEY_NAME], &ci->name, &ci->name_len, err) < 0 ||
+        read_string(c, p, L, qualname, &ci->qualname, &ci->qualname_len, err) < 0 ||
+        read_linetable(c, p, L, key[CODE_KEY_LINETABLE], ci, err) < 0) {
         pt_error_prefix(err, "code object at 0x%" PRIx64, addr);
         info_free(ci);
         return NULL;
@@ -354,7 +411,7 @@ struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
         }
         i = find_slot(c, addr);
     }
-    struct code_info *ci = info_read(p, L, addr, key, err);
+    struct code_info *ci = info_read(c, p, L, addr, key, err);
     if (ci == NULL) {
         return NULL;
     }
@@ -466,4 +523,69 @@ static int locate(const struct code_info *ci, const struct py_layout *L, uint64_
                                      (uint32_t)offset, out, err);
     }
     return pt_error_set(err, PT_E_BADLAYOUT, 0, "unknown line table format");
+}
+
+void code_cache_prefetch(struct code_cache *c, struct proc *p, const struct py_layout *L,
+                         uint64_t code_type, const uint64_t *addrs, const uint8_t *raws, size_t n)
+{
+    c->n_pre = 0;
+    size_t want = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t key[CODE_KEY_N];
+        const uint8_t *raw = raws + i * L->code.size;
+        if (read_key(L, raw, key) < 0 || (code_type != 0 && key[CODE_KEY_TYPE] != code_type)) {
+            continue;
+        }
+        const struct code_info *old = c->slots[find_slot(c, addrs[i])];
+        if (old != NULL && old->addr == addrs[i] && memcmp(old->key, key, sizeof key) == 0) {
+            continue; /* a hit: nothing to read */
+        }
+        const uint64_t fields[PREFETCH_FIELDS] = {key[CODE_KEY_FILENAME], key[CODE_KEY_NAME],
+                                                  key[CODE_KEY_QUALNAME],
+                                                  key[CODE_KEY_LINETABLE]};
+        if (want + PREFETCH_FIELDS > c->cap_pre) {
+            size_t ncap = c->cap_pre ? 2 * c->cap_pre : 64;
+            ncap = ncap < want + PREFETCH_FIELDS ? want + PREFETCH_FIELDS : ncap;
+            struct prefetched *fresh = realloc(c->pre, ncap * sizeof *fresh);
+            if (fresh == NULL) {
+                return;
+            }
+            c->pre = fresh;
+            c->cap_pre = ncap;
+        }
+        for (size_t f = 0; f < PREFETCH_FIELDS; f++) {
+            if (fields[f] != 0) {
+                c->pre[want++] = (struct prefetched){fields[f], 0};
+            }
+        }
+    }
+    if (want == 0) {
+        return;
+    }
+    /* Shared strings (a module's file name) once; as many as one call takes. */
+    qsort(c->pre, want, sizeof *c->pre, cmp_prefetched);
+    size_t u = 0;
+    for (size_t i = 0; i < want && u < PROC_IOV_MAX; i++) {
+        if (u == 0 || c->pre[u - 1].addr != c->pre[i].addr) {
+            c->pre[u++] = c->pre[i];
+        }
+    }
+    uint8_t *buf = realloc(c->pre_buf, u * PREFETCH_WINDOW);
+    struct proc_iov *iov = malloc(u * sizeof *iov);
+    if (buf == NULL || iov == NULL) {
+        free(iov);
+        return;
+    }
+    c->pre_buf = buf;
+    for (size_t i = 0; i < u; i++) {
+        c->pre[i].at = i * PREFETCH_WINDOW;
+        iov[i] = (struct proc_iov){c->pre[i].addr, buf + i * PREFETCH_WINDOW, PREFETCH_WINDOW};
+    }
+    c->n_pre = proc_read_many(p, iov, u, NULL) == 0 ? u : 0;
+    free(iov);
+}
+
+void code_cache_prefetch_end(struct code_cache *c)
+{
+    c->n_pre = 0;
 }

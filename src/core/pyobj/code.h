@@ -95,6 +95,15 @@ struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
                                  const struct py_layout *L, uint64_t code_type, uint64_t addr,
                                  const uint8_t *raw, struct pt_error *err);
 
+/* Reads ahead, in one batch, the file names, names and line tables of those code objects
+ * ADDRS[0..N) (their structs at RAWS, L->code.size bytes apart) that code_cache_get() will not
+ * find cached: the code_cache_get() calls that follow, until code_cache_prefetch_end(), take
+ * them from that copy (those too long for it are read as usual). Best effort: nothing is read
+ * ahead when the batch fails. The copy is of this moment: end it before the next walk. */
+void code_cache_prefetch(struct code_cache *c, struct proc *p, const struct py_layout *L,
+                         uint64_t code_type, const uint64_t *addrs, const uint8_t *raws, size_t n);
+void code_cache_prefetch_end(struct code_cache *c);
+
 /* The entry for ADDR if this round has checked it (code_cache_get() or code_cache_trust()), or
  * NULL: an entry whose object failed its check is not served. No reads. It counts as used in
  * the current round. Valid until the next code_cache_begin(). */

@@ -395,21 +395,18 @@ int pydict_instance_attr(struct proc *p, const struct py_layout *L, uint64_t obj
     return dict != 0 ? pydict_get_str(p, L, dict, name, value, err) : 0;
 }
 
-int pydict_read_uint(struct proc *p, const struct py_layout *L, uint64_t addr, uint64_t *out,
-                     struct pt_error *err)
+int pydict_uint_from_buf(const struct py_layout *L, const uint8_t *buf, size_t len,
+                         uint64_t addr, uint64_t *out, struct pt_error *err)
 {
-    uint8_t buf[64];
     uint64_t tag;
     uint64_t ndigits;
     uint64_t sign;
-    uint64_t end = L->pylong.digits + 4 * 4;
-    if (end > sizeof buf || !layout_has(L->pylong.digits)) {
+    if (!layout_has(L->pylong.digits) || L->pylong.digits + PYDICT_UINT_DIGITS * 4 > len) {
         return pt_error_set(err, PT_E_BADLAYOUT, 0, "int layout unusable");
     }
     bool tagged = layout_has(L->pylong.tag);
-    if (proc_read_bytes(p, addr, buf, L->pylong.digits + 4, err) < 0 ||
-        !layout_read_u64(buf, sizeof buf, tagged ? L->pylong.tag : L->pylong.ob_size, &tag)) {
-        return pt_error_prefix(err, "int at 0x%" PRIx64, addr);
+    if (!layout_read_u64(buf, len, tagged ? L->pylong.tag : L->pylong.ob_size, &tag)) {
+        return pt_error_set(err, PT_E_BADLAYOUT, 0, "int layout unusable");
     }
     if (tagged) {
         /* Sign bits: 0 positive, 1 zero, 2 negative (Include/cpython/longintrepr.h). */
@@ -425,17 +422,14 @@ int pydict_read_uint(struct proc *p, const struct py_layout *L, uint64_t addr, u
         *out = 0;
         return 0;
     }
-    if (sign != 0 || ndigits * L->pylong.digit_bits > 64 + L->pylong.digit_bits || ndigits > 4) {
+    if (sign != 0 || ndigits * L->pylong.digit_bits > 64 + L->pylong.digit_bits ||
+        ndigits > PYDICT_UINT_DIGITS) {
         return pt_error_set(err, PT_E_FORMAT, 0, "int at 0x%" PRIx64 " is not a uint64", addr);
-    }
-    if (ndigits > 1 && proc_read_bytes(p, addr + L->pylong.digits, buf + L->pylong.digits,
-                                       ndigits * 4, err) < 0) {
-        return pt_error_prefix(err, "int digits at 0x%" PRIx64, addr);
     }
     uint64_t v = 0;
     for (uint64_t i = ndigits; i-- > 0;) {
         uint64_t d = 0;
-        layout_read_uint(buf, sizeof buf, L->pylong.digits + i * 4, 4, &d);
+        layout_read_uint(buf, len, L->pylong.digits + i * 4, 4, &d);
         if (v >> (64 - L->pylong.digit_bits) != 0) {
             return pt_error_set(err, PT_E_FORMAT, 0, "int at 0x%" PRIx64 " overflows", addr);
         }
@@ -443,4 +437,249 @@ int pydict_read_uint(struct proc *p, const struct py_layout *L, uint64_t addr, u
     }
     *out = v;
     return 0;
+}
+
+int pydict_read_uint(struct proc *p, const struct py_layout *L, uint64_t addr, uint64_t *out,
+                     struct pt_error *err)
+{
+    uint8_t buf[PYDICT_UINT_READ];
+    size_t want = (size_t)L->pylong.digits + PYDICT_UINT_DIGITS * 4;
+    if (!layout_has(L->pylong.digits) || want > sizeof buf) {
+        return pt_error_set(err, PT_E_BADLAYOUT, 0, "int layout unusable");
+    }
+    memset(buf, 0, sizeof buf);
+    /* The header and first digit, then the other digits only when the int has them. */
+    if (proc_read_bytes(p, addr, buf, (size_t)L->pylong.digits + 4, err) < 0) {
+        return pt_error_prefix(err, "int at 0x%" PRIx64, addr);
+    }
+    uint64_t tag = 0;
+    bool tagged = layout_has(L->pylong.tag);
+    layout_read_u64(buf, sizeof buf, tagged ? L->pylong.tag : L->pylong.ob_size, &tag);
+    uint64_t ndigits = tagged ? tag >> L->pylong.non_size_bits
+                              : ((int64_t)tag < 0 ? 0 - tag : tag);
+    if (ndigits > 1 && ndigits <= PYDICT_UINT_DIGITS &&
+        proc_read_bytes(p, addr + L->pylong.digits + 4, buf + L->pylong.digits + 4,
+                        (ndigits - 1) * 4, err) < 0) {
+        return pt_error_prefix(err, "int digits at 0x%" PRIx64, addr);
+    }
+    return pydict_uint_from_buf(L, buf, want, addr, out, err);
+}
+
+/* pydict_instances_attrs(): what one type of instance says about where NAMES live. */
+struct attr_plan {
+    uint64_t type;
+    bool ok;                   /* the type was read */
+    struct type_info ti;
+    bool shared;               /* IDX holds each name's slot in the type's shared keys */
+    long idx[PYDICT_KEYS_MAX]; /* -1: not among them */
+};
+
+enum {
+    PLANS_MAX = 8,    /* types planned for at once; instances of others are looked up alone */
+    OBJ_BEFORE = 48,  /* bytes read before an instance (3.11-3.13 keep dict words there) */
+    OBJ_AFTER = 320,  /* and from its start (header, inline values) */
+    OBJ_WINDOW = OBJ_BEFORE + OBJ_AFTER,
+};
+
+static struct attr_plan *plan_for(struct proc *p, const struct py_layout *L,
+                                  struct attr_plan *plans, size_t *n_plans, uint64_t type,
+                                  const char *const *names, size_t n_names)
+{
+    for (size_t i = 0; i < *n_plans; i++) {
+        if (plans[i].type == type) {
+            return plans[i].ok ? &plans[i] : NULL;
+        }
+    }
+    if (*n_plans == PLANS_MAX) {
+        return NULL;
+    }
+    struct attr_plan *pl = &plans[(*n_plans)++];
+    memset(pl, 0, sizeof *pl);
+    pl->type = type;
+    pl->ok = read_type(p, L, type, &pl->ti, NULL) == 0;
+    struct keys k;
+    if (pl->ok && pl->ti.cached_keys != 0 && read_keys(p, L, pl->ti.cached_keys, &k, NULL) == 0) {
+        pl->shared = find_keys(p, L, &k, names, n_names, pl->idx, NULL) >= 0;
+        free(k.entries);
+    }
+    return pl->ok ? pl : NULL;
+}
+
+/* The word at OFF from the instance whose window is WIN; false when outside it. */
+static bool window_word(const uint8_t *win, int64_t off, uint64_t *out)
+{
+    if (off < -OBJ_BEFORE || off > OBJ_AFTER - 8) {
+        return false;
+    }
+    memcpy(out, win + OBJ_BEFORE + off, 8);
+    return true;
+}
+
+/* Where instance I keeps its attributes, from its window: *VALUES, a block its type's shared
+ * keys index (a split dict's values before 3.11: *VALUES its ma_values once its dict is read,
+ * signalled by *DICT); 0 with *VALUES 0 when it has no attributes at all; -1 when it must be
+ * looked up alone (a dict of its own, a layout the window does not reach). */
+static int locate_values(const struct py_layout *L, const struct attr_plan *pl, uint64_t obj,
+                         const uint8_t *win, uint64_t *values, uint64_t *dict)
+{
+    const struct type_info *ti = &pl->ti;
+    uint64_t w = 0;
+    *values = 0;
+    *dict = 0;
+    if (L->type.flag_managed_dict != 0 && (ti->flags & L->type.flag_managed_dict)) {
+        if (L->type.has_dict_or_values) {
+            if (!window_word(win, L->type.dict_or_values_at, &w) || (w != 0 && !(w & 1))) {
+                return -1;
+            }
+            *values = w != 0 ? w + 1 : 0;
+            return 0;
+        }
+        if (!window_word(win, L->type.managed_dict_offset, &w) || w != 0) {
+            return -1;
+        }
+        if (L->type.has_managed_values) {
+            return window_word(win, L->type.managed_values_at, values) ? 0 : -1;
+        }
+        if (L->type.flag_inline_values == 0 || !(ti->flags & L->type.flag_inline_values) ||
+            ti->basicsize == 0 || ti->basicsize > LIMIT_OBJECT_READ) {
+            return 0;
+        }
+        uint64_t valid_at = ti->basicsize + L->dict.values_valid;
+        if (valid_at >= OBJ_AFTER) {
+            return -1;
+        }
+        *values = win[OBJ_BEFORE + valid_at] ? obj + ti->basicsize : 0;
+        return 0;
+    }
+    if (ti->dictoffset <= 0 || ti->dictoffset > LIMIT_OBJECT_READ ||
+        !window_word(win, ti->dictoffset, dict)) {
+        return -1;
+    }
+    return 0;
+}
+
+/* The lookups of pydict_instances_attrs(): one slot of one instance. */
+struct slot_read {
+    size_t obj;
+    size_t name;
+};
+
+int pydict_instances_attrs(struct proc *p, const struct py_layout *L, const uint64_t *objs,
+                           size_t n, const char *const *names, size_t n_names, uint64_t *values,
+                           int *rcs, struct pt_error *err)
+{
+    if (n_names == 0 || n_names > PYDICT_KEYS_MAX) {
+        return pt_error_set(err, PT_E_LIMIT, 0, "too many attributes at once");
+    }
+    struct attr_plan plans[PLANS_MAX];
+    size_t n_plans = 0;
+    size_t cap = n < PROC_IOV_MAX ? (n ? n : 1) : PROC_IOV_MAX;
+    uint8_t *win = malloc(cap * OBJ_WINDOW);
+    uint64_t *slot_buf = malloc(cap * n_names * 8 > 0 ? cap * n_names * 8 : 8);
+    uint8_t *dict_buf = malloc(cap * 128);
+    struct proc_iov *iov = malloc(cap * n_names * sizeof *iov);
+    struct slot_read *slots = malloc(cap * n_names * sizeof *slots);
+    const struct attr_plan **plan_of = malloc(cap * sizeof *plan_of);
+    uint64_t *base = malloc(cap * sizeof *base);
+    bool *alone = malloc(cap * sizeof *alone);
+    int rc = 0;
+    if (win == NULL || slot_buf == NULL || dict_buf == NULL || iov == NULL || slots == NULL ||
+        plan_of == NULL || base == NULL || alone == NULL || L->dict.size > 128) {
+        rc = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+        goto out;
+    }
+    for (size_t first = 0; first < n; first += cap) {
+        size_t m = n - first < cap ? n - first : cap;
+        const uint64_t *o = objs + first;
+        uint64_t *v = values + first * n_names;
+        int *r = rcs + first;
+        memset(v, 0, m * n_names * sizeof *v);
+        /* 1. Each instance's window: its type and where its attributes are. */
+        size_t k = 0;
+        for (size_t i = 0; i < m; i++) {
+            alone[i] = o[i] < OBJ_BEFORE;
+            r[i] = 0;
+            if (!alone[i]) {
+                iov[k++] = (struct proc_iov){o[i] - OBJ_BEFORE, win + i * OBJ_WINDOW, OBJ_WINDOW};
+            }
+        }
+        bool ok = proc_read_many(p, iov, k, NULL) == 0;
+        size_t n_dicts = 0;
+        for (size_t i = 0; i < m; i++) {
+            uint64_t type = 0;
+            uint64_t dict = 0;
+            const struct attr_plan *pl = NULL;
+            alone[i] = alone[i] || !ok ||
+                       !window_word(win + i * OBJ_WINDOW, (int64_t)L->object.ob_type, &type) ||
+                       (pl = plan_for(p, L, plans, &n_plans, type, names, n_names)) == NULL ||
+                       locate_values(L, pl, o[i], win + i * OBJ_WINDOW, &base[i], &dict) < 0;
+            plan_of[i] = pl;
+            if (!alone[i] && dict != 0) {
+                /* 2. Before 3.11: the instance's dict, read for its keys and values. */
+                iov[n_dicts] = (struct proc_iov){dict, dict_buf + i * 128, L->dict.size};
+                slots[n_dicts++] = (struct slot_read){i, 0};
+            }
+        }
+        ok = proc_read_many(p, iov, n_dicts, NULL) == 0;
+        for (size_t d = 0; d < n_dicts; d++) {
+            size_t i = slots[d].obj;
+            uint64_t keys = 0;
+            const uint8_t *db = dict_buf + i * 128;
+            /* A split dict on its type's shared keys: its values block; others alone. */
+            alone[i] = !ok || !layout_read_u64(db, L->dict.size, L->dict.ma_keys, &keys) ||
+                       !layout_read_u64(db, L->dict.size, L->dict.ma_values, &base[i]) ||
+                       base[i] == 0 || keys != plan_of[i]->ti.cached_keys;
+        }
+        /* 3. The slots, in one batch. */
+        size_t n_slots = 0;
+        for (size_t i = 0; i < m; i++) {
+            if (alone[i] || base[i] == 0) {
+                continue;
+            }
+            if (!plan_of[i]->shared) {
+                alone[i] = true;
+                continue;
+            }
+            for (size_t q = 0; q < n_names; q++) {
+                long idx = plan_of[i]->idx[q];
+                if (idx >= 0) {
+                    uint64_t at = base[i] + L->dict.values_values + (uint64_t)idx * 8;
+                    iov[n_slots] = (struct proc_iov){at, slot_buf + n_slots, 8};
+                    slots[n_slots++] = (struct slot_read){i, q};
+                }
+            }
+        }
+        ok = proc_read_many(p, iov, n_slots, NULL) == 0;
+        for (size_t j = 0; j < n_slots; j++) {
+            size_t i = slots[j].obj;
+            alone[i] = alone[i] || !ok;
+            v[i * n_names + slots[j].name] = slot_buf[j];
+        }
+        /* Found where the batch reached; the rest one by one, as pydict_instance_attr(). */
+        for (size_t i = 0; i < m; i++) {
+            r[i] = 0;
+            for (size_t q = 0; q < n_names; q++) {
+                uint64_t *out = &v[i * n_names + q];
+                if (alone[i]) {
+                    *out = 0;
+                    int one = pydict_instance_attr(p, L, o[i], names[q], out, NULL);
+                    if (one < 0) {
+                        r[i] = -1;
+                        break;
+                    }
+                }
+                r[i] += *out != 0;
+            }
+        }
+    }
+out:
+    free(win);
+    free(slot_buf);
+    free(dict_buf);
+    free(iov);
+    free(slots);
+    free(plan_of);
+    free(base);
+    free(alone);
+    return rc;
 }

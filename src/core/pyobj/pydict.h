@@ -34,9 +34,28 @@ int pydict_items(struct proc *p, const struct py_layout *L, uint64_t dict_addr,
 int pydict_instance_attr(struct proc *p, const struct py_layout *L, uint64_t obj_addr,
                          const char *name, uint64_t *value, struct pt_error *err);
 
+/* The attributes NAMES[0..N_NAMES) (N_NAMES <= PYDICT_KEYS_MAX) of each instance OBJS[0..N), as
+ * pydict_instance_attr() finds them, in a few batched reads for all (instances of one type
+ * share where they keep attributes): VALUES[i * N_NAMES + q] is attribute q of instance i, 0
+ * when absent; RCS[i] how many instance i has, or -1 when they could not be read. Returns 0, or
+ * -1 (PT_E_NOMEM, PT_E_LIMIT) with nothing filled in. */
+int pydict_instances_attrs(struct proc *p, const struct py_layout *L, const uint64_t *objs,
+                           size_t n, const char *const *names, size_t n_names, uint64_t *values,
+                           int *rcs, struct pt_error *err);
+
 /* Reads the int object at ADDR as an unsigned 64-bit value. Errors: PT_E_FORMAT (negative or
  * too large), PT_E_READ. */
 int pydict_read_uint(struct proc *p, const struct py_layout *L, uint64_t addr, uint64_t *out,
                      struct pt_error *err);
+
+enum {
+    PYDICT_UINT_DIGITS = 4, /* 30-bit digits a uint64 takes at most (15-bit: more, refused) */
+    PYDICT_UINT_READ = 64,  /* bytes of an int object that hold every digit of a uint64 */
+};
+
+/* pydict_read_uint() of the int object at ADDR whose first LEN bytes are BUF (LEN at least
+ * its digits' offset and PYDICT_UINT_DIGITS digits: PT_E_BADLAYOUT otherwise). */
+int pydict_uint_from_buf(const struct py_layout *L, const uint8_t *buf, size_t len,
+                         uint64_t addr, uint64_t *out, struct pt_error *err);
 
 #endif

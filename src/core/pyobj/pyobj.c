@@ -109,6 +109,33 @@ long pyobj_str_to_utf8(unsigned kind, const uint8_t *data, size_t len, uint64_t 
     return (long)pos;
 }
 
+long pyobj_str_from_buf(const struct py_layout *L, const uint8_t *buf, size_t got, char *out,
+                        size_t cap, struct pt_error *err)
+{
+    struct pyobj_str_info info;
+    if (cap > LIMIT_STRING) {
+        cap = LIMIT_STRING;
+    }
+    if (pyobj_str_parse_header(L, buf, got, &info, err) < 0) {
+        return -1;
+    }
+    /* A compact str ends with a NUL character one past its length (PyUnicode_New,
+     * Objects/unicodeobject.c): a length not followed by one is corrupt, whatever the bytes
+     * after the characters say, and a string cut at CAP must still end where it claims. */
+    uint64_t end_at = info.data_off + info.data_bytes;
+    if (end_at + info.kind > got) {
+        return PYOBJ_STR_MORE;
+    }
+    if (memcmp(buf + end_at, "\0\0\0\0", info.kind) != 0) {
+        return pt_error_set(err, PT_E_FORMAT, 0,
+                            "claims %" PRIu64 " characters, not ended there", info.length);
+    }
+    /* Never more characters than could fill CAP bytes of UTF-8. */
+    uint64_t chars = info.length < cap ? info.length : cap;
+    return pyobj_str_to_utf8(info.kind, buf + info.data_off, chars * info.kind, chars, out, cap,
+                             err);
+}
+
 long pyobj_read_str(struct proc *p, const struct py_layout *L, uint64_t addr, char *out,
                     size_t cap, struct pt_error *err)
 {
@@ -133,17 +160,15 @@ long pyobj_read_str(struct proc *p, const struct py_layout *L, uint64_t addr, ch
             return pt_error_prefix(err, "str at 0x%" PRIx64, addr);
         }
     }
-    if (pyobj_str_parse_header(L, buf, got, &info, err) < 0) {
-        return pt_error_prefix(err, "str at 0x%" PRIx64, addr);
+    n = pyobj_str_from_buf(L, buf, got, out, cap, err);
+    if (n != PYOBJ_STR_MORE) {
+        return n < 0 ? pt_error_prefix(err, "str at 0x%" PRIx64, addr) : n;
     }
-    /* A compact str ends with a NUL character one past its length (PyUnicode_New,
-     * Objects/unicodeobject.c): a length not followed by one is corrupt, whatever the bytes
-     * after the characters say, and a string cut at CAP must still end where it claims. */
+    /* Longer than the first read: the NUL after the characters, then the characters. */
+    pyobj_str_parse_header(L, buf, got, &info, NULL);
     uint64_t end_at = info.data_off + info.data_bytes;
     uint8_t term[4] = {0};
-    if (end_at + info.kind <= got) {
-        memcpy(term, buf + end_at, info.kind);
-    } else if (proc_read_bytes(p, addr + end_at, term, info.kind, err) < 0) {
+    if (proc_read_bytes(p, addr + end_at, term, info.kind, err) < 0) {
         return pt_error_prefix(err, "str at 0x%" PRIx64 " claims %" PRIu64 " characters", addr,
                                info.length);
     }
@@ -152,9 +177,9 @@ long pyobj_read_str(struct proc *p, const struct py_layout *L, uint64_t addr, ch
                             "str at 0x%" PRIx64 " claims %" PRIu64 " characters, not ended there",
                             addr, info.length);
     }
-    /* Never more characters than could fill CAP bytes of UTF-8. */
     uint64_t chars = info.length < cap ? info.length : cap;
     uint64_t want = chars * info.kind;
+    n = -1;
     if (info.data_off + want <= got) {
         data = buf + info.data_off;
     } else {
@@ -182,6 +207,31 @@ bool pyobj_is_str(struct proc *p, const struct py_layout *L, uint64_t addr)
            proc_read_bytes(p, addr + L->object.ob_type, &type, sizeof type, NULL) == 0 &&
            proc_read_bytes(p, type + L->type.flags, &flags, sizeof flags, NULL) == 0 &&
            (flags & L->flag_unicode_subclass) != 0;
+}
+
+int pyobj_bytes_from_buf(const struct py_layout *L, const uint8_t *buf, size_t got,
+                         uint64_t addr, size_t max, uint8_t **out, size_t *len,
+                         struct pt_error *err)
+{
+    uint64_t size;
+    if (L->bytes.ob_sval > got || !layout_read_u64(buf, got, L->bytes.ob_size, &size)) {
+        return PYOBJ_BYTES_MORE;
+    }
+    if (size > max) {
+        return pt_error_set(err, PT_E_LIMIT, 0, "bytes at 0x%" PRIx64 " has %" PRIu64
+                            " bytes, more than %zu", addr, size, max);
+    }
+    if (size > got - L->bytes.ob_sval) {
+        return PYOBJ_BYTES_MORE;
+    }
+    uint8_t *copy = malloc(size ? size : 1);
+    if (copy == NULL) {
+        return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+    }
+    memcpy(copy, buf + L->bytes.ob_sval, size);
+    *out = copy;
+    *len = size;
+    return 0;
 }
 
 int pyobj_read_bytes(struct proc *p, const struct py_layout *L, uint64_t addr, size_t max,

@@ -39,6 +39,14 @@ long pyobj_str_to_utf8(unsigned kind, const uint8_t *data, size_t len, uint64_t 
 long pyobj_read_str(struct proc *p, const struct py_layout *L, uint64_t addr, char *out,
                     size_t cap, struct pt_error *err);
 
+enum { PYOBJ_STR_MORE = -2 };
+
+/* pyobj_read_str() of a str object whose first GOT bytes are BUF, without reading: the length,
+ * -1 on an error (as pyobj_read_str(), without the address in the message), or PYOBJ_STR_MORE
+ * (no error set) when BUF does not hold the characters and the NUL after them. */
+long pyobj_str_from_buf(const struct py_layout *L, const uint8_t *buf, size_t got, char *out,
+                        size_t cap, struct pt_error *err);
+
 /* Whether the object at ADDR is a str (its type has the unicode-subclass flag); false when that
  * cannot be read or the layout does not say. */
 bool pyobj_is_str(struct proc *p, const struct py_layout *L, uint64_t addr);
@@ -47,5 +55,13 @@ bool pyobj_is_str(struct proc *p, const struct py_layout *L, uint64_t addr);
  * longer objects fail with PT_E_LIMIT. The caller frees *OUT. */
 int pyobj_read_bytes(struct proc *p, const struct py_layout *L, uint64_t addr, size_t max,
                      uint8_t **out, size_t *len, struct pt_error *err);
+
+enum { PYOBJ_BYTES_MORE = -2 };
+
+/* pyobj_read_bytes() of the bytes object at ADDR whose first GOT bytes are BUF, without
+ * reading: 0, -1 on an error, or PYOBJ_BYTES_MORE (no error set) when BUF does not hold it all. */
+int pyobj_bytes_from_buf(const struct py_layout *L, const uint8_t *buf, size_t got,
+                         uint64_t addr, size_t max, uint8_t **out, size_t *len,
+                         struct pt_error *err);
 
 #endif

@@ -34,6 +34,12 @@ struct name_entry {
     char name[NAME_MAX_BYTES];
 };
 
+/* One entry of threading._active: an int key (the ident) and a Thread. */
+struct pair {
+    uint64_t key;
+    uint64_t thread;
+};
+
 struct interp_age {
     uint64_t interp;
     double refreshed;
@@ -51,6 +57,9 @@ struct threadnames {
     size_t cap;
     struct interp_age ages[INTERPS_MAX];
     size_t n_ages;
+    struct pair *pairs; /* scratch: threading._active's entries at a refresh */
+    size_t n_pairs;
+    size_t cap_pairs;
 };
 
 struct threadnames *threadnames_new(void)
@@ -83,6 +92,7 @@ void threadnames_free(struct threadnames *t)
 {
     if (t != NULL) {
         free(t->names);
+        free(t->pairs);
         free(t);
     }
 }
@@ -164,49 +174,188 @@ static struct interp_age *age_of(struct threadnames *t, uint64_t interp)
     return &t->ages[t->n_ages++];
 }
 
-/* Context of one walk over threading._active. */
-struct walk {
-    struct threadnames *t;
-    struct proc *p;
-    const struct py_layout *L;
-    uint64_t interp;
+static int add_pair(void *ctx, uint64_t key, uint64_t value)
+{
+    struct threadnames *t = ctx;
+    if (t->n_pairs == t->cap_pairs) {
+        size_t ncap = t->cap_pairs ? 2 * t->cap_pairs : NAMES_FIRST;
+        ncap = ncap > NAMES_MAX ? NAMES_MAX : ncap;
+        struct pair *fresh = ncap > t->n_pairs ? realloc(t->pairs, ncap * sizeof *fresh) : NULL;
+        if (fresh == NULL) {
+            return 1;
+        }
+        t->pairs = fresh;
+        t->cap_pairs = ncap;
+    }
+    t->pairs[t->n_pairs++] = (struct pair){key, value};
+    return 0;
+}
+
+enum {
+    STR_WINDOW = 128, /* bytes read of a name: the header and a short name's characters */
+    TYPES_KEPT = 8,   /* types whose flags one refresh remembers */
 };
 
-static int add_thread(void *ctx, uint64_t key, uint64_t value)
+/* The flags of types read during one refresh (names and native ids are of a few types). */
+struct type_flags {
+    uint64_t type[TYPES_KEPT];
+    uint64_t flags[TYPES_KEPT];
+    size_t n;
+};
+
+/* Whether TYPE has the type flag FLAG (0: unknown in this layout, so no); read once a refresh. */
+static bool type_has(struct proc *p, const struct py_layout *L, struct type_flags *tf,
+                     uint64_t type, uint64_t flag)
 {
-    struct walk *w = ctx;
-    uint64_t ident;
-    uint64_t name_obj;
-    uint64_t tid_obj = 0;
-    if (!room(w->t)) {
-        return 1;
+    uint64_t flags = 0;
+    for (size_t i = 0; i < tf->n; i++) {
+        if (tf->type[i] == type) {
+            return (tf->flags[i] & flag) != 0;
+        }
     }
-    if (pydict_read_uint(w->p, w->L, key, &ident, NULL) < 0 ||
-        pydict_instance_attr(w->p, w->L, value, "_name", &name_obj, NULL) != 1) {
-        return 0;
+    if (flag == 0 || type == 0 || !layout_has(L->type.flags) ||
+        proc_read_bytes(p, type + L->type.flags, &flags, sizeof flags, NULL) < 0) {
+        return false;
     }
-    /* Thread._native_id (3.8+; None until the thread ran) pairs the name with its kernel
-     * thread. Present but unreadable, the name cannot be told apart from an older thread's. */
-    int has = pydict_instance_attr(w->p, w->L, value, "_native_id", &tid_obj, NULL);
-    uint64_t tid = 0;
-    if (has < 0 || (has == 1 && pydict_read_uint(w->p, w->L, tid_obj, &tid, NULL) < 0)) {
-        return 0;
+    if (tf->n < TYPES_KEPT) {
+        tf->type[tf->n] = type;
+        tf->flags[tf->n++] = flags;
     }
-    struct name_entry *e = &w->t->names[w->t->n];
-    e->has_tid = has == 1;
-    e->tid = tid;
-    e->other_tid = 0;
-    /* Thread._name is a str; anything else read as one would be a made-up name. */
-    long len = pyobj_is_str(w->p, w->L, name_obj)
-                   ? pyobj_read_str(w->p, w->L, name_obj, e->name, sizeof e->name, NULL)
-                   : -1;
-    e->interp = w->interp;
-    e->ident = ident;
-    e->absent = false; /* the slot may hold an entry of an earlier refresh */
-    e->unreadable = len < 0;
-    e->len = len < 0 ? 0 : (size_t)len;
-    w->t->n++;
-    return 0;
+    return (flags & flag) != 0;
+}
+
+/* The ints at ADDRS[0..N) (0: none) into OUT, RC[i] 0 or -1, and the objects' types into TYPES
+ * (0 when unreadable), in one batch (BUF holds N of PYDICT_UINT_READ bytes); one at a time
+ * when the batch fails. */
+static void read_uints(struct proc *p, const struct py_layout *L, const uint64_t *addrs, size_t n,
+                       uint8_t *buf, struct proc_iov *iov, uint64_t *out, int *rc,
+                       uint64_t *types)
+{
+    size_t want = (size_t)L->pylong.digits + PYDICT_UINT_DIGITS * 4;
+    size_t k = 0;
+    for (size_t i = 0; i < n && want <= PYDICT_UINT_READ; i++) {
+        if (addrs[i] != 0) {
+            iov[k++] = (struct proc_iov){addrs[i], buf + i * PYDICT_UINT_READ, want};
+        }
+    }
+    bool batch = want <= PYDICT_UINT_READ && proc_read_many(p, iov, k, NULL) == 0;
+    for (size_t i = 0; i < n; i++) {
+        out[i] = 0;
+        rc[i] = 0;
+        types[i] = 0;
+        if (addrs[i] == 0) {
+            continue;
+        }
+        if (batch) {
+            layout_read_u64(buf + i * PYDICT_UINT_READ, want, L->object.ob_type, &types[i]);
+            rc[i] = pydict_uint_from_buf(L, buf + i * PYDICT_UINT_READ, want, addrs[i], &out[i],
+                                         NULL);
+        } else {
+            proc_read_bytes(p, addrs[i] + L->object.ob_type, &types[i], 8, NULL);
+            rc[i] = pydict_read_uint(p, L, addrs[i], &out[i], NULL);
+        }
+    }
+}
+
+/* The names of the Threads in T->pairs (at most PROC_IOV_MAX of them) as entries of INTERP:
+ * every Thread's ident, _name and _native_id in a few batched reads for all. */
+static void read_entries(struct threadnames *t, struct proc *p, const struct py_layout *L,
+                         uint64_t interp, const struct pair *pairs, size_t n)
+{
+    static const char *const attrs[] = {"_name", "_native_id"};
+    uint64_t *objs = malloc(n * sizeof *objs);
+    uint64_t *vals = malloc(n * 2 * sizeof *vals);
+    int *rcs = malloc(n * sizeof *rcs);
+    uint64_t *idents = malloc(n * sizeof *idents);
+    int *ident_rc = malloc(n * sizeof *ident_rc);
+    uint64_t *tid_objs = malloc(n * sizeof *tid_objs);
+    uint64_t *tids = malloc(n * sizeof *tids);
+    uint64_t *types = malloc(n * sizeof *types);
+    int *tid_rc = malloc(n * sizeof *tid_rc);
+    size_t per = (size_t)PYDICT_UINT_READ > (size_t)STR_WINDOW ? (size_t)PYDICT_UINT_READ
+                                                                : (size_t)STR_WINDOW;
+    uint8_t *buf = malloc(n * per);
+    struct proc_iov *iov = malloc(n * sizeof *iov);
+    if (objs == NULL || vals == NULL || rcs == NULL || idents == NULL || ident_rc == NULL ||
+        tid_objs == NULL || tids == NULL || tid_rc == NULL || types == NULL || buf == NULL ||
+        iov == NULL) {
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        objs[i] = pairs[i].key;
+    }
+    struct type_flags tf = {.n = 0};
+    read_uints(p, L, objs, n, buf, iov, idents, ident_rc, types);
+    for (size_t i = 0; i < n; i++) {
+        objs[i] = pairs[i].thread;
+    }
+    if (pydict_instances_attrs(p, L, objs, n, attrs, 2, vals, rcs, NULL) < 0) {
+        goto out;
+    }
+    /* Thread._native_id (3.8+; None until the thread ran, or for a thread threading was told
+     * of by hand) pairs the name with its kernel thread. An int that cannot be read leaves the
+     * name unpaired: it cannot be told apart from an older thread's, and is not given. */
+    for (size_t i = 0; i < n; i++) {
+        tid_objs[i] = rcs[i] >= 0 ? vals[2 * i + 1] : 0;
+    }
+    read_uints(p, L, tid_objs, n, buf, iov, tids, tid_rc, types);
+    for (size_t i = 0; i < n; i++) {
+        if (tid_objs[i] != 0 && types[i] != 0 && L->flag_long_subclass != 0 &&
+            !type_has(p, L, &tf, types[i], L->flag_long_subclass)) {
+            tid_objs[i] = 0; /* None: no claim either way */
+            tid_rc[i] = 0;
+        }
+    }
+    /* The names: header and characters of short ones in one batch. */
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rcs[i] >= 0 && vals[2 * i] != 0) {
+            iov[k++] = (struct proc_iov){vals[2 * i], buf + i * STR_WINDOW, STR_WINDOW};
+        }
+    }
+    bool batch = proc_read_many(p, iov, k, NULL) == 0;
+    for (size_t i = 0; i < n && room(t); i++) {
+        uint64_t name_obj = vals[2 * i];
+        if (ident_rc[i] < 0 || rcs[i] < 0 || name_obj == 0 || tid_rc[i] < 0) {
+            continue;
+        }
+        struct name_entry *e = &t->names[t->n];
+        const uint8_t *sb = buf + i * STR_WINDOW;
+        /* Thread._name is a str; anything else read as one would be a made-up name. */
+        long len = -1;
+        if (!batch) {
+            len = pyobj_is_str(p, L, name_obj)
+                      ? pyobj_read_str(p, L, name_obj, e->name, sizeof e->name, NULL)
+                      : -1;
+        } else if (layout_read_u64(sb, STR_WINDOW, L->object.ob_type, &types[i]) &&
+                   type_has(p, L, &tf, types[i], L->flag_unicode_subclass)) {
+            len = pyobj_str_from_buf(L, sb, STR_WINDOW, e->name, sizeof e->name, NULL);
+            if (len == PYOBJ_STR_MORE) {
+                len = pyobj_read_str(p, L, name_obj, e->name, sizeof e->name, NULL);
+            }
+        }
+        e->interp = interp;
+        e->ident = idents[i];
+        e->has_tid = tid_objs[i] != 0;
+        e->tid = tids[i];
+        e->other_tid = 0;
+        e->absent = false; /* the slot may hold an entry of an earlier refresh */
+        e->unreadable = len < 0;
+        e->len = len < 0 ? 0 : (size_t)len;
+        t->n++;
+    }
+out:
+    free(objs);
+    free(vals);
+    free(rcs);
+    free(idents);
+    free(ident_rc);
+    free(tid_objs);
+    free(tids);
+    free(types);
+    free(tid_rc);
+    free(buf);
+    free(iov);
 }
 
 /* Drops the names of INTERP, keeping the others in order. */
@@ -261,8 +410,12 @@ int threadnames_update(struct threadnames *t, struct proc *p, const struct py_la
         return rc;
     }
     forget(t, interp);
-    struct walk w = {t, p, L, interp};
-    rc = pydict_items(p, L, active, add_thread, &w, err);
+    t->n_pairs = 0;
+    rc = pydict_items(p, L, active, add_pair, t, err);
+    for (size_t first = 0; first < t->n_pairs; first += PROC_IOV_MAX) {
+        size_t m = t->n_pairs - first < PROC_IOV_MAX ? t->n_pairs - first : PROC_IOV_MAX;
+        read_entries(t, p, L, interp, t->pairs + first, m);
+    }
     /* The threads threading does not know are remembered as such, so that they do not make
      * every call read the names again before MAX_AGE. */
     if (t->n > 1) {

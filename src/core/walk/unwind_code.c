@@ -184,6 +184,11 @@ void unwind_code_load(struct unwind *u, struct thread_ctx *ts, size_t n, bool ma
                                        L->code.size};
         }
         bool batch_ok = proc_read_many(u->proc, iov, m, NULL) == 0;
+        /* The strings and tables of those not cached, read ahead together. */
+        if (batch_ok) {
+            code_cache_prefetch(u->codes, u->proc, L, u->rt->code_type_addr, addrs + base,
+                                u->code_buf, m);
+        }
         for (size_t j = 0; j < m; j++) {
             struct pt_error e = {0};
             if (!batch_ok &&
@@ -193,6 +198,7 @@ void unwind_code_load(struct unwind *u, struct thread_ctx *ts, size_t n, bool ma
                 check_code(u, iov[j].addr, iov[j].dst, main_interp);
             }
         }
+        code_cache_prefetch_end(u->codes);
     }
     if (u->n_code_fails > 1) {
         qsort(u->code_fails, u->n_code_fails, sizeof *u->code_fails, cmp_failure);
