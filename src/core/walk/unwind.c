@@ -176,6 +176,27 @@ static int read_tasks(struct unwind *u, uint64_t interp, uint64_t modules,
     return rc;
 }
 
+/* The interpreter names its main thread state from 3.13 on; before, the runtime keeps the
+ * main thread's ident, which only the main interpreter (id 0) runs Python under. */
+static bool thread_is_main(const struct unwind *u, const struct thread_ctx *t,
+                           const struct interp_fields *in)
+{
+    if (layout_has(u->L->interp.threads_main)) {
+        return in->threads_main != 0 && in->threads_main == t->addr;
+    }
+    return in->id == 0 && in->main_thread_ident != 0 && t->thread_id == in->main_thread_ident;
+}
+
+/* The kernel thread threading's name of T must have run on (0: any). A name goes only to the
+ * thread its Thread ran on, since idents are reused once a thread ends (threadnames.h); the
+ * main thread is the exception: its ident is its own while it lives, and in a child of fork()
+ * threading updates that Thread's ident but, before 3.13, not its native_id (the parent's). */
+static uint64_t name_tid(const struct unwind *u, const struct thread_ctx *t,
+                         const struct interp_fields *in)
+{
+    return thread_is_main(u, t, in) ? 0 : t->native_id;
+}
+
 /* Thread names are re-read at most this often unless a new thread shows up. */
 static const double NAMES_MAX_AGE = 2.0;
 
@@ -185,7 +206,7 @@ static void update_names(struct unwind *u, uint64_t interp, const struct interp_
     struct pt_error e = {0};
     for (size_t i = 0; i < n; i++) {
         u->idents[i] = ts[i].thread_id;
-        u->name_tids[i] = ts[i].native_id;
+        u->name_tids[i] = name_tid(u, &ts[i], in);
     }
     if (in->modules != 0 &&
         threadnames_update(u->names, u->proc, u->L, interp, in->modules, u->idents,
@@ -323,27 +344,17 @@ static int build_frames(struct unwind *u, const struct thread_ctx *t, long gc_at
     return 0;
 }
 
-/* The interpreter names its main thread state from 3.13 on; before, the runtime keeps the
- * main thread's ident, which only the main interpreter (id 0) runs Python under. */
-static bool thread_is_main(const struct unwind *u, const struct thread_ctx *t,
-                           const struct interp_fields *in)
-{
-    if (layout_has(u->L->interp.threads_main)) {
-        return in->threads_main != 0 && in->threads_main == t->addr;
-    }
-    return in->id == 0 && in->main_thread_ident != 0 && t->thread_id == in->main_thread_ident;
-}
-
 static void fill_thread(struct unwind *u, uint64_t interp, const struct thread_ctx *t,
                         const struct interp_fields *in, struct snap_thread *out)
 {
     struct snapshot *s = u->snap;
     struct proc_task_stat st;
     size_t name_len;
-    const char *name = threadnames_get(u->names, interp, t->thread_id, t->native_id, &name_len);
+    uint64_t tid = name_tid(u, t, in);
+    const char *name = threadnames_get(u->names, interp, t->thread_id, tid, &name_len);
     if (name != NULL) {
         out->name = snapshot_strdup(s, name, name_len);
-    } else if (threadnames_is_unreadable(u->names, interp, t->thread_id, t->native_id)) {
+    } else if (threadnames_is_unreadable(u->names, interp, t->thread_id, tid)) {
         unwind_warn(u, "thread %" PRIu64 ": its threading name is not a readable str",
                     t->native_id);
     }
@@ -434,7 +445,7 @@ static void sample_threads(struct unwind *u, uint64_t interp, const struct inter
         out->interp_id = (int64_t)in->id;
         out->tid = (pid_t)t->native_id;
         out->thread_id = t->thread_id;
-        out->name = threadnames_get(u->names, interp, t->thread_id, t->native_id,
+        out->name = threadnames_get(u->names, interp, t->thread_id, name_tid(u, t, in),
                                     &out->name_len);
         out->main = thread_is_main(u, t, in);
         out->gil = t->gil;

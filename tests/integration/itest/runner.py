@@ -10,8 +10,8 @@ from .scen_stacks import check_target, check_wrong_layout
 from .scen_tasks import check_tasks
 from .scen_gc import check_gc, check_gcwait
 from .scen_hostile import check_hostile
-from .scen_batch import (check_batch, check_churn, check_codereuse, check_idle, check_latename,
-                         check_manythreads)
+from .scen_batch import (check_batch, check_churn, check_codereuse, check_forkname, check_idle,
+                         check_latename, check_manythreads)
 from .scen_exec import check_exec
 from .scen_output import check_incident, check_output
 
@@ -32,6 +32,7 @@ def run_target_scenario(ctx, py, scenario, notes):
         try:
             check = {"batch": check_batch, "codereuse": check_codereuse, "churn": check_churn,
                      "idle": check_idle, "latename": check_latename,
+                     "forkname": check_forkname,
                      "manythreads": check_manythreads,
                      "tasks": check_tasks, "taskcycle": check_tasks,
                      "wronglayout": check_wrong_layout, "gc": check_gc,
@@ -85,6 +86,8 @@ def run_one(ctx, rep, py, scenario, unsupported):
         return rep.line("SKIP", what, "needs Python 3.14+ (threads in subinterpreters)")
     if scenario in ("tasks", "taskcycle", "hostile") and py.version < (3, 8):
         return rep.line("SKIP", what, "needs Python 3.8+ (named asyncio tasks)")
+    if scenario == "forkname" and py.version < (3, 8):
+        return rep.line("SKIP", what, "needs Python 3.8+ (threading.get_native_id)")
     if scenario == "churn" and py.version < (3, 8):
         return rep.line("SKIP", what, "needs Python 3.8+ (the frame layouts its target corrupts)")
     if unsupported:

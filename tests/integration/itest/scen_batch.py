@@ -9,7 +9,7 @@ import time
 from .harness import (CHILDREN, Fail, PYTOP_TIMEOUT, Problem, Skip, TARGET_START_TIMEOUT,
                       UNSUPPORTED_RE, clean_env, q, run)
 from .compare import PYTOP_HEADER_RE, all_threads, parse_text_dump
-from .scen_stacks import check_target, wait_for_report
+from .scen_stacks import check_target, pytop_dump, wait_for_report
 
 
 # What a warm sample of the 50 parked threads may cost in reads (DESIGN.md, the hot path): one
@@ -484,6 +484,29 @@ def churn_doc_problems(doc, n, expect):
         problems.append(Problem("document %d: no unreadable frame counted, though thread %s "
                                 "has one in every sample" % (n, expect["corrupt_tid"])))
     return problems, counted
+
+
+def check_forkname(ctx, py, proc, outfile, log_path, workdir, notes):
+    """Children of fork() (one forked by the main thread, one by another thread, each with a
+    thread started after the fork): `pytop --dump --json` of each names every thread as the
+    child's own threading does. Before 3.13 the forking thread's Thread keeps the parent's
+    native_id after the fork; its name must not be lost for that."""
+    expect = wait_for_report(proc, outfile, log_path, TARGET_START_TIMEOUT)
+    problems = []
+    for child in expect["children"]:
+        r = pytop_dump(ctx, child["pid"], True)
+        doc = json.loads(r.stdout.decode("utf-8"))
+        got = {t.get("tid"): t.get("name") for _, t in all_threads(doc)}
+        for want in child["threads"]:
+            if got.get(want["tid"], "no such thread") != want["name"]:
+                problems.append(Problem("child %d: thread %d is named %r, its threading says %r"
+                                        % (child["pid"], want["tid"],
+                                           got.get(want["tid"], "no such thread"),
+                                           want["name"])))
+        notes.append("child %d: %s" % (child["pid"], ", ".join(
+            "%s %r" % (tid, name) for tid, name in sorted(got.items()))))
+    if problems:
+        raise Fail(problems)
 
 
 def check_churn(ctx, py, proc, outfile, log_path, workdir, notes):
