@@ -262,8 +262,8 @@ static int newest_frame(struct proc *p, const struct py_layout *L, uint64_t tsta
     return proc_read_bytes(p, at + L->thread.current_frame, frame, 8, NULL);
 }
 
-static int check_frame(struct proc *p, const struct runtime *rt, uint64_t tstate,
-                       struct pt_error *err);
+static int check_frame(struct proc *p, const struct runtime *rt, uint64_t interp,
+                       uint64_t tstate, struct pt_error *err);
 
 /* How often the checks look again at a running target: a miss counts only when what was read
  * stayed the same while it was read (check_frame() takes STABLE_MISSES of them). */
@@ -336,7 +336,7 @@ static int check_layout(struct proc *p, const struct runtime *rt, uint64_t runti
          proc_read_bytes(p, name, code, sizeof code, NULL) < 0 || memcmp(code, "code", 5) != 0)) {
         return layout_misfit(rt, "PyCode_Type is not named \"code\"", err);
     }
-    return check_frame(p, rt, tstate, err);
+    return check_frame(p, rt, interp, tstate, err);
 }
 
 /* One look at the newest frame of TSTATE: 1 it runs a code object (or nothing, or None: entry
@@ -367,18 +367,32 @@ static int frame_runs_code(struct proc *p, const struct runtime *rt, uint64_t ts
     return 0;
 }
 
-/* The newest frame of thread state TSTATE, if it has one, must run a code object. The thread
- * may be running: what its frame pointer named may be gone by the time it is read, so the
- * check looks again, and a wrong layout shows as misses on a frame that stays put. */
-static int check_frame(struct proc *p, const struct runtime *rt, uint64_t tstate,
-                       struct pt_error *err)
+/* The newest frame of thread state TSTATE, the first of interpreter INTERP's, if it has one,
+ * must run a code object. The thread may be running: what its frame pointer named may be gone
+ * by the time it is read, so the check looks again, and a wrong layout shows as misses on a
+ * frame that stays put. The thread may also end, and its freed thread state hold anything: a
+ * look counts only while that state is still the interpreter's first; otherwise the check
+ * goes on with the one that is now. */
+static int check_frame(struct proc *p, const struct runtime *rt, uint64_t interp,
+                       uint64_t tstate, struct pt_error *err)
 {
+    const struct py_layout *L = &rt->layout;
     int misses = 0;
     if (tstate == 0 || rt->code_type_addr == 0) {
         return 0;
     }
     for (int i = 0; i < CHECK_FRAME_TRIES; i++) {
         int rc = frame_runs_code(p, rt, tstate);
+        uint64_t first = 0;
+        if (rc == 0 &&
+            (proc_read_bytes(p, interp + L->interp.threads_head, &first, 8, NULL) < 0 ||
+             first != tstate)) {
+            tstate = first;
+            if (tstate == 0) {
+                return 0;
+            }
+            continue;
+        }
         if (rc == 1) {
             return 0;
         }
