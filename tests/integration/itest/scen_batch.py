@@ -113,8 +113,11 @@ def batch_doc_problems(doc, expect, label):
         problems.append(Problem("%s: %s (%s) is not in the functions table"
                                 % (label, expect["function"], expect["file"]),
                                 [json.dumps(f) for f in functions[:5]]))
-    elif others and spin[0].get("own", 0) <= max(others):
-        problems.append(Problem("%s: %s has own %s, not the highest" % (
+    elif others and spin[0].get("own", 0) < max(others):
+        # A tie is no fault: in a window shorter than a nap (few samples on a loaded machine:
+        # 16 in 0.4 s under ASan with a debug build) a sleeper may not change function, and is
+        # then innermost in every sample, as spin is.
+        problems.append(Problem("%s: %s has own %s, below another function's" % (
             label, expect["function"], spin[0].get("own")), [json.dumps(f) for f in functions[:5]]))
     return problems
 
