@@ -501,6 +501,14 @@ def check_forkname(ctx, py, proc, outfile, log_path, workdir, notes):
         doc = json.loads(r.stdout.decode("utf-8"))
         got = {t.get("tid"): t.get("name") for _, t in all_threads(doc)}
         for want in child["threads"]:
+            # 3.13+ leave a child's main thread state unset after a fork() from another
+            # thread, and early 3.13 releases keep the parent's native_id in its Thread: the
+            # thread cannot be told apart from an earlier one with its ident, so unknown.
+            if (got.get(want["tid"], "no such thread") is None and
+                    want.get("stale_native_id") and py.version >= (3, 13)):
+                notes.append("child %d: thread %d unnamed (Thread.native_id is the parent's)"
+                             % (child["pid"], want["tid"]))
+                continue
             if got.get(want["tid"], "no such thread") != want["name"]:
                 problems.append(Problem("child %d: thread %d is named %r, its threading says %r"
                                         % (child["pid"], want["tid"],

@@ -18,7 +18,8 @@ import _parking
 
 def child(report):
     parent = os.getppid()
-    me = {"tid": threading.get_native_id(), "name": threading.current_thread().name}
+    me = {"tid": threading.get_native_id(), "name": threading.current_thread().name,
+          "stale_native_id": threading.current_thread().native_id != threading.get_native_id()}
     started = threading.Event()
     extra = {}
 
