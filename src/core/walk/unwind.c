@@ -102,6 +102,7 @@ void unwind_free(struct unwind *u)
     pthreadtid_free(u->tids);
     free(u->code_buf);
     free(u->ts_buf);
+    free(u->id_seen);
     for (size_t i = 0; i < u->cap_ts; i++) {
         frames_release(&u->ts[i].fr);
     }
@@ -512,6 +513,7 @@ static int unwind_interp(struct unwind *u, uint64_t interp, struct interp_fields
     }
     unwind_threads_read_cframes(u, ts, n);
     unwind_threads_read_tids(u, ts, n, in);
+    unwind_threads_unshare(u, ts, n);
     unwind_threads_give_hints(u, ts, n);
     /* Idle threads keep the stack the last walk read (unwind_threads.c); the others are
      * walked. */

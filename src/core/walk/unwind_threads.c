@@ -300,7 +300,8 @@ bool unwind_threads_reserve(struct unwind *u, size_t n)
         !grow_zeroed(&u->name_tids, cap, ncap, sizeof *u->name_tids) ||
         !grow_zeroed(&u->tid_out, cap, ncap, sizeof *u->tid_out) ||
         !grow_zeroed(&u->fr_ptrs, cap, ncap, sizeof *u->fr_ptrs) ||
-        !grow_zeroed(&u->tid_pre, cap, ncap, sizeof *u->tid_pre)) {
+        !grow_zeroed(&u->tid_pre, cap, ncap, sizeof *u->tid_pre) ||
+        !grow_zeroed(&u->id_seen, 4 * cap, 4 * ncap, sizeof *u->id_seen)) {
         return false;
     }
     u->cap_ts = ncap;
@@ -634,6 +635,49 @@ void unwind_threads_read_tids(struct unwind *u, struct thread_ctx *ts, size_t n,
                     n);
     for (size_t i = 0; i < n; i++) {
         ts[i].native_id = (uint64_t)u->tid_out[i];
+    }
+}
+
+/* Adds KEY (not 0) to the open-addressed set SET of MASK + 1 slots; false when it was there. */
+static bool id_insert(uint64_t *set, size_t mask, uint64_t key)
+{
+    size_t i = (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 32) & mask;
+    while (set[i] != 0) {
+        if (set[i] == key) {
+            return false;
+        }
+        i = (i + 1) & mask;
+    }
+    set[i] = key;
+    return true;
+}
+
+/* Tids are tagged apart from idents (pthread addresses, below 2^63 in user space). */
+static const uint64_t TID_KEY = 1ULL << 63;
+
+void unwind_threads_unshare(struct unwind *u, struct thread_ctx *ts, size_t n)
+{
+    if (n < 2) {
+        return;
+    }
+    /* Room for the 2n keys, at least one slot always free: the greatest power of two not
+     * above 4n (<= 4 * CAP_TS, the room there is). */
+    size_t mask = 1;
+    while (mask * 2 <= 4 * n) {
+        mask *= 2;
+    }
+    mask -= 1;
+    memset(u->id_seen, 0, (mask + 1) * sizeof *u->id_seen);
+    /* New thread states are put at the head of the list: the oldest comes last. */
+    for (size_t i = n; i-- > 0;) {
+        struct thread_ctx *t = &ts[i];
+        if (t->thread_id != 0 && !id_insert(u->id_seen, mask, t->thread_id)) {
+            t->thread_id = 0;
+            t->native_id = 0;
+        }
+        if (t->native_id != 0 && !id_insert(u->id_seen, mask, t->native_id | TID_KEY)) {
+            t->native_id = 0;
+        }
     }
 }
 

@@ -176,6 +176,7 @@ struct unwind {
     struct frames_thread **fr_ptrs; /* CAP_TS scratch: the threads' chains to walk */
     pid_t *tid_out;                 /* CAP_TS scratch */
     uint32_t *tid_pre;              /* CAP_TS scratch: tids read ahead, 0 none */
+    uint64_t *id_seen;              /* 4 * CAP_TS scratch: unwind_threads_unshare()'s set */
     /* Hints of the last walk (sorted by thread state) and those of the one being taken;
      * at most LIMIT_THREADS each. */
     struct chain_hint *hints;
@@ -276,6 +277,12 @@ void unwind_threads_exc_chains(struct unwind *u, struct thread_ctx *ts, size_t n
 /* Before 3.11 thread states hold no kernel thread id; pthreadtid finds it. */
 void unwind_threads_read_tids(struct unwind *u, struct thread_ctx *ts, size_t n,
                               const struct interp_fields *in);
+
+/* A thread state that shares its ident or its kernel thread id with an older one of the same
+ * interpreter has not been taken over by its thread yet: before 3.12 the starting thread makes
+ * it with its own ident (and, 3.11, tid), which the new thread then overwrites one field at a
+ * time. Such a state's shared ident and tid are cleared (unknown), the older state keeps them. */
+void unwind_threads_unshare(struct unwind *u, struct thread_ctx *ts, size_t n);
 
 /* The hints the last walk left for the thread state at TSTATE, or NULL (unwind_hints.c). */
 const struct chain_hint *unwind_threads_hint(const struct unwind *u, uint64_t tstate);
