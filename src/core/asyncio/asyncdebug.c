@@ -132,8 +132,8 @@ int asyncdebug_locate(struct proc *p, const char *runtime_binary, struct asyncde
     const char *seen = NULL;
     for (size_t i = 0; i < n; i++) {
         const char *path = maps[i].path;
-        bool candidate =
-            strcmp(path, runtime_binary) == 0 || strncmp(base_name(path), "_asyncio.", 9) == 0;
+        bool candidate = (runtime_binary != NULL && strcmp(path, runtime_binary) == 0) ||
+                         strncmp(base_name(path), "_asyncio.", 9) == 0;
         if (!candidate || (seen != NULL && strcmp(seen, path) == 0)) {
             continue;
         }

@@ -71,10 +71,16 @@ int asyncio_locate_section(struct asyncio_locate *l, struct snapshot *s,
     if (now - l->last_scan >= RESCAN_SECONDS) {
         l->last_scan = now;
         int r;
-        if (l->rt->asyncio_debug_addr != 0) {
-            r = asyncdebug_read_at(l->proc, l->rt->asyncio_debug_addr, &l->off, &e) < 0 ? -1 : 1;
+        const struct runtime *rt = l->rt;
+        if (rt->asyncio_debug_addr != 0 && rt->asyncio_debug_size != 0 &&
+            rt->asyncio_debug_size < ASYNCDEBUG_SECTION_SIZE) {
+            r = pt_error_set(&e, PT_E_FORMAT, 0, "%s: .AsyncioDebug is too short", rt->binary);
+        } else if (rt->asyncio_debug_addr != 0) {
+            r = asyncdebug_read_at(l->proc, rt->asyncio_debug_addr, &l->off, &e) < 0 ? -1 : 1;
         } else {
-            r = asyncdebug_locate(l->proc, l->rt->binary, &l->off, &e);
+            /* The runtime's binary was looked at already when it has no such section. */
+            r = asyncdebug_locate(l->proc, rt->binary_asyncio_known ? NULL : rt->binary, &l->off,
+                                  &e);
         }
         snprintf(l->bad, sizeof l->bad, "%s", r < 0 ? e.msg : "");
         l->found = r == 1;

@@ -183,6 +183,18 @@ static int examine(struct proc *p, const struct proc_map *maps, size_t n, const 
     /* Py_REF_DEBUG, implied by Py_DEBUG, adds this function (Objects/object.c). */
     rt->debug_build = lookup_addr(&api[API_NEGREF], cand->bias) != 0;
     snprintf(rt->binary, sizeof rt->binary, "%s", path);
+    /* A build with _asyncio built in holds the tasks' offsets here too: noted while the binary
+     * is open, so reading tasks does not map it again. */
+    struct elf_section async;
+    uint64_t async_addr;
+    rt->asyncio_debug_addr = 0;
+    rt->asyncio_debug_size = 0;
+    rt->binary_asyncio_known = true;
+    if (elf_find_section(e, ".AsyncioDebug", &async, NULL) == 0 && async.size > 0 &&
+        !__builtin_add_overflow(async.addr, cand->bias, &async_addr)) {
+        rt->asyncio_debug_addr = async_addr;
+        rt->asyncio_debug_size = async.size;
+    }
     found = 1;
 out:
     elf_close(e);

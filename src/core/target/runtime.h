@@ -16,9 +16,13 @@ struct runtime {
     uint64_t code_type_addr;  /* PyCode_Type; 0 when the binary does not export it */
     uint64_t none_addr;       /* _Py_NoneStruct; 0 when unknown */
     uint64_t next_version_addr;  /* LAYOUT_NEXT_VERSION_SYMBOL, where the binary names it; 0 */
-    uint64_t asyncio_debug_addr; /* _asyncio's .AsyncioDebug section (3.14+) when a tool knew
-                                  * it already (runtime_adopt()); 0: tasks.c looks for it in
+    uint64_t asyncio_debug_addr; /* _asyncio's .AsyncioDebug section (3.14+) when known already:
+                                  * in the runtime's own binary (_asyncio built in), or a tool
+                                  * knew it (runtime_adopt()); 0: asyncdebug.c looks for it in
                                   * the mapped files */
+    uint64_t asyncio_debug_size; /* that section's size when found in the binary; 0 unknown */
+    bool binary_asyncio_known;   /* the binary was looked at for that section (so asyncdebug.c
+                                  * need not map it again) */
     struct py_layout layout;
     char version[32];         /* "3.15.2" */
     bool debug_build;

@@ -106,8 +106,9 @@ static void load(struct source_cache *c, struct source_file *f)
         return;
     }
     size_t lines = 1;
-    for (size_t i = 0; i < f->len; i++) {
-        lines += f->text[i] == '\n';
+    for (const char *q = f->text, *end = f->text + f->len;
+         (q = memchr(q, '\n', (size_t)(end - q))) != NULL; q++) {
+        lines++;
     }
     f->line_starts = malloc(lines * sizeof *f->line_starts);
     if (f->line_starts == NULL) {
@@ -116,10 +117,9 @@ static void load(struct source_cache *c, struct source_file *f)
         return;
     }
     f->line_starts[f->n_lines++] = 0;
-    for (size_t i = 0; i < f->len; i++) {
-        if (f->text[i] == '\n') {
-            f->line_starts[f->n_lines++] = i + 1;
-        }
+    for (const char *q = f->text, *end = f->text + f->len;
+         (q = memchr(q, '\n', (size_t)(end - q))) != NULL; q++) {
+        f->line_starts[f->n_lines++] = (size_t)(q - f->text) + 1;
     }
 }
 

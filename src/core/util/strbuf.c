@@ -162,6 +162,11 @@ void strbuf_json_string(struct strbuf *sb, const char *bytes, size_t len)
     size_t i = 0;
     strbuf_append(sb, "\"", 1);
     while (i < len) {
+        /* Printable ASCII but the quote and the backslash: most of every string. */
+        if (p[i] >= 0x20 && p[i] < 0x7F && p[i] != '"' && p[i] != '\\') {
+            i++;
+            continue;
+        }
         size_t n = utf8_sequence(p + i, len - i);
         bool plain = p[i] >= 0x20 && p[i] != '"' && p[i] != '\\' && p[i] != 0x7F;
         if (n > 1 || (n == 1 && plain)) {
@@ -194,8 +199,13 @@ static void text_escaped(struct strbuf *sb, const char *bytes, size_t len, bool 
     size_t start = 0;
     size_t i = 0;
     while (i < len) {
-        size_t n = utf8_sequence(p + i, len - i);
         bool quote = quoted && (p[i] == '"' || p[i] == '\\');
+        /* Printable ASCII: most of every line, name and path. */
+        if (p[i] >= 0x20 && p[i] < 0x7F && !quote) {
+            i++;
+            continue;
+        }
+        size_t n = utf8_sequence(p + i, len - i);
         if (n > 0 && !quote && text_printable(p + i, n)) {
             i += n;
             continue;

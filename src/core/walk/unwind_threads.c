@@ -708,6 +708,44 @@ static size_t read_known_threads(struct unwind *u, uint64_t interp)
 
 /* Reads the thread-state list of one interpreter into u->ts (capped, so a cycle ends at the
  * cap). Only the main interpreter's list is remembered for the next walk. */
+/* Thread states are allocated one after another, and the list runs from the newest: the next
+ * ones are likely at ADDR, ADDR - STRIDE, ... where STRIDE is the distance between the last two.
+ * Reads that many guesses (as many as the list has shown so far, at least 4) into slots N on in
+ * one batch and notes them as known; returns how many slots are now read ahead (N: none). The
+ * links confirm each guess before it is used (unwind_threads_collect()). */
+static size_t guess_by_stride(struct unwind *u, size_t n, uint64_t addr)
+{
+    const struct py_layout *L = u->L;
+    uint64_t prev = u->ts[n - 1].addr;
+    uint64_t stride = prev > addr ? prev - addr : addr - prev;
+    bool down = prev > addr;
+    if (stride < L->thread.size || stride > (1u << 20)) {
+        return n;
+    }
+    size_t k = n < 4 ? 4 : n;
+    k = k > PROC_IOV_MAX ? PROC_IOV_MAX : k;
+    k = k > LIMIT_THREADS - n ? LIMIT_THREADS - n : k;
+    if (k < 2 || !unwind_threads_reserve(u, n + k)) {
+        return n;
+    }
+    struct proc_iov iov[PROC_IOV_MAX];
+    for (size_t j = 0; j < k; j++) {
+        uint64_t step = stride * j;
+        uint64_t a = down ? addr - step : addr + step;
+        if ((down && step > addr) || (!down && a < addr) || a + u->ts_lo < a) {
+            k = j;
+            break;
+        }
+        u->known.addrs[n + j] = a;
+        iov[j] = (struct proc_iov){a + u->ts_lo, u->ts_buf + (n + j) * L->thread.size + u->ts_lo,
+                                   u->ts_len};
+    }
+    if (k < 2 || proc_read_many(u->proc, iov, k, NULL) < 0) {
+        return n;
+    }
+    return n + k;
+}
+
 size_t unwind_threads_collect(struct unwind *u, uint64_t interp, const struct interp_fields *in,
                               bool main_interp)
 {
@@ -726,9 +764,13 @@ size_t unwind_threads_collect(struct unwind *u, uint64_t interp, const struct in
             unwind_warn(u, "out of memory reading threads");
             break;
         }
-        uint8_t *buf = u->ts_buf + n * L->thread.size;
-        /* The guess holds while the links lead where the last walk went. */
+        /* The guess holds while the links lead where the last walk went (or where the
+         * allocation stride pointed). */
         if (n >= guessed || u->known.addrs[n] != addr) {
+            guessed = main_interp && n > 0 ? guess_by_stride(u, n, addr) : 0;
+        }
+        uint8_t *buf = u->ts_buf + n * L->thread.size;
+        if (n >= guessed) {
             guessed = 0;
             if (proc_read_bytes(u->proc, addr + u->ts_lo, buf + u->ts_lo, u->ts_len, &e) < 0) {
                 unwind_warn(u, "interpreter %" PRId64 ": thread list cut short: %s",
