@@ -645,9 +645,10 @@ static size_t read_known_threads(struct unwind *u, uint64_t interp)
  * cap). Only the main interpreter's list is remembered for the next walk. */
 /* Thread states are allocated one after another, and the list runs from the newest: the next
  * ones are likely at ADDR, ADDR - STRIDE, ... where STRIDE is the distance between the last two.
- * Reads that many guesses (as many as the list has shown so far, at least 4) into slots N on in
- * one batch and notes them as known; returns how many slots are now read ahead (N: none). The
- * links confirm each guess before it is used (unwind_threads_collect()). */
+ * Reads that many guesses (as many as the list has shown so far, at least 4, at most the room
+ * the slots have) into slots N on in one batch and notes them as known; returns how many slots
+ * are now read ahead (N: none). The links confirm each guess before it is used
+ * (unwind_threads_collect()). */
 static size_t guess_by_stride(struct unwind *u, size_t n, uint64_t addr)
 {
     const struct py_layout *L = u->L;
@@ -657,10 +658,15 @@ static size_t guess_by_stride(struct unwind *u, size_t n, uint64_t addr)
     if (stride < L->thread.size || stride > (1u << 20)) {
         return n;
     }
+    /* Within the room there is (grown as the list would grow it: new pages cost more than
+     * the reads they save). */
+    if (u->cap_ts - n < 2 && !unwind_threads_reserve(u, n + 2)) {
+        return n;
+    }
     size_t k = n < 4 ? 4 : n;
     k = k > PROC_IOV_MAX ? PROC_IOV_MAX : k;
-    k = k > LIMIT_THREADS - n ? LIMIT_THREADS - n : k;
-    if (k < 2 || !unwind_threads_reserve(u, n + k)) {
+    k = k > u->cap_ts - n ? u->cap_ts - n : k;
+    if (k < 2) {
         return n;
     }
     struct proc_iov iov[PROC_IOV_MAX];
