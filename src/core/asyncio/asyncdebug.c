@@ -84,6 +84,16 @@ int asyncdebug_read_at(struct proc *p, uint64_t addr, struct asyncdebug_offsets 
     return 0;
 }
 
+int asyncdebug_read_section(struct proc *p, uint64_t addr, uint64_t size, const char *path,
+                            struct asyncdebug_offsets *out, struct pt_error *err)
+{
+    /* The section is data the module fills at build time; read the target's copy. */
+    if (size != 0 && size < ASYNCDEBUG_SECTION_SIZE) {
+        return pt_error_set(err, PT_E_FORMAT, 0, "%s: .AsyncioDebug is too short", path);
+    }
+    return asyncdebug_read_at(p, addr, out, err) < 0 ? -1 : 1;
+}
+
 /* Looks in one mapped file for the section; 1 found (OUT filled), 0 not, -1 bad. */
 static int examine(struct proc *p, const struct proc_map *maps, size_t n, const char *path,
                    struct asyncdebug_offsets *out, struct pt_error *err)
@@ -110,12 +120,7 @@ static int examine(struct proc *p, const struct proc_map *maps, size_t n, const 
     if (elf_find_section(e, ".AsyncioDebug", &sec, NULL) == 0 &&
         elf_load_bias(e, first->start, first->offset, &bias, NULL) == 0 &&
         !__builtin_add_overflow(sec.addr, bias, &addr)) {
-        /* The section is data the module fills at build time; read the target's copy. */
-        if (sec.size < ASYNCDEBUG_SECTION_SIZE) {
-            found = pt_error_set(err, PT_E_FORMAT, 0, "%s: .AsyncioDebug is too short", path);
-        } else {
-            found = asyncdebug_read_at(p, addr, out, err) < 0 ? -1 : 1;
-        }
+        found = asyncdebug_read_section(p, addr, sec.size, path, out, err);
     }
     elf_close(e);
     return found;

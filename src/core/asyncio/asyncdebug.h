@@ -45,9 +45,14 @@ int asyncdebug_parse_offsets(const uint8_t *buf, size_t len, struct asyncdebug_o
 int asyncdebug_read_at(struct proc *p, uint64_t addr, struct asyncdebug_offsets *out,
                        struct pt_error *err);
 
-/* Finds the section in the file RUNTIME_BINARY (the ELF holding the runtime: _asyncio built in;
- * NULL: that file is known to lack it) or in a mapped _asyncio module, and reads the target's copy into OUT. Returns 1 when found,
- * 0 when no mapped file has it (asyncio not imported), -1 on a read error or inconsistent
+/* Reads the section of SIZE bytes (0: unknown) found in the file PATH at ADDR in the target into
+ * OUT: 1, or -1 when it is too short or its offsets do not hold (asyncdebug_read_at()). */
+int asyncdebug_read_section(struct proc *p, uint64_t addr, uint64_t size, const char *path,
+                            struct asyncdebug_offsets *out, struct pt_error *err);
+
+/* Finds the section in the file RUNTIME_BINARY (the ELF holding the runtime: _asyncio built
+ * in; NULL: that file is known to lack it) or in a mapped _asyncio module, and reads the
+ * target's copy into OUT. Returns 1 when found, 0 when no mapped file has it (asyncio not imported), -1 on a read error or inconsistent
  * offsets (PT_E_READ, PT_E_FORMAT, PT_E_BADLAYOUT, errors of proc_maps()). */
 int asyncdebug_locate(struct proc *p, const char *runtime_binary, struct asyncdebug_offsets *out,
                       struct pt_error *err);

@@ -72,11 +72,9 @@ int asyncio_locate_section(struct asyncio_locate *l, struct snapshot *s,
         l->last_scan = now;
         int r;
         const struct runtime *rt = l->rt;
-        if (rt->asyncio_debug_addr != 0 && rt->asyncio_debug_size != 0 &&
-            rt->asyncio_debug_size < ASYNCDEBUG_SECTION_SIZE) {
-            r = pt_error_set(&e, PT_E_FORMAT, 0, "%s: .AsyncioDebug is too short", rt->binary);
-        } else if (rt->asyncio_debug_addr != 0) {
-            r = asyncdebug_read_at(l->proc, rt->asyncio_debug_addr, &l->off, &e) < 0 ? -1 : 1;
+        if (rt->asyncio_debug_addr != 0) {
+            r = asyncdebug_read_section(l->proc, rt->asyncio_debug_addr, rt->asyncio_debug_size,
+                                        rt->binary, &l->off, &e);
         } else {
             /* The runtime's binary was looked at already when it has no such section. */
             r = asyncdebug_locate(l->proc, rt->binary_asyncio_known ? NULL : rt->binary, &l->off,
