@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "core/util/error.h"
+#include "core/util/memory.h"
 #include "core/target/proc.h"
 #include "core/target/runtime.h"
 #include "core/model/snapshot.h"
@@ -39,6 +40,7 @@ int main(int argc, char **argv)
 {
     struct pt_error err = {0};
     struct runtime rt;
+    memory_keep_freed(); /* as pytop does */
     bool tasks = argc > 1 && strcmp(argv[1], "--tasks") == 0;
     argv += tasks;
     argc -= tasks;

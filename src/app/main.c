@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include "app/cli.h"
+#include "core/util/memory.h"
 
 enum { FILES_WANTED = 16384 }; /* a cached stat and schedstat file per thread, and the rest */
 
@@ -27,5 +28,6 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     raise_file_limit();
+    memory_keep_freed();
     return cli_run(&opts);
 }

@@ -166,6 +166,36 @@ static void test_proc_readahead_serves_what_the_last_walk_read_in_one_call(void 
     assert_int_equal(proc_get_counters(p).syscalls - before, 3);
 }
 
+/* A walk reads in the order it follows pointers, not by address: the record is sorted before
+ * it is read ahead (a radix sort over the address bytes that differ, here the low two). */
+static void test_proc_readahead_sorts_regions_read_out_of_order(void **state)
+{
+    struct fixture *f = *state;
+    struct proc *p = open_child(f, spawn(f, fill_body));
+    enum { REGIONS = 1024, STRIDE = BUF_SIZE / REGIONS, LEN = 24 };
+    unsigned char out[LEN];
+    struct pt_error err = {0};
+    proc_readahead_begin(p);
+    for (size_t k = 0; k < REGIONS; k++) {
+        size_t slot = (k * 397 + 11) % REGIONS; /* every slot once, scattered */
+        assert_int_equal(proc_read_bytes(p, addr_of(f->buf + slot * STRIDE), out, LEN, &err), 0);
+    }
+    proc_readahead_end(p);
+    uint64_t before = proc_get_counters(p).syscalls;
+    proc_readahead_begin(p);
+    uint64_t ahead = proc_get_counters(p).syscalls - before;
+    assert_true(ahead >= 1 && ahead <= 2);
+    for (size_t slot = REGIONS; slot-- > 0;) {
+        memset(out, 0, sizeof out);
+        assert_int_equal(proc_read_bytes(p, addr_of(f->buf + slot * STRIDE), out, LEN, &err), 0);
+        for (size_t i = 0; i < LEN; i++) {
+            assert_int_equal(out[i], pattern(slot * STRIDE + i));
+        }
+    }
+    assert_int_equal(proc_get_counters(p).syscalls - before, ahead);
+    proc_readahead_end(p);
+}
+
 static void test_proc_read_now_is_never_served_from_the_readahead_copy(void **state)
 {
     struct fixture *f = *state;
@@ -355,6 +385,7 @@ int main(void)
         cmocka_unit_test(test_proc_read_many_reads_close_regions_in_any_order_and_overlapping),
         cmocka_unit_test(test_proc_read_many_reads_a_repeated_batch_right_when_its_regions_move),
         cmocka_unit_test(test_proc_readahead_serves_what_the_last_walk_read_in_one_call),
+        cmocka_unit_test(test_proc_readahead_sorts_regions_read_out_of_order),
         cmocka_unit_test(test_proc_read_now_is_never_served_from_the_readahead_copy),
         cmocka_unit_test(test_proc_read_bytes_fails_with_read_error_at_an_unmapped_address),
         cmocka_unit_test(test_proc_read_many_names_the_region_that_stops_a_partial_read),

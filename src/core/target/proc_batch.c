@@ -51,6 +51,7 @@ struct proc_batch {
     bool recording;
     bool serving;
     struct proc_iov *record;
+    struct proc_iov *record_tmp; /* cap_record: the sort's scratch, kept with the record */
     size_t n_record;
     size_t cap_record;
     size_t record_bytes;
@@ -87,6 +88,7 @@ void proc_batch_free(struct proc_batch *b)
         free(b->rest);
         free(b->bounce);
         free(b->record);
+        free(b->record_tmp);
         free(b->spans);
         free(b->data);
         free(b);
@@ -258,6 +260,11 @@ static void record(struct proc_batch *b, const struct proc_iov *iov, size_t n)
                 return;
             }
             b->record = fresh;
+            fresh = realloc(b->record_tmp, ncap * sizeof *fresh);
+            if (fresh == NULL) {
+                return;
+            }
+            b->record_tmp = fresh;
             b->cap_record = ncap;
         }
         b->record[b->n_record++] = (struct proc_iov){iov[i].addr, NULL, iov[i].len};
@@ -317,11 +324,45 @@ int proc_batch_read(struct proc_batch *b, const struct proc_iov *iov, size_t n,
     return read_merged(b, iov, n, read, ctx) == 0 ? 0 : 1;
 }
 
-static int cmp_region(const void *a, const void *b)
+/* Sorts the N regions at V by address, stable, with TMP (room for N) as scratch: a radix sort
+ * over the bytes in which the addresses differ (a walk's reads lie in a few mappings, so most of
+ * the high bytes are all alike). Neither allocates nor touches fresh memory, unlike qsort(),
+ * whose merge sort takes a scratch array of its own from malloc each call (tens of thousands
+ * of regions a snapshot with many tasks). */
+static void sort_regions(struct proc_iov *v, struct proc_iov *tmp, size_t n)
 {
-    const struct proc_iov *x = a;
-    const struct proc_iov *y = b;
-    return x->addr < y->addr ? -1 : x->addr > y->addr;
+    uint64_t differ = 0;
+    bool sorted = true;
+    for (size_t i = 1; i < n; i++) {
+        differ |= v[i].addr ^ v[0].addr;
+        sorted = sorted && v[i - 1].addr <= v[i].addr;
+    }
+    if (sorted) {
+        return;
+    }
+    struct proc_iov *from = v;
+    struct proc_iov *to = tmp;
+    for (unsigned shift = 0; shift < 64; shift += 8) {
+        if (((differ >> shift) & 0xff) == 0) {
+            continue;
+        }
+        size_t count[257] = {0};
+        for (size_t i = 0; i < n; i++) {
+            count[((from[i].addr >> shift) & 0xff) + 1]++;
+        }
+        for (size_t d = 1; d < 257; d++) {
+            count[d] += count[d - 1];
+        }
+        for (size_t i = 0; i < n; i++) {
+            to[count[(from[i].addr >> shift) & 0xff]++] = from[i];
+        }
+        struct proc_iov *swap = from;
+        from = to;
+        to = swap;
+    }
+    if (from != v) {
+        memcpy(v, from, n * sizeof *v);
+    }
 }
 
 /* Reads spans [FROM, TO) in groups of PROC_IOV_MAX; a group that fails is split in halves, so
@@ -356,7 +397,7 @@ void proc_batch_readahead_begin(struct proc_batch *b, proc_batch_reader read, vo
     b->serving = false;
     b->n_spans = 0;
     if (b->n_record > 0) {
-        qsort(b->record, b->n_record, sizeof *b->record, cmp_region);
+        sort_regions(b->record, b->record_tmp, b->n_record);
     }
     size_t bytes = 0;
     for (size_t i = 0; i < b->n_record; i++) {
