@@ -280,7 +280,8 @@ static int dump_target(struct dump *d, FILE **out)
     double window = stats_window(o);
     struct sampler_opts so = {.rate_hz = window > 0 ? o->rate_hz : 0,
                               .window_s = window > 0 ? window : 1,
-                              .blocking = o->blocking};
+                              .blocking = o->blocking,
+                              .once = true};
     if ((d->sampler = sampler_new(d->t.proc, &d->t.rt, &so, &err)) == NULL) {
         return cli_target_error(&err, d->t.pid);
     }

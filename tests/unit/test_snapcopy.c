@@ -97,7 +97,7 @@ static char *tree_of(const struct snapshot *s)
 {
     struct strbuf sb = {0};
     const struct snap_interp *in = &s->interps[0];
-    assert_int_equal(tasktree_write(&sb, in->tasks, in->n_tasks, NULL), 0);
+    assert_int_equal(tasktree_write(&sb, in->tasks, in->n_tasks, NULL, NULL), 0);
     strbuf_puts(&sb, "");
     return sb.data;
 }

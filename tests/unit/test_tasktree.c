@@ -41,7 +41,7 @@ static char *draw(const struct snap_task *tasks, size_t n)
 {
     struct strbuf sb = {0};
     struct pt_error err = {0};
-    assert_int_equal(tasktree_write(&sb, tasks, n, &err), 0);
+    assert_int_equal(tasktree_write(&sb, tasks, n, NULL, &err), 0);
     strbuf_puts(&sb, "");
     return sb.data;
 }

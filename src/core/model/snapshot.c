@@ -40,9 +40,14 @@ static struct arena_chunk *chunk_new(size_t size)
     if (__builtin_add_overflow(sizeof(struct arena_chunk), size, &total)) {
         return NULL;
     }
-    struct arena_chunk *c = calloc(1, total);
+    /* Not zeroed here: snapshot_alloc() zeroes what it hands out, so the pages of a chunk's
+     * unused tail are never touched (a one-shot dump pays a page fault for each page it
+     * touches). */
+    struct arena_chunk *c = malloc(total);
     if (c != NULL) {
+        c->next = NULL;
         c->size = size;
+        c->used = 0;
     }
     return c;
 }
@@ -96,13 +101,14 @@ void *snapshot_alloc(struct snapshot *s, size_t size)
     if (c != NULL && c->size - c->used >= need) {
         void *p = (char *)c->data + c->used;
         c->used += need;
-        return p;
+        return memset(p, 0, need);
     }
     struct arena_chunk *fresh = chunk_new(need > ARENA_BIG ? need : ARENA_CHUNK);
     if (fresh == NULL) {
         return NULL;
     }
     fresh->used = need;
+    memset(fresh->data, 0, need);
     if (need > ARENA_BIG && c != NULL) {
         /* Keep filling the current chunk; the big block only joins the list to be freed. */
         fresh->next = c->next;

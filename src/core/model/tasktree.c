@@ -36,11 +36,15 @@ struct node {
     size_t cap_kids;
 };
 
-/* Open addressing from a 64-bit key to a node index; several entries may share a key. */
+/* Open addressing from a 64-bit key to a node index; several entries may share a key. An
+ * entry holds its value plus one: 0 is a free slot. */
+struct map_entry {
+    uint64_t key;
+    size_t val1;
+};
+
 struct map {
-    uint64_t *keys;
-    size_t *vals;
-    bool *used;
+    struct map_entry *e;
     size_t cap;
     size_t n;
 };
@@ -74,51 +78,48 @@ static uint64_t hash_bytes(uint64_t h, const char *p, size_t len)
     return mix(h);
 }
 
-static bool map_grow(struct map *m)
+/* Gives M room for WANT entries at most half full. */
+static bool map_reserve(struct map *m, size_t want)
 {
-    size_t ncap = m->cap ? m->cap * 2 : 64;
-    uint64_t *keys = calloc(ncap, sizeof *keys);
-    size_t *vals = calloc(ncap, sizeof *vals);
-    bool *used = calloc(ncap, sizeof *used);
-    if (keys == NULL || vals == NULL || used == NULL) {
-        free(keys);
-        free(vals);
-        free(used);
+    size_t ncap = m->cap ? m->cap : 64;
+    while (ncap / 2 < want) {
+        if (ncap > SIZE_MAX / 2 / sizeof *m->e) {
+            return false;
+        }
+        ncap *= 2;
+    }
+    if (ncap == m->cap) {
+        return true;
+    }
+    struct map_entry *e = calloc(ncap, sizeof *e);
+    if (e == NULL) {
         return false;
     }
     for (size_t i = 0; i < m->cap; i++) {
-        if (m->used[i]) {
-            size_t h = (size_t)(mix(m->keys[i]) & (ncap - 1));
-            while (used[h]) {
+        if (m->e[i].val1 != 0) {
+            size_t h = (size_t)(mix(m->e[i].key) & (ncap - 1));
+            while (e[h].val1 != 0) {
                 h = (h + 1) & (ncap - 1);
             }
-            used[h] = true;
-            keys[h] = m->keys[i];
-            vals[h] = m->vals[i];
+            e[h] = m->e[i];
         }
     }
-    free(m->keys);
-    free(m->vals);
-    free(m->used);
-    m->keys = keys;
-    m->vals = vals;
-    m->used = used;
+    free(m->e);
+    m->e = e;
     m->cap = ncap;
     return true;
 }
 
 static bool map_add(struct map *m, uint64_t key, size_t val)
 {
-    if ((m->n + 1) * 2 > m->cap && !map_grow(m)) {
+    if ((m->n + 1) * 2 > m->cap && !map_reserve(m, m->cap > 0 ? m->cap : 1)) {
         return false;
     }
     size_t h = (size_t)(mix(key) & (m->cap - 1));
-    while (m->used[h]) {
+    while (m->e[h].val1 != 0) {
         h = (h + 1) & (m->cap - 1);
     }
-    m->used[h] = true;
-    m->keys[h] = key;
-    m->vals[h] = val;
+    m->e[h] = (struct map_entry){key, val + 1};
     m->n++;
     return true;
 }
@@ -132,9 +133,9 @@ static size_t map_find(const struct map *m, uint64_t key,
         return SIZE_MAX;
     }
     size_t h = (size_t)(mix(key) & (m->cap - 1));
-    while (m->used[h]) {
-        if (m->keys[h] == key && (match == NULL || match(t, m->vals[h], ctx))) {
-            return m->vals[h];
+    while (m->e[h].val1 != 0) {
+        if (m->e[h].key == key && (match == NULL || match(t, m->e[h].val1 - 1, ctx))) {
+            return m->e[h].val1 - 1;
         }
         h = (h + 1) & (m->cap - 1);
     }
@@ -143,9 +144,7 @@ static size_t map_find(const struct map *m, uint64_t key,
 
 static void map_free(struct map *m)
 {
-    free(m->keys);
-    free(m->vals);
-    free(m->used);
+    free(m->e);
 }
 
 static size_t new_node(struct tasktree *t)
@@ -287,9 +286,39 @@ static size_t hang_frames(struct tasktree *t, size_t cur, const struct snap_fram
     return cur;
 }
 
+/* Room, before the tree is built, for as many nodes and map entries as TASKS[0..N) can make:
+ * one node per task and awaiter, one per frame; grown one doubling at a time instead, the
+ * arrays are copied at each step, and the copies are memory a one-shot dump touches for
+ * nothing. Overflow or no memory leaves it to the growth as they go. */
+static void reserve(struct tasktree *t, const struct snap_task *tasks, size_t n)
+{
+    size_t awaiters = 0;
+    size_t frames = 0;
+    for (size_t i = 0; i < n; i++) {
+        frames += tasks[i].frames != NULL ? tasks[i].n_frames : 0;
+        for (size_t a = 0; tasks[i].awaited_by != NULL && a < tasks[i].n_awaited_by; a++) {
+            awaiters++;
+            frames += tasks[i].awaited_by[a].n_frames;
+        }
+    }
+    size_t nodes = n + awaiters + frames;
+    if (nodes < n || nodes > SIZE_MAX / sizeof *t->nodes || nodes <= t->cap) {
+        return;
+    }
+    struct node *nn = realloc(t->nodes, nodes * sizeof *nn);
+    if (nn != NULL) {
+        t->nodes = nn;
+        t->cap = nodes;
+    }
+    map_reserve(&t->ids, n + awaiters);
+    map_reserve(&t->coros, frames);
+    map_reserve(&t->kids, awaiters);
+}
+
 static void build(struct tasktree *t, const struct snap_task *tasks, size_t n)
 {
     struct strbuf label = {0};
+    reserve(t, tasks, n);
     for (size_t i = 0; i < n && !t->nomem; i++) {
         size_t k = task_node(t, tasks[i].id);
         if (k != SIZE_MAX) {
@@ -554,7 +583,8 @@ static bool is_root(const struct node *n)
     return n->task && n->labelled && !n->child;
 }
 
-int tasktree_write(struct strbuf *sb, const struct snap_task *tasks, size_t n, struct pt_error *err)
+int tasktree_write(struct strbuf *sb, const struct snap_task *tasks, size_t n,
+                   const struct tasktree_drain *drain, struct pt_error *err)
 {
     struct tasktree t = {0};
     int rc = 0;
@@ -573,6 +603,9 @@ int tasktree_write(struct strbuf *sb, const struct snap_task *tasks, size_t n, s
         if (is_root(&t.nodes[i]) && !render(sb, &t, i, &lines)) {
             rc = pt_error_set(err, PT_E_NOMEM, 0, "out of memory drawing the task tree");
             break;
+        }
+        if (drain != NULL && is_root(&t.nodes[i])) {
+            drain->fn(drain->ctx, sb);
         }
     }
 out:

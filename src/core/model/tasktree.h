@@ -18,9 +18,15 @@ struct pt_error;
  * children; a task that awaits nothing shows its own coroutine stack. Frames are listed
  * outermost first. Awaiters that are not tasks are left out (pstree hides what they await).
  * A graph with cycles is not drawn: the cycles are listed instead, as pstree reports them.
- * At most LIMIT_TREE_LINES lines, then a line saying the tree was cut. Errors: PT_E_NOMEM. */
+ * At most LIMIT_TREE_LINES lines, then a line saying the tree was cut. DRAIN, when not NULL,
+ * is called between two roots' trees with SB holding what was drawn so far, for a writer to
+ * empty it (thousands of tasks draw hundreds of kilobytes). Errors: PT_E_NOMEM. */
+struct tasktree_drain {
+    void (*fn)(void *ctx, struct strbuf *sb);
+    void *ctx;
+};
 int tasktree_write(struct strbuf *sb, const struct snap_task *tasks, size_t n,
-                   struct pt_error *err);
+                   const struct tasktree_drain *drain, struct pt_error *err);
 
 /* The same tree as nodes, for a front end that draws it itself (folding, filtering). */
 struct tasktree;

@@ -118,6 +118,9 @@ struct sampler *sampler_new(struct proc *p, const struct runtime *rt,
         sampler_free(s);
         return NULL;
     }
+    if (s->unwind != NULL) {
+        unwind_set_once(s->unwind, opts->once);
+    }
     s->proc = p;
     if (s->unwind != NULL) {
         s->cpu = malloc((size_t)LIMIT_THREADS * sizeof *s->cpu);

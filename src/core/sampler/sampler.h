@@ -31,6 +31,8 @@ struct sampler_opts {
     double window_s;     /* how far back the statistics reach; INFINITY: back to the last
                           * reset (nothing slides out); <= 0 or NAN: 1 s; else at most a day */
     bool blocking;       /* pause the target while each sample is read */
+    bool once;           /* one snapshot and no other (--dump): what it reads is not recorded
+                          * to be read ahead for a next one (unwind_set_once()) */
 };
 
 /* One thread over the window. Shares are of that thread's own samples (0-100); a flag the

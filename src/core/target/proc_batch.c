@@ -51,9 +51,10 @@ struct proc_batch {
     bool recording;
     bool serving;
     struct proc_iov *record;
-    struct proc_iov *record_tmp; /* cap_record: the sort's scratch, kept with the record */
+    struct proc_iov *record_tmp; /* the sort's scratch (room for cap_tmp), kept */
     size_t n_record;
     size_t cap_record;
+    size_t cap_tmp;
     size_t record_bytes;
     struct span *spans; /* by address, not overlapping */
     size_t n_spans;
@@ -260,11 +261,6 @@ static void record(struct proc_batch *b, const struct proc_iov *iov, size_t n)
                 return;
             }
             b->record = fresh;
-            fresh = realloc(b->record_tmp, ncap * sizeof *fresh);
-            if (fresh == NULL) {
-                return;
-            }
-            b->record_tmp = fresh;
             b->cap_record = ncap;
         }
         b->record[b->n_record++] = (struct proc_iov){iov[i].addr, NULL, iov[i].len};
@@ -322,6 +318,13 @@ int proc_batch_read(struct proc_batch *b, const struct proc_iov *iov, size_t n,
         *n_rest = k;
     }
     return read_merged(b, iov, n, read, ctx) == 0 ? 0 : 1;
+}
+
+static int cmp_region(const void *a, const void *b)
+{
+    const struct proc_iov *x = a;
+    const struct proc_iov *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
 /* Sorts the N regions at V by address, stable, with TMP (room for N) as scratch: a radix sort
@@ -396,8 +399,15 @@ void proc_batch_readahead_begin(struct proc_batch *b, proc_batch_reader read, vo
     }
     b->serving = false;
     b->n_spans = 0;
-    if (b->n_record > 0) {
+    if (b->n_record > b->cap_tmp) {
+        free(b->record_tmp);
+        b->record_tmp = malloc(b->cap_record * sizeof *b->record_tmp);
+        b->cap_tmp = b->record_tmp != NULL ? b->cap_record : 0;
+    }
+    if (b->n_record > 0 && b->record_tmp != NULL) {
         sort_regions(b->record, b->record_tmp, b->n_record);
+    } else if (b->n_record > 0) {
+        qsort(b->record, b->n_record, sizeof *b->record, cmp_region);
     }
     size_t bytes = 0;
     for (size_t i = 0; i < b->n_record; i++) {

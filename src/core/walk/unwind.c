@@ -137,6 +137,11 @@ void unwind_set_tasks(struct unwind *u, bool on)
     }
 }
 
+void unwind_set_once(struct unwind *u, bool on)
+{
+    u->once = on;
+}
+
 struct unwind_counters unwind_get_counters(const struct unwind *u)
 {
     struct proc_counters pc = proc_get_counters(u->proc);
@@ -673,7 +678,9 @@ struct snapshot *unwind_snapshot(struct unwind *u, struct pt_error *err)
     u->snap = s;
     /* Snapshots repeat once per refresh, and most of what they read (above all the task graph)
      * has not moved: what the last one read is read again in a few batched calls first. */
-    proc_readahead_begin(u->proc);
+    if (!u->once) {
+        proc_readahead_begin(u->proc);
+    }
     int rc = walk(u, interps, &n, err);
     proc_readahead_end(u->proc);
     u->snap = NULL;

@@ -187,6 +187,7 @@ struct unwind {
     size_t cap_next_hints;
     struct tasks *tasks;  /* NULL: tasks are not read */
     bool tasks_wanted;    /* unwind_set_tasks(on): NULL tasks then means out of memory */
+    bool once;            /* unwind_set_once(): no read-ahead record for a next snapshot */
     struct gc_reader *gc; /* NULL: the GC's generations are not read (in_gc still is) */
     uint8_t *gc_buf;      /* GC_STATE_MAX bytes */
     /* Who collects, before 3.15 (gcwatch.c): its state, and where the head batch reads the

@@ -98,7 +98,7 @@ static int write_tasks(const struct snapshot *tasks, FILE *out, struct pt_error 
         }
         strbuf_printf(&sb, "\nasyncio tasks of interpreter %lld (%zu%s):\n", (long long)in->id,
                       in->n_tasks, in->tasks_truncated ? ", list cut short" : "");
-        if (tasktree_write(&sb, in->tasks, in->n_tasks, err) < 0) {
+        if (tasktree_write(&sb, in->tasks, in->n_tasks, NULL, err) < 0) {
             strbuf_free(&sb);
             return -1;
         }

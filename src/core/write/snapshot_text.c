@@ -399,9 +399,17 @@ static void write_gc(struct strbuf *sb, const struct snap_interp *in, bool sever
     write_gc_recent(sb, gc);
 }
 
-/* The asyncio task tree, as `python -m asyncio pstree` draws it. */
-static void write_tasks(struct strbuf *sb, const struct snap_interp *in, bool several)
+static void drain_tree(void *ctx, struct strbuf *sb)
 {
+    struct text_out *w = ctx;
+    (void)sb; /* w->sb */
+    flush(w, false);
+}
+
+/* The asyncio task tree, as `python -m asyncio pstree` draws it. */
+static void write_tasks(struct text_out *w, const struct snap_interp *in, bool several)
+{
+    struct strbuf *sb = &w->sb;
     /* Nothing to say of a program without tasks; but a graph that was not read is said to be
      * missing, not left to look like no tasks (the warning says why). */
     if (in->tasks_present && in->n_tasks == 0 && !in->tasks_truncated) {
@@ -422,7 +430,8 @@ static void write_tasks(struct strbuf *sb, const struct snap_interp *in, bool se
         return;
     }
     struct pt_error e = {0};
-    if (tasktree_write(sb, in->tasks, in->n_tasks, &e) < 0) {
+    const struct tasktree_drain drain = {drain_tree, w};
+    if (tasktree_write(sb, in->tasks, in->n_tasks, &drain, &e) < 0) {
         strbuf_printf(sb, "(tree not drawn: %s)\n", e.msg);
     }
 }
@@ -444,7 +453,7 @@ static void write_interp(struct text_out *w, const struct snap_interp *in, bool 
         flush(w, false);
     }
     write_gc(&w->sb, in, several);
-    write_tasks(&w->sb, in, several);
+    write_tasks(w, in, several);
     flush(w, false);
 }
 
