@@ -62,7 +62,9 @@ struct asyncio_registry {
     size_t *index;   /* open addressing: task index + 1 by address, index_slots of them */
     size_t index_slots;
     bool types_full;
-    struct asyncio_chain_job jobs[PROC_IOV_MAX]; /* a batch of chains (asyncio_chain_batch()) */
+    /* PROC_IOV_MAX: a batch of chains (asyncio_chain_batch()), each set before it is walked;
+     * apart from the calloc'd struct, whose zeroing would touch its pages in every run. */
+    struct asyncio_chain_job *jobs;
     /* PROC_IOV_MAX * NAME_PREFETCH bytes, apart from the calloc'd struct: a page of it costs
      * memory only once names are read into it. */
     uint8_t *name_buf;
@@ -85,8 +87,11 @@ struct asyncio_registry *asyncio_registry_new(struct proc *p, const struct py_la
     a->common = common;
     a->chain = chain;
     a->name_buf = malloc((size_t)PROC_IOV_MAX * NAME_PREFETCH);
-    if (a->name_buf == NULL) {
+    a->jobs = malloc((size_t)PROC_IOV_MAX * sizeof *a->jobs);
+    if (a->name_buf == NULL || a->jobs == NULL) {
         pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+        free(a->name_buf);
+        free(a->jobs);
         free(a);
         return NULL;
     }
@@ -97,6 +102,7 @@ void asyncio_registry_free(struct asyncio_registry *a)
 {
     if (a != NULL) {
         free(a->name_buf);
+        free(a->jobs);
         free(a);
     }
 }
