@@ -3,6 +3,8 @@
 
 #include "core/util/memory.h"
 
+#include <stdlib.h> /* for __GLIBC__ (features.h) */
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -17,10 +19,12 @@ enum {
     MEMORY_KEEP_BYTES = 64 << 20,
 };
 
-void memory_keep_freed(void)
+bool memory_keep_freed(void)
 {
 #if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD)
-    mallopt(M_MMAP_THRESHOLD, MEMORY_MAP_ABOVE);
-    mallopt(M_TRIM_THRESHOLD, MEMORY_KEEP_BYTES);
+    return mallopt(M_MMAP_THRESHOLD, MEMORY_MAP_ABOVE) == 1 &&
+           mallopt(M_TRIM_THRESHOLD, MEMORY_KEEP_BYTES) == 1;
+#else
+    return false;
 #endif
 }

@@ -2,12 +2,14 @@
 #ifndef PYTOP_CORE_MEMORY_H
 #define PYTOP_CORE_MEMORY_H
 
+#include <stdbool.h>
+
 /* Keeps the memory pytop frees (up to 64 MiB) for its next allocations instead of
  * giving it back to the kernel. Each refresh builds a snapshot of the size the last one freed
  * (megabytes with thousands of tasks); pages handed back and taken again cost a page fault
  * each (several microseconds under a hypervisor), which doubled the time of a warm snapshot of
- * 10 000 tasks. Called once, first thing, by programs that take snapshots repeatedly. A no-op
- * where the C library has no such setting. */
-void memory_keep_freed(void);
+ * 10 000 tasks. Called once, first thing, by programs that take snapshots repeatedly. Returns
+ * whether the C library took the setting (false where it has none: nothing changes). */
+bool memory_keep_freed(void);
 
 #endif

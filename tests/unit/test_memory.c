@@ -1,0 +1,63 @@
+/* test_memory: the allocator keeps what pytop frees, so a refresh reuses the last one's pages. */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/util/memory.h"
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+/* The sanitizers bring allocators of their own, which take no mallopt() settings. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+
+/* A snapshot-sized block (a few megabytes) comes from the heap, not from a mapping of its own
+ * that free() would hand back to the kernel; freed, the next one of the size is the same
+ * memory. */
+static void test_memory_keep_freed_serves_large_blocks_from_the_heap(void **state)
+{
+    (void)state;
+#if defined(SANITIZED) || !defined(__GLIBC__) || !defined(M_MMAP_THRESHOLD)
+    skip();
+#else
+    assert_true(memory_keep_freed());
+    enum { BLOCK = 4 << 20 };
+    struct mallinfo2 before = mallinfo2();
+    unsigned char *p = malloc(BLOCK);
+    assert_non_null(p);
+    memset(p, 1, BLOCK);
+    struct mallinfo2 during = mallinfo2();
+    assert_int_equal(during.hblks, before.hblks); /* no mapping of its own */
+    free(p);
+    struct mallinfo2 after = mallinfo2();
+    /* Kept: the heap did not shrink by the block. */
+    assert_true(after.arena >= during.arena);
+    unsigned char *q = malloc(BLOCK);
+    assert_non_null(q);
+    assert_ptr_equal(q, p);
+    free(q);
+#endif
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_memory_keep_freed_serves_large_blocks_from_the_heap),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
