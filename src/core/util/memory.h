@@ -4,8 +4,8 @@
 
 #include <stdbool.h>
 
-/* Keeps the memory pytop frees (up to 64 MiB) for its next allocations instead of
- * giving it back to the kernel. Each refresh builds a snapshot of the size the last one freed
+/* Keeps the memory pytop frees (up to 4 MiB free at a heap's top, and blocks below 1 MiB in
+ * the heap) for its next allocations instead of giving it back to the kernel. Each refresh builds a snapshot of the size the last one freed
  * (megabytes with thousands of tasks); pages handed back and taken again cost a page fault
  * each (several microseconds under a hypervisor), which doubled the time of a warm snapshot of
  * 10 000 tasks. Called once, first thing, by programs that take snapshots repeatedly. Returns
