@@ -374,13 +374,20 @@ static void count_thread(struct sampler_window *w, struct sampler_window_bucket 
     /* Recursion repeats a code object: a frame running the code of the counted frame before it
      * adds nothing (its function is counted once a stack), so it is not looked up. */
     uint64_t counted_code = 0;
+    /* SRC's arrays in locals: count_frame()'s stores could alias them. */
+    const struct sample_frame *compact = src->compact;
     for (size_t i = 0; i < n; i++) {
         /* Shims are C-owned entry frames, not Python functions (DESIGN.md). */
-        if (is_shim(src, i)) {
-            continue;
-        }
-        uint64_t code = src->compact != NULL ? src->compact[i].code_serial : 0;
-        if (code != 0 && code == counted_code) {
+        uint64_t code = 0;
+        if (compact != NULL) {
+            if (compact[i].kind == SNAP_FRAME_SHIM) {
+                continue;
+            }
+            code = compact[i].code_serial;
+            if (code != 0 && code == counted_code) {
+                continue;
+            }
+        } else if (is_shim(src, i)) {
             continue;
         }
         size_t depth = n - 1 - i;

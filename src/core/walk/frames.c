@@ -220,10 +220,8 @@ static bool room_for_one(void **items, size_t *cap, size_t n, size_t size)
 
 /* A slot for one more frame, or NULL on out of memory. The caller fills it in place: a frame
  * built on the stack and copied stalls on store forwarding (perf: a third of a deep sample).
- * Inlined into the tight loop, which gcc did not do by itself (7 % of the user time of a
- * 500-frame sample went to the call). */
-__attribute__((always_inline)) static inline struct frames_raw *
-push_frame(struct frames_thread *t)
+ * (in_chunk_run() grows the array itself, its count held in a local.) */
+static struct frames_raw *push_frame(struct frames_thread *t)
 {
     if (!room_for_one((void **)&t->frames, &t->cap, t->n_frames, sizeof *t->frames)) {
         return NULL;
@@ -417,7 +415,7 @@ static struct frames_fast fast_layout(const struct py_layout *L)
     struct frames_fast f = {0};
     const uint64_t offs[] = {L->frame.previous, L->frame.executable, L->frame.instr_ptr};
     f.ok = L->frames == FRAMES_INTERPRETER && L->frame.instr_width == 8 &&
-           !layout_has(L->frame.running) && layout_has(L->frame.owner) &&
+           !layout_has(L->frame.running) && layout_has(L->frame.owner) && max_owner(L) < 64 &&
            L->frame.owner < L->frame.size && L->frame.size <= LAYOUT_FRAME_HEADER_MAX;
     for (size_t i = 0; i < sizeof offs / sizeof offs[0] && f.ok; i++) {
         f.ok = layout_has(offs[i]) && offs[i] <= L->frame.size && L->frame.size - offs[i] >= 8;
@@ -438,7 +436,9 @@ static struct frames_fast fast_layout(const struct py_layout *L)
 /* The common case of a sample in one tight loop: frames that lie in the chunk of the frame
  * before, taken as take_frame() takes them (a sample keeps no links; frames in chunks bring no
  * bytes before them). Stops, leaving the frame to advance(), at anything else: the end of the
- * chain, a frame outside that chunk, one owned by no one, the frame limit. */
+ * chain, a frame outside that chunk, one owned by no one, the frame limit. The layout's offsets
+ * and the walk's position are held in locals and written back once: stores through T could
+ * alias them, so the compiler would load each again for every frame. */
 static void in_chunk_run(const struct py_layout *L, const struct frames_fast *fp,
                          struct frames_thread *t)
 {
@@ -446,47 +446,90 @@ static void in_chunk_run(const struct py_layout *L, const struct frames_fast *fp
         return;
     }
     const struct frames_chunk *c = &t->chunks[t->last_chunk];
-    while (t->steps < LIMIT_FRAMES) {
-        uint64_t addr = t->pending;
-        if (addr == 0 || addr == t->base_frame || addr < c->addr || addr - c->addr > c->len ||
-            c->len - (addr - c->addr) < fp->size) {
-            return;
+    const uint8_t *data = c->data;
+    const uint64_t base = c->addr;
+    const uint64_t len = c->len;
+    const size_t size = fp->size;
+    if (len < size) {
+        return;
+    }
+    /* A frame lies in the chunk when its offset is at most LAST. */
+    const uint64_t last = len - size;
+    const size_t off_owner = fp->owner;
+    const size_t off_previous = fp->previous;
+    const size_t off_executable = fp->executable;
+    const size_t off_instr = fp->instr_ptr;
+    const uint64_t tag_mask = fp->tag_mask;
+    const int max_owner_value = fp->max_owner;
+    const int generator = L->frame.owner_generator;
+    /* Bit N set: a frame owned by N is a Python frame (not an entry shim of the C stack or
+     * the interpreter). Owners run from 0 to max_owner, well below 64. */
+    uint64_t python_owners = 0;
+    for (int o = 0; o <= max_owner_value; o++) {
+        if (o != L->frame.owner_cstack && o != L->frame.owner_interpreter) {
+            python_owners |= 1ull << o;
         }
-        const uint8_t *h = c->data + (addr - c->addr);
+    }
+    const uint64_t base_frame = t->base_frame;
+    uint64_t addr = t->pending;
+    size_t steps = t->steps;
+    int last_owner = t->last_owner;
+    struct frames_raw *frames = t->frames;
+    size_t n_frames = t->n_frames;
+    size_t cap = t->cap;
+    while (steps < LIMIT_FRAMES) {
+        uint64_t at = addr - base;
+        if (addr < base || at > last || addr == base_frame) {
+            break;
+        }
+        const uint8_t *h = data + at;
+        int owner = h[off_owner];
+        if (owner > max_owner_value) {
+            break;
+        }
         uint64_t previous;
         uint64_t code;
         uint64_t instr;
-        int owner = h[fp->owner];
-        if (owner > fp->max_owner) {
-            return;
-        }
-        memcpy(&previous, h + fp->previous, 8);
-        memcpy(&code, h + fp->executable, 8);
-        memcpy(&instr, h + fp->instr_ptr, 8);
-        code &= ~fp->tag_mask;
-        t->steps++;
-        t->last_owner = owner;
-        if (owner != L->frame.owner_cstack && owner != L->frame.owner_interpreter && code != 0) {
-            struct frames_raw *f = push_frame(t);
-            if (f == NULL) {
-                fail(t, "out of memory for frame", addr);
-                return;
+        memcpy(&previous, h + off_previous, 8);
+        memcpy(&code, h + off_executable, 8);
+        memcpy(&instr, h + off_instr, 8);
+        code &= ~tag_mask;
+        steps++;
+        last_owner = owner;
+        if (((python_owners >> owner) & 1) != 0 && code != 0) {
+            if (n_frames == cap) {
+                t->n_frames = n_frames;
+                if (!room_for_one((void **)&t->frames, &t->cap, n_frames, sizeof *t->frames)) {
+                    fail(t, "out of memory for frame", addr);
+                    break;
+                }
+                frames = t->frames;
+                cap = t->cap;
             }
+            struct frames_raw *f = &frames[n_frames++];
             f->addr = addr;
             f->code_addr = code;
             f->instr_ptr = instr;
             f->code = NULL;
-            f->generator = owner == L->frame.owner_generator;
+            f->generator = owner == generator;
             f->exc_known = false;
             f->exc_value = 0;
             f->exc_previous = 0;
         }
-        t->pending = previous;
-        if (previous >= addr && chunk_holds(c, previous)) {
+        if (previous >= addr && previous - base < len) {
+            t->pending = previous;
+            t->steps = steps;
+            t->last_owner = last_owner;
+            t->n_frames = n_frames;
             torn(t, "caller above its callee in the data stack", addr);
             return;
         }
+        addr = previous;
     }
+    t->pending = addr;
+    t->steps = steps;
+    t->last_owner = last_owner;
+    t->n_frames = n_frames;
 }
 
 /* Follows T's chain through copied chunks until it ends or needs a read. */

@@ -465,27 +465,27 @@ static void sample_threads(struct unwind *u, uint64_t interp, const struct inter
         struct sample_frame *f = sb->frames + sb->n_frames;
         bool cut = false;
         nf = 0;
-        /* Frames are taken as build_frames() takes them, unreadable ones included. */
-        for (size_t j = 0; j < fr->n_frames && !cut; j++) {
-            if (gc_at >= 0 && (long)j == gc_at) {
+        /* Frames are taken as build_frames() takes them, unreadable ones included. A settled
+         * frame carries its cache entry (unwind_code_of()'s answer, without the call). */
+        const struct frames_raw *raws = fr->frames;
+        const size_t n_raw = fr->n_frames;
+        for (size_t j = 0; j < n_raw && !cut; j++) {
+            if ((long)j == gc_at) { /* gc_at < 0: no such frame */
                 f[nf++] = (struct sample_frame){NULL, 0, SAMPLE_OFFSET_UNKNOWN, SNAP_FRAME_GC,
                                                 SNAP_UNREADABLE_NONE};
             }
-            const struct frames_raw *raw = &fr->frames[j];
-            enum snap_unreadable why;
-            struct code_info *ci = unwind_code_of(u, raw, &why);
-            if (ci == NULL) {
-                f[nf++] = (struct sample_frame){NULL, 0, SAMPLE_OFFSET_UNKNOWN,
-                                                SNAP_FRAME_UNREADABLE, why};
-                cut = why == SNAP_UNREADABLE_STACK;
+            const struct frames_raw *raw = &raws[j];
+            struct code_info *ci = raw->code;
+            if (ci != NULL) {
+                f[nf++] = (struct sample_frame){ci, ci->serial, raw->offset, SNAP_FRAME_PYTHON,
+                                                SNAP_UNREADABLE_NONE};
                 continue;
             }
-            struct sample_frame *out_f = &f[nf++];
-            out_f->code = ci;
-            out_f->code_serial = ci->serial;
-            out_f->offset = raw->offset;
-            out_f->kind = SNAP_FRAME_PYTHON;
-            out_f->unreadable = SNAP_UNREADABLE_NONE;
+            enum snap_unreadable why;
+            unwind_code_of(u, raw, &why);
+            f[nf++] = (struct sample_frame){NULL, 0, SAMPLE_OFFSET_UNKNOWN, SNAP_FRAME_UNREADABLE,
+                                            why};
+            cut = why == SNAP_UNREADABLE_STACK;
         }
         out->frames_truncated = fr->truncated || fr->failed || cut;
         out->n_frames = nf;

@@ -235,8 +235,13 @@ void unwind_code_settle(struct unwind *u, struct thread_ctx *t)
     bool last_inside = false;
     uint32_t last_offset = SAMPLE_OFFSET_UNKNOWN;
     size_t kept = 0;
-    for (size_t i = 0; i < fr->n_frames; i++) {
-        struct frames_raw *f = &fr->frames[i];
+    /* In locals: the stores through F below could alias FR's fields, which would otherwise be
+     * loaded again for each of hundreds of frames. */
+    struct frames_raw *frames = fr->frames;
+    const size_t n = fr->n_frames;
+    bool torn = fr->torn;
+    for (size_t i = 0; i < n; i++) {
+        struct frames_raw *f = &frames[i];
         struct code_info *ci = last != NULL && last->addr == f->code_addr
                                    ? last
                                    : code_cache_find(u->codes, f->code_addr);
@@ -266,9 +271,10 @@ void unwind_code_settle(struct unwind *u, struct thread_ctx *t)
             continue;
         }
         if (kept != i) {
-            fr->frames[kept] = *f;
+            frames[kept] = *f;
         }
-        if (!fr->torn && !inside) {
+        if (!torn && !inside) {
+            torn = true;
             fr->torn = true;
             snprintf(fr->error, sizeof fr->error, "frame %zu at 0x%" PRIx64 " %s", kept,
                      f->addr,
