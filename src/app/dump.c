@@ -309,6 +309,12 @@ static int dump_target(struct dump *d, FILE **out)
             fprintf(stderr, "pytop: out of memory for the statistics\n");
             return CLI_EXIT_TARGET;
         }
+    } else {
+        /* The snapshot owns all it says: the reader's caches and buffers are done with, and
+         * freed now they are the memory the writer takes (its tree, source lines, text)
+         * instead of fresh pages, each of which costs more than the bytes written to it. */
+        sampler_free(d->sampler);
+        d->sampler = NULL;
     }
     int status = CLI_EXIT_TARGET;
     if (*out == NULL) {

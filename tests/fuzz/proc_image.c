@@ -153,6 +153,11 @@ int proc_tasks(struct proc *p, pid_t *tids, size_t max, size_t *n, struct pt_err
     return 0;
 }
 
+size_t proc_thread_count(struct proc *p)
+{
+    return p->im.n_threads;
+}
+
 static const struct image_thread *thread_of(const struct proc *p, pid_t tid)
 {
     for (size_t i = 0; i < p->im.n_threads; i++) {

@@ -94,6 +94,10 @@ void proc_maps_free(struct proc_map *maps, size_t n);
 /* Lists the kernel thread ids of the process into TIDS (at most MAX), sorted ascending. */
 int proc_tasks(struct proc *p, pid_t *tids, size_t max, size_t *n, struct pt_error *err);
 
+/* How many threads the process has now (the link count of /proc/PID/task is two more), in one
+ * system call and without listing them: a hint for sizing, 0 when unknown. */
+size_t proc_thread_count(struct proc *p);
+
 /* Reads one thread's state. Errors: PT_E_GONE when the thread has exited. The handle keeps the
  * thread's stat file open (close-on-exec; closed once the thread is seen gone or long unread,
  * and by proc_close()), so reading the same thread again costs one system call. */

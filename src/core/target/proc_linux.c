@@ -463,6 +463,17 @@ int proc_linux_compare_pids(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+size_t proc_thread_count(struct proc *p)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)p->pid);
+    struct stat st;
+    if (stat(path, &st) != 0 || st.st_nlink < 3) {
+        return 0;
+    }
+    return (size_t)st.st_nlink - 2;
+}
+
 int proc_tasks(struct proc *p, pid_t *tids, size_t max, size_t *n, struct pt_error *err)
 {
     char path[64];

@@ -14,9 +14,9 @@ struct source_cache;
 struct source_cache *source_cache_new(struct proc *p);
 void source_cache_free(struct source_cache *c);
 
-/* Line LINE (1-based) of FILE[0..FILE_LEN), without its newline, and its length in *LEN; NULL
- * when the file cannot be read or is shorter. Valid until the cache is freed. Files larger
- * than LIMIT_SOURCE_FILE are not read. */
+/* Line LINE (1-based) of FILE[0..FILE_LEN), without its newline (nor a carriage return before
+ * it), and its length in *LEN; NULL when the file cannot be read or is shorter. Valid until the
+ * next call. Files larger than LIMIT_SOURCE_FILE are not read; lines are cut at 64 KiB. */
 const char *source_cache_line(struct source_cache *c, const char *file, size_t file_len,
                               int line, size_t *len);
 

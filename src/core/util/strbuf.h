@@ -28,6 +28,10 @@ void strbuf_json_string(struct strbuf *sb, const char *bytes, size_t len);
 void strbuf_text(struct strbuf *sb, const char *bytes, size_t len);
 /* Like strbuf_text, between double quotes, with " and \ escaped as \" and \\. */
 void strbuf_text_quoted(struct strbuf *sb, const char *bytes, size_t len);
+/* Where writers of long documents drain their buffer: past this, the buffer's growth costs
+ * fresh pages (each more than the write that empties it) and nothing else. */
+enum { STRBUF_DRAIN_AT = 12 * 1024 };
+
 /* Writes SB's bytes to OUT and empties SB, once it holds at least AT bytes (any bytes when AT
  * is 0). The first failed write leaves its errno (EIO if none) in *WRITE_ERRNO; after that
  * nothing more is written, so the caller checks once at the end. */

@@ -140,6 +140,14 @@ void unwind_set_tasks(struct unwind *u, bool on)
 void unwind_set_once(struct unwind *u, bool on)
 {
     u->once = on;
+    /* Room for every thread at once: growing it twice or three times on the way (each time
+     * copied and the new part zeroed) touches more fresh pages than the thread states it
+     * holds, and a fresh page costs more than the reads of a one-shot. A hint only: the walk
+     * grows the room as ever when the target has more by then. */
+    size_t hint = on ? proc_thread_count(u->proc) : 0;
+    if (hint > UNWIND_THREADS_FIRST) {
+        (void)unwind_threads_reserve(u, hint < LIMIT_THREADS ? hint : LIMIT_THREADS);
+    }
 }
 
 struct unwind_counters unwind_get_counters(const struct unwind *u)

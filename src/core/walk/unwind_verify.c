@@ -36,7 +36,7 @@
 enum {
     VERIFY_GAP = 512,
     VERIFY_SPAN_MAX = 16 * 1024,
-    VERIFY_BATCH_BYTES = 4 << 20,
+    VERIFY_BATCH_BYTES = 32 * 1024, /* a buffer reused, not fresh pages for every stack */
 };
 
 enum region_kind { REGION_TSTATE, REGION_CFRAME, REGION_LINKS };

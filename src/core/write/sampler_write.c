@@ -19,7 +19,6 @@
 
 enum {
     NUMBER_MAX_DECIMALS = 3,
-    TEXT_FLUSH_AT = 64 * 1024,
 };
 
 /* V with DECIMALS decimals, built from integers: "%.1f" would follow LC_NUMERIC, and a decimal
@@ -319,7 +318,7 @@ static void text_functions(struct text_out *w, const struct sampler_stats *st, s
                     f->function.ptr != NULL ? f->function.len : 1);
         if (f->unreadable != SNAP_UNREADABLE_NONE) {
             strbuf_puts(sb, "\n"); /* no file: the name says what it is */
-            strbuf_drain(sb, w->out, TEXT_FLUSH_AT, &w->write_errno);
+            strbuf_drain(sb, w->out, STRBUF_DRAIN_AT, &w->write_errno);
             continue;
         }
         strbuf_puts(sb, " (");
@@ -329,7 +328,7 @@ static void text_functions(struct text_out *w, const struct sampler_stats *st, s
             strbuf_printf(sb, ":%d", f->first_line);
         }
         strbuf_puts(sb, ")\n");
-        strbuf_drain(sb, w->out, TEXT_FLUSH_AT, &w->write_errno);
+        strbuf_drain(sb, w->out, STRBUF_DRAIN_AT, &w->write_errno);
     }
     if (st->functions_truncated) {
         strbuf_puts(sb, "(more functions than pytop counts: some frames left out)\n");

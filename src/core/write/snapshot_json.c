@@ -15,9 +15,8 @@
 #include "core/write/snapshot_write.h"
 #include "core/util/strbuf.h"
 
-/* The document is built in a buffer that is written out whenever it grows past this, so a
- * snapshot with thousands of deep stacks never sits in memory twice. */
-enum { JSON_FLUSH_AT = 64 * 1024 };
+/* The document is built in a buffer that is written out whenever it grows past
+ * STRBUF_DRAIN_AT, so a snapshot with thousands of deep stacks never sits in memory twice. */
 
 struct snapshot_json_out {
     FILE *out;
@@ -29,7 +28,7 @@ struct snapshot_json_out {
 
 static void flush(struct snapshot_json_out *w, bool force)
 {
-    strbuf_drain(&w->sb, w->out, force ? 0 : JSON_FLUSH_AT, &w->write_errno);
+    strbuf_drain(&w->sb, w->out, force ? 0 : STRBUF_DRAIN_AT, &w->write_errno);
 }
 
 struct strbuf *snapshot_json_buf(struct snapshot_json_out *w)

@@ -18,7 +18,6 @@
 #include "core/model/tasktree.h"
 
 enum {
-    TEXT_FLUSH_AT = 64 * 1024,  /* bytes buffered before they are written out */
     GC_COLUMNS = 7,
     GC_NUMBER = 24,             /* fits any int64_t */
     GC_CELL = 2 * GC_NUMBER,    /* fits "count/threshold" */
@@ -32,7 +31,7 @@ struct text_out {
 
 static void flush(struct text_out *w, bool force)
 {
-    strbuf_drain(&w->sb, w->out, force ? 0 : TEXT_FLUSH_AT, &w->write_errno);
+    strbuf_drain(&w->sb, w->out, force ? 0 : STRBUF_DRAIN_AT, &w->write_errno);
 }
 
 /* A target string for display, or "?" when unknown. */
