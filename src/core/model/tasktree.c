@@ -29,7 +29,7 @@ struct node {
     const struct snap_task *src;    /* the listed task */
     const struct snap_frame *frame; /* coroutine node: the first frame it was made of */
     size_t parent;                  /* coroutine node: the node it hangs under */
-    char *label;                    /* coroutine node: "function file:line" */
+    size_t label_off;               /* coroutine node: "function file:line", in the pool */
     size_t label_len;
     size_t *kids;
     size_t n_kids;
@@ -56,6 +56,12 @@ struct tasktree {
     struct map ids;   /* task id -> node */
     struct map coros; /* hash(parent, label) -> node */
     struct map kids;  /* hash(parent, child) -> child */
+    /* The coroutine nodes' labels, each once (thousands of nodes share a few: a one-shot
+     * dump's fresh pages are what it costs), each after its length (a uint32_t). */
+    char *pool;
+    size_t pool_len;
+    size_t pool_cap;
+    struct map labels; /* hash(label) -> its offset in POOL */
     bool nomem;
 };
 
@@ -238,7 +244,53 @@ static bool coro_match(const struct tasktree *t, size_t val, const void *ctx)
     const struct coro_key *k = ctx;
     const struct node *n = &t->nodes[val];
     return n->parent == k->parent && n->label_len == k->len &&
-           memcmp(n->label, k->label, k->len) == 0;
+           memcmp(t->pool + n->label_off, k->label, k->len) == 0;
+}
+
+static bool label_match(const struct tasktree *t, size_t off, const void *ctx)
+{
+    const struct coro_key *k = ctx;
+    uint32_t len;
+    memcpy(&len, t->pool + off - sizeof len, sizeof len);
+    return len == k->len && memcmp(t->pool + off, k->label, k->len) == 0;
+}
+
+/* The offset of K's label in the pool, added when new; SIZE_MAX on out of memory. */
+static size_t intern_label(struct tasktree *t, const struct coro_key *k)
+{
+    uint64_t h = hash_bytes(0, k->label, k->len);
+    size_t off = map_find(&t->labels, h, label_match, t, k);
+    if (off != SIZE_MAX) {
+        return off;
+    }
+    uint32_t len = (uint32_t)k->len;
+    size_t need;
+    if (k->len > UINT32_MAX ||
+        __builtin_add_overflow(t->pool_len, sizeof len + k->len, &need)) {
+        return SIZE_MAX;
+    }
+    if (need > t->pool_cap) {
+        size_t ncap = t->pool_cap ? t->pool_cap : 4096;
+        while (ncap < need) {
+            if (ncap > SIZE_MAX / 2) {
+                return SIZE_MAX;
+            }
+            ncap *= 2;
+        }
+        char *np = realloc(t->pool, ncap);
+        if (np == NULL) {
+            return SIZE_MAX;
+        }
+        t->pool = np;
+        t->pool_cap = ncap;
+    }
+    memcpy(t->pool + t->pool_len, &len, sizeof len);
+    off = t->pool_len + sizeof len;
+    if (k->len > 0) {
+        memcpy(t->pool + off, k->label, k->len);
+    }
+    t->pool_len = need;
+    return map_add(&t->labels, h, off) ? off : SIZE_MAX;
 }
 
 /* pstree's get_or_create_cor_node. */
@@ -255,18 +307,16 @@ static size_t coro_node(struct tasktree *t, size_t parent, const struct strbuf *
     if (i == SIZE_MAX) {
         return i;
     }
+    size_t off = intern_label(t, &k);
     struct node *n = &t->nodes[i];
     n->parent = parent;
     n->frame = frame;
-    n->label = malloc(k.len ? k.len : 1);
-    if (n->label == NULL || !map_add(&t->coros, h, i) || !add_kid(t, parent, i)) {
+    n->label_off = off;
+    n->label_len = k.len;
+    if (off == SIZE_MAX || !map_add(&t->coros, h, i) || !add_kid(t, parent, i)) {
         t->nomem = true;
         return SIZE_MAX;
     }
-    if (k.len > 0) {
-        memcpy(n->label, k.label, k.len);
-    }
-    n->label_len = k.len;
     return i;
 }
 
@@ -530,7 +580,7 @@ static bool render(struct strbuf *sb, const struct tasktree *t, size_t root, siz
             put_task_name(sb, nd);
         } else {
             strbuf_puts(sb, " ");
-            strbuf_text(sb, nd->label, nd->label_len);
+            strbuf_text(sb, t->pool + nd->label_off, nd->label_len);
         }
         strbuf_puts(sb, "\n");
         (*lines)++;
@@ -570,12 +620,13 @@ static void tree_free(struct tasktree *t)
 {
     for (size_t i = 0; i < t->n; i++) {
         free(t->nodes[i].kids);
-        free(t->nodes[i].label);
     }
     free(t->nodes);
+    free(t->pool);
     map_free(&t->ids);
     map_free(&t->coros);
     map_free(&t->kids);
+    map_free(&t->labels);
 }
 
 static bool is_root(const struct node *n)
@@ -649,7 +700,7 @@ void tasktree_node(const struct tasktree *t, size_t i, struct tasktree_node *out
         .id = n->task ? n->id : 0,
         .task = n->task && n->labelled ? n->src : NULL,
         .frame = n->task ? NULL : n->frame,
-        .label = {n->task ? NULL : n->label, n->task ? 0 : n->label_len},
+        .label = {n->task ? NULL : t->pool + n->label_off, n->task ? 0 : n->label_len},
         .kids = n->kids,
         .n_kids = n->n_kids,
     };

@@ -101,6 +101,7 @@ void unwind_free(struct unwind *u)
     threadnames_free(u->names);
     pthreadtid_free(u->tids);
     free(u->code_buf);
+    free(u->snap_strs);
     free(u->ts_buf);
     free(u->id_seen);
     for (size_t i = 0; i < u->cap_ts; i++) {
@@ -306,6 +307,43 @@ static void unreadable_frame(struct snapshot *s, struct snap_frame *f, enum snap
     f->line = f->end_line = f->col = f->end_col = f->first_line = -1;
 }
 
+/* F's function, name and file: those of the code object at CODE_ADDR (decoded as CI), shared
+ * with the snapshot's other frames of it when the table has room. */
+static void code_strings(struct unwind *u, uint64_t code_addr, const struct code_info *ci,
+                         struct snap_frame *f)
+{
+    struct snapshot *s = u->snap;
+    if (u->snap_strs == NULL) {
+        u->snap_strs = calloc(UNWIND_SNAP_STRS, sizeof *u->snap_strs);
+    }
+    struct unwind_code_strs *e = NULL;
+    uint64_t h = (code_addr >> 4) * 0x9E3779B97F4A7C15u;
+    for (size_t k = 0; u->snap_strs != NULL && k < 8; k++) {
+        struct unwind_code_strs *c = &u->snap_strs[((h >> 40) + k) & (UNWIND_SNAP_STRS - 1)];
+        /* The same decoded entry: the code cache may have let the address's go and decoded
+         * another object there since. */
+        if (c->serial == u->snap_serial && c->code_addr == code_addr && c->ci == ci &&
+            c->function.len == ci->qualname_len && c->name.len == ci->name_len &&
+            c->file.len == ci->filename_len) {
+            f->function = c->function;
+            f->name = c->name;
+            f->file = c->file;
+            return;
+        }
+        if (c->serial != u->snap_serial) {
+            e = c;
+            break;
+        }
+    }
+    f->function = snapshot_strdup(s, ci->qualname, ci->qualname_len);
+    f->name = snapshot_strdup(s, ci->name, ci->name_len);
+    f->file = snapshot_strdup(s, ci->filename, ci->filename_len);
+    if (e != NULL && f->function.ptr != NULL && f->name.ptr != NULL && f->file.ptr != NULL) {
+        *e = (struct unwind_code_strs){u->snap_serial, code_addr, ci, f->function, f->name,
+                                       f->file};
+    }
+}
+
 /* Turns a thread's raw frames into snapshot frames. A frame whose code object could not be
  * read is an unreadable frame; when it names no code object at all the frames beyond it were
  * reached through memory that was no frame, and are left out (the stack is marked truncated).
@@ -339,9 +377,7 @@ static int build_frames(struct unwind *u, const struct thread_ctx *t, long gc_at
         }
         f->kind = SNAP_FRAME_PYTHON;
         f->line = f->end_line = f->col = f->end_col = f->first_line = -1;
-        f->function = snapshot_strdup(s, ci->qualname, ci->qualname_len);
-        f->name = snapshot_strdup(s, ci->name, ci->name_len);
-        f->file = snapshot_strdup(s, ci->filename, ci->filename_len);
+        code_strings(u, fr->frames[i].code_addr, ci, f);
         f->first_line = ci->firstlineno;
         if (code_location(ci, u->L, fr->frames[i].instr_ptr, &loc, &e) < 0) {
             unwind_warn(u, "thread %" PRIu64 ": frame %zu (%.*s): %s", t->native_id, i,
@@ -684,6 +720,7 @@ struct snapshot *unwind_snapshot(struct unwind *u, struct pt_error *err)
     s->time = clock_wall();
     fill_python(u->rt, s);
     u->snap = s;
+    u->snap_serial++;
     /* Snapshots repeat once per refresh, and most of what they read (above all the task graph)
      * has not moved: what the last one read is read again in a few batched calls first. */
     if (!u->once) {

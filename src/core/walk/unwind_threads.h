@@ -203,6 +203,8 @@ struct unwind {
     size_t link_len;
     /* The walk in hand: a snapshot (SNAP set) or a compact sample (SNAP NULL). */
     struct snapshot *snap;
+    uint64_t snap_serial;          /* which snapshot the entries of SNAP_STRS belong to */
+    struct unwind_code_strs *snap_strs; /* UNWIND_SNAP_STRS of them; NULL until needed */
     struct sample_buf sample;
     uint64_t trusted_hits;  /* code entries served on the generation's word */
     unsigned guess_backoff; /* walks left before stacks are read ahead again */
@@ -224,7 +226,17 @@ struct unwind {
     uint64_t failed_reads;
 };
 
+/* A code object's strings as one snapshot holds them: its frames share them instead of a copy
+ * each (a fresh page costs a one-shot more than the bytes written to it). */
+struct unwind_code_strs {
+    uint64_t serial; /* the snapshot's (u->snap_serial); 0 free */
+    uint64_t code_addr;
+    const struct code_info *ci;
+    struct snap_str function, name, file;
+};
+
 enum {
+    UNWIND_SNAP_STRS = 128,   /* code objects whose strings a snapshot shares (a power of 2) */
     UNWIND_CODE_GUESS = 256,  /* code objects read ahead by the head batch, at most */
     UNWIND_THREADS_FIRST = 16 /* threads room is made for at first */
 };
