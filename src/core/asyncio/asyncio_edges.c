@@ -178,28 +178,78 @@ static bool callback_edges(const struct asyncio_edges_in *a, size_t child, struc
     return ok;
 }
 
+/* Task I's edges: to W, the task it awaits (SIZE_MAX: none), or through the gather it awaits
+ * (TYPE, the awaited object's type, READ whether that could be read); its TaskGroup. */
+static bool collect_task_edges(const struct asyncio_edges_in *a, size_t i, size_t w,
+                               uint64_t type, bool read, struct edges *ed)
+{
+    const struct asyncio_task *t = &a->tasks[i];
+    if (w != SIZE_MAX && !edge_add(ed, w, i)) {
+        return false;
+    }
+    if (w == SIZE_MAX && t->fut_waiter != 0 && !read) {
+        ed->bad_waiters++;
+    } else if (w == SIZE_MAX && t->fut_waiter != 0 && kind(a, type) == ASYNCIO_KIND_GATHER &&
+               !gather_edges(a, t->fut_waiter, i, ed)) {
+        return false;
+    }
+    return (t->callback0 == 0 && t->callbacks == 0) || callback_edges(a, i, ed);
+}
+
+/* The type of each object a task awaits that is not a listed task (TYPES[i] for task i; 0
+ * where none), PROC_IOV_MAX of them a system call: a thousand tasks parked on events made a
+ * thousand reads, one each. READABLE[i]: whether it could be read. */
+static void waiter_types(const struct asyncio_edges_in *a, const size_t *waits, uint64_t *types,
+                         bool *readable)
+{
+    struct proc_iov iov[PROC_IOV_MAX];
+    size_t who[PROC_IOV_MAX];
+    bool ok[PROC_IOV_MAX];
+    size_t k = 0;
+    for (size_t i = 0; i <= a->n_tasks; i++) {
+        if (k == PROC_IOV_MAX || (i == a->n_tasks && k > 0)) {
+            asyncio_common_read_each(a->proc, iov, k, ok);
+            for (size_t j = 0; j < k; j++) {
+                readable[who[j]] = ok[j];
+            }
+            k = 0;
+        }
+        if (i == a->n_tasks) {
+            break;
+        }
+        types[i] = 0;
+        readable[i] = true;
+        uint64_t at = a->tasks[i].fut_waiter + a->L->object.ob_type;
+        if (waits[i] == SIZE_MAX && a->tasks[i].fut_waiter != 0 && at > a->tasks[i].fut_waiter) {
+            iov[k] = (struct proc_iov){at, &types[i], sizeof types[i]};
+            who[k++] = i;
+        } else if (waits[i] == SIZE_MAX && a->tasks[i].fut_waiter != 0) {
+            readable[i] = false;
+        }
+    }
+}
+
 /* Every awaited-by edge: a task awaiting a task, or a gather; TaskGroup children. */
 static bool collect_edges(const struct asyncio_edges_in *a, struct edges *ed)
 {
-    for (size_t i = 0; i < a->n_tasks; i++) {
-        const struct asyncio_task *t = &a->tasks[i];
-        size_t w = t->fut_waiter != 0 ? find(a, t->fut_waiter) : SIZE_MAX;
-        uint64_t type = 0;
-        if (w != SIZE_MAX && !edge_add(ed, w, i)) {
-            return false;
-        }
-        if (w == SIZE_MAX && t->fut_waiter != 0 &&
-            asyncio_common_read_word(a->proc, t->fut_waiter + a->L->object.ob_type, &type) < 0) {
-            ed->bad_waiters++;
-        } else if (w == SIZE_MAX && t->fut_waiter != 0 && kind(a, type) == ASYNCIO_KIND_GATHER &&
-                   !gather_edges(a, t->fut_waiter, i, ed)) {
-            return false;
-        }
-        if ((t->callback0 != 0 || t->callbacks != 0) && !callback_edges(a, i, ed)) {
-            return false;
-        }
+    size_t *waits = malloc((a->n_tasks ? a->n_tasks : 1) * sizeof *waits);
+    uint64_t *types = malloc((a->n_tasks ? a->n_tasks : 1) * sizeof *types);
+    bool *readable = malloc(a->n_tasks ? a->n_tasks : 1);
+    bool ok = waits != NULL && types != NULL && readable != NULL;
+    for (size_t i = 0; ok && i < a->n_tasks; i++) {
+        uint64_t fw = a->tasks[i].fut_waiter;
+        waits[i] = fw != 0 ? find(a, fw) : SIZE_MAX;
     }
-    return true;
+    if (ok) {
+        waiter_types(a, waits, types, readable);
+    }
+    for (size_t i = 0; ok && i < a->n_tasks; i++) {
+        ok = collect_task_edges(a, i, waits[i], types[i], readable[i], ed);
+    }
+    free(waits);
+    free(types);
+    free(readable);
+    return ok;
 }
 
 static int edge_cmp(const void *x, const void *y)

@@ -28,6 +28,10 @@ struct gc_reader {
     size_t n_variants;
     size_t last;         /* the variant that fitted last time, tried first */
     bool fitted;         /* LAST fitted the target once */
+    /* Where the collection counts are (counts_variant()): before a variant fitted, and since
+     * (NULL: unknown). Both are worked out once, not at every sample that asks. */
+    const struct layout_gc_gen *counts_any;
+    const struct layout_gc_gen *counts_fitted;
     size_t len;          /* bytes read of the state: the largest variant */
     uint8_t *stats;      /* GC_STATS_MAX bytes for the 3.15 records */
     /* Where the records were last time, for the caller to read them in its own batch. */
@@ -80,6 +84,33 @@ static bool variant_sane(const struct layout_gc_gen *v)
            field_fits(v->stat_heap_size, 8, (uint64_t)v->stat_size);
 }
 
+/* Whether V and W put the generations' collection counts in the same place. */
+static bool same_counts(const struct layout_gc_gen *v, const struct layout_gc_gen *w)
+{
+    return v->stats == w->stats && v->stat_size == w->stat_size &&
+           v->stat_collections == w->stat_collections && v->num_generations == w->num_generations;
+}
+
+/* V, when its collection counts are an array in the state that can be read (not 3.15's). */
+static const struct layout_gc_gen *counts_of(const struct layout_gc_gen *v)
+{
+    return v != NULL && variant_sane(v) && v->stats_is_pointer != 1 ? v : NULL;
+}
+
+/* The variant every family of G agrees with on where the counts are, or NULL. */
+static const struct layout_gc_gen *counts_agreed(const struct gc_reader *g)
+{
+    const struct layout_gc_gen *v = NULL;
+    for (size_t i = 0; i < g->n_variants; i++) {
+        const struct layout_gc_gen *w = &g->variants[i];
+        if (!variant_sane(w) || (v != NULL && !same_counts(v, w))) {
+            return NULL;
+        }
+        v = v != NULL ? v : w;
+    }
+    return counts_of(v);
+}
+
 struct gc_reader *gc_reader_new(struct proc *p, const struct py_layout *L)
 {
     struct gc_reader *g = calloc(1, sizeof *g);
@@ -95,6 +126,7 @@ struct gc_reader *gc_reader_new(struct proc *p, const struct py_layout *L)
             g->len = (size_t)g->variants[i].size;
         }
     }
+    g->counts_any = counts_agreed(g);
     return g;
 }
 
@@ -111,30 +143,11 @@ size_t gc_state_len(const struct gc_reader *g)
     return g->len;
 }
 
-/* Whether V and W put the generations' collection counts in the same place. */
-static bool same_counts(const struct layout_gc_gen *v, const struct layout_gc_gen *w)
-{
-    return v->stats == w->stats && v->stat_size == w->stat_size &&
-           v->stat_collections == w->stat_collections && v->num_generations == w->num_generations;
-}
-
 /* The variant whose counts are the target's: the one that fitted, or the one every family
  * agrees with; NULL when unknown or the counts are not an array in the state (3.15). */
 static const struct layout_gc_gen *counts_variant(const struct gc_reader *g)
 {
-    const struct layout_gc_gen *v = NULL;
-    if (g->fitted) {
-        v = &g->variants[g->last];
-    } else {
-        for (size_t i = 0; i < g->n_variants; i++) {
-            const struct layout_gc_gen *w = &g->variants[i];
-            if (!variant_sane(w) || (v != NULL && !same_counts(v, w))) {
-                return NULL;
-            }
-            v = v != NULL ? v : w;
-        }
-    }
-    return v != NULL && variant_sane(v) && v->stats_is_pointer != 1 ? v : NULL;
+    return g->fitted ? g->counts_fitted : g->counts_any;
 }
 
 bool gc_collections_span(const struct gc_reader *g, uint64_t *off, size_t *len)
@@ -416,6 +429,7 @@ int gc_parse(struct gc_reader *g, struct snapshot *s, int64_t interp_id, uint64_
         if (r == 1) {
             g->last = i;
             g->fitted = true;
+            g->counts_fitted = counts_of(v);
             g->prefetched = false;
             return 0;
         }
