@@ -220,8 +220,10 @@ uint64_t asyncio_common_type_flags(struct asyncio_common *c, uint64_t type_addr)
     return flags;
 }
 
-struct snap_str asyncio_common_name(struct asyncio_common *c, uint64_t name_addr,
-                                    uint64_t type_addr, bool c_task)
+/* asyncio_common_name(), with the first PRE_LEN bytes of the name object at PRE when they
+ * were read ahead (NULL: none): an int name (3.12, 3.13) is then formatted from them. */
+static struct snap_str name_of(struct asyncio_common *c, uint64_t name_addr, uint64_t type_addr,
+                               bool c_task, const uint8_t *pre, size_t pre_len)
 {
     struct snap_str none = {NULL, 0};
     char buf[NAME_MAX_BYTES];
@@ -247,7 +249,10 @@ struct snap_str asyncio_common_name(struct asyncio_common *c, uint64_t name_addr
     }
     if (is_int) {
         uint64_t n;
-        if (pydict_read_uint(c->proc, L, name_addr, &n, &e) < 0) {
+        bool have = pre != NULL && layout_has(L->pylong.digits) &&
+                    pre_len >= (size_t)L->pylong.digits + PYDICT_UINT_DIGITS * 4;
+        if ((have ? pydict_uint_from_buf(L, pre, pre_len, name_addr, &n, &e)
+                  : pydict_read_uint(c->proc, L, name_addr, &n, &e)) < 0) {
             return none;
         }
         int len = snprintf(buf, sizeof buf, "Task-%" PRIu64, n);
@@ -260,6 +265,12 @@ struct snap_str asyncio_common_name(struct asyncio_common *c, uint64_t name_addr
         }
     }
     return none;
+}
+
+struct snap_str asyncio_common_name(struct asyncio_common *c, uint64_t name_addr,
+                                    uint64_t type_addr, bool c_task)
+{
+    return name_of(c, name_addr, type_addr, c_task, NULL, 0);
 }
 
 struct snap_str asyncio_common_name_prefetched(struct asyncio_common *c, uint64_t name_addr,
@@ -286,7 +297,7 @@ struct snap_str asyncio_common_name_prefetched(struct asyncio_common *c, uint64_
             return snapshot_strdup(c->s, out, (size_t)n);
         }
     }
-    return asyncio_common_name(c, name_addr, type, c_task);
+    return name_of(c, name_addr, type, c_task, buf, len);
 }
 
 int asyncio_common_read_word(struct proc *p, uint64_t addr, uint64_t *out)

@@ -24,6 +24,24 @@ struct edge {
     size_t awaiter;
 };
 
+/* A bound method as a done callback: its type, the object it is bound to, its function. */
+struct method {
+    bool read;
+    uint64_t type;
+    uint64_t self;
+    uint64_t func;
+};
+
+/* What a method bound to SELF with function FUNC says of a TaskGroup parent (an index, or
+ * SIZE_MAX): the tasks of one group share it, each with a bound method of its own. */
+struct group_memo {
+    uint64_t self;
+    uint64_t func;
+    size_t parent;
+};
+
+enum { GROUP_MEMO = 64 }; /* groups remembered; more are worked out again each time */
+
 struct edges {
     struct edge *v;
     size_t n;
@@ -31,6 +49,8 @@ struct edges {
     bool capped;         /* LIMIT_TASK_EDGES reached: the rest were dropped */
     size_t bad_waiters;  /* tasks whose awaited object cannot be read */
     size_t bad_children; /* gathers whose _children list cannot be read */
+    struct group_memo memo[GROUP_MEMO];
+    size_t n_memo;
 };
 
 static size_t find(const struct asyncio_edges_in *a, uint64_t addr)
@@ -124,30 +144,66 @@ static bool gather_edges(const struct asyncio_edges_in *a, uint64_t gather, size
     return ok;
 }
 
-/* The parent task of a TaskGroup whose _on_task_done the callback CB is, as an index. */
-static size_t taskgroup_parent(const struct asyncio_edges_in *a, uint64_t cb)
+/* The bytes of a method object that hold its type, function and object, from 0. */
+static size_t method_span(const struct asyncio_edges_in *a)
 {
-    uint64_t self = 0;
-    uint64_t func = 0;
+    uint64_t top = a->L->object.ob_type;
+    top = a->A->method_self > top ? a->A->method_self : top;
+    top = a->A->method_func > top ? a->A->method_func : top;
+    return top < 256 ? (size_t)top + 8 : 0;
+}
+
+static void method_parse(const struct asyncio_edges_in *a, const uint8_t *buf, size_t len,
+                         struct method *m)
+{
+    m->read = layout_read_u64(buf, len, a->L->object.ob_type, &m->type) &&
+              layout_read_u64(buf, len, a->A->method_self, &m->self) &&
+              layout_read_u64(buf, len, a->A->method_func, &m->func);
+}
+
+static void method_read(const struct asyncio_edges_in *a, uint64_t cb, struct method *m)
+{
+    uint8_t buf[264];
+    size_t len = method_span(a);
+    m->read = false;
+    if (cb != 0 && len > 0 && proc_read_bytes(a->proc, cb, buf, len, NULL) == 0) {
+        method_parse(a, buf, len, m);
+    }
+}
+
+/* The parent task of a TaskGroup whose _on_task_done the bound method M is, as an index. */
+static size_t taskgroup_parent(const struct asyncio_edges_in *a, struct edges *ed,
+                               const struct method *m)
+{
     uint64_t name = 0;
     uint64_t parent = 0;
     char buf[16];
-    if (object_kind(a, cb) != ASYNCIO_KIND_METHOD ||
-        asyncio_common_read_word(a->proc, cb + a->A->method_self, &self) < 0 ||
-        object_kind(a, self) != ASYNCIO_KIND_TASKGROUP ||
-        asyncio_common_read_word(a->proc, cb + a->A->method_func, &func) < 0 ||
-        asyncio_common_read_word(a->proc, func + a->A->function_name, &name) < 0 ||
-        pyobj_read_str(a->proc, a->L, name, buf, sizeof buf, NULL) != 13 ||
-        memcmp(buf, "_on_task_done", 13) != 0 ||
-        pydict_instance_attr(a->proc, a->L, self, "_parent_task", &parent, NULL) != 1) {
+    if (!m->read || kind(a, m->type) != ASYNCIO_KIND_METHOD) {
         return SIZE_MAX;
     }
-    return find(a, parent);
+    for (size_t i = 0; i < ed->n_memo; i++) {
+        if (ed->memo[i].self == m->self && ed->memo[i].func == m->func) {
+            return ed->memo[i].parent;
+        }
+    }
+    size_t found = SIZE_MAX;
+    if (object_kind(a, m->self) == ASYNCIO_KIND_TASKGROUP &&
+        asyncio_common_read_word(a->proc, m->func + a->A->function_name, &name) == 0 &&
+        pyobj_read_str(a->proc, a->L, name, buf, sizeof buf, NULL) == 13 &&
+        memcmp(buf, "_on_task_done", 13) == 0 &&
+        pydict_instance_attr(a->proc, a->L, m->self, "_parent_task", &parent, NULL) == 1) {
+        found = find(a, parent);
+    }
+    if (ed->n_memo < GROUP_MEMO) {
+        ed->memo[ed->n_memo++] = (struct group_memo){m->self, m->func, found};
+    }
+    return found;
 }
 
 /* TaskGroup children: task CHILD's done callbacks name its group (Lib/asyncio/taskgroups.py
  * adds the group's _on_task_done to each task it creates). */
-static bool callback_edges(const struct asyncio_edges_in *a, size_t child, struct edges *ed)
+static bool callback_edges(const struct asyncio_edges_in *a, size_t child,
+                           const struct method *m0, struct edges *ed)
 {
     const struct asyncio_task *t = &a->tasks[child];
     uint64_t *items = NULL;
@@ -157,7 +213,7 @@ static bool callback_edges(const struct asyncio_edges_in *a, size_t child, struc
         return true;
     }
     if (t->callback0 != 0) {
-        size_t p = taskgroup_parent(a, t->callback0);
+        size_t p = taskgroup_parent(a, ed, m0);
         if (p != SIZE_MAX) {
             ok = edge_add(ed, child, p);
         }
@@ -167,8 +223,10 @@ static bool callback_edges(const struct asyncio_edges_in *a, size_t child, struc
     }
     for (size_t i = 0; i < n && ok; i++) {
         uint64_t cb = 0;
+        struct method m;
         if (asyncio_common_read_word(a->proc, items[i] + a->A->tuple_item, &cb) == 0) {
-            size_t p = taskgroup_parent(a, cb);
+            method_read(a, cb, &m);
+            size_t p = taskgroup_parent(a, ed, &m);
             if (p != SIZE_MAX) {
                 ok = edge_add(ed, child, p);
             }
@@ -181,7 +239,8 @@ static bool callback_edges(const struct asyncio_edges_in *a, size_t child, struc
 /* Task I's edges: to W, the task it awaits (SIZE_MAX: none), or through the gather it awaits
  * (TYPE, the awaited object's type, READ whether that could be read); its TaskGroup. */
 static bool collect_task_edges(const struct asyncio_edges_in *a, size_t i, size_t w,
-                               uint64_t type, bool read, struct edges *ed)
+                               uint64_t type, bool read, const struct method *m0,
+                               struct edges *ed)
 {
     const struct asyncio_task *t = &a->tasks[i];
     if (w != SIZE_MAX && !edge_add(ed, w, i)) {
@@ -193,7 +252,7 @@ static bool collect_task_edges(const struct asyncio_edges_in *a, size_t i, size_
                !gather_edges(a, t->fut_waiter, i, ed)) {
         return false;
     }
-    return (t->callback0 == 0 && t->callbacks == 0) || callback_edges(a, i, ed);
+    return (t->callback0 == 0 && t->callbacks == 0) || callback_edges(a, i, m0, ed);
 }
 
 /* The type of each object a task awaits that is not a listed task (TYPES[i] for task i; 0
@@ -229,23 +288,58 @@ static void waiter_types(const struct asyncio_edges_in *a, const size_t *waits, 
     }
 }
 
+/* The first done callback of each task as a bound method (M[i] for task i), PROC_IOV_MAX of
+ * them a system call: a thousand TaskGroup tasks made ten thousand reads, one by one. */
+static void first_callbacks(const struct asyncio_edges_in *a, struct method *m)
+{
+    size_t span = method_span(a);
+    uint8_t *buf = span > 0 && a->taskgroups ? malloc(PROC_IOV_MAX * span) : NULL;
+    struct proc_iov iov[PROC_IOV_MAX];
+    size_t who[PROC_IOV_MAX];
+    bool ok[PROC_IOV_MAX];
+    size_t k = 0;
+    for (size_t i = 0; i <= a->n_tasks; i++) {
+        if (buf != NULL && (k == PROC_IOV_MAX || (i == a->n_tasks && k > 0))) {
+            asyncio_common_read_each(a->proc, iov, k, ok);
+            for (size_t j = 0; j < k; j++) {
+                if (ok[j]) {
+                    method_parse(a, buf + j * span, span, &m[who[j]]);
+                }
+            }
+            k = 0;
+        }
+        if (i == a->n_tasks) {
+            break;
+        }
+        m[i].read = false;
+        if (buf != NULL && a->tasks[i].callback0 != 0) {
+            iov[k] = (struct proc_iov){a->tasks[i].callback0, buf + k * span, span};
+            who[k++] = i;
+        }
+    }
+    free(buf);
+}
+
 /* Every awaited-by edge: a task awaiting a task, or a gather; TaskGroup children. */
 static bool collect_edges(const struct asyncio_edges_in *a, struct edges *ed)
 {
     size_t *waits = malloc((a->n_tasks ? a->n_tasks : 1) * sizeof *waits);
     uint64_t *types = malloc((a->n_tasks ? a->n_tasks : 1) * sizeof *types);
     bool *readable = malloc(a->n_tasks ? a->n_tasks : 1);
-    bool ok = waits != NULL && types != NULL && readable != NULL;
+    struct method *m0 = malloc((a->n_tasks ? a->n_tasks : 1) * sizeof *m0);
+    bool ok = waits != NULL && types != NULL && readable != NULL && m0 != NULL;
     for (size_t i = 0; ok && i < a->n_tasks; i++) {
         uint64_t fw = a->tasks[i].fut_waiter;
         waits[i] = fw != 0 ? find(a, fw) : SIZE_MAX;
     }
     if (ok) {
         waiter_types(a, waits, types, readable);
+        first_callbacks(a, m0);
     }
     for (size_t i = 0; ok && i < a->n_tasks; i++) {
-        ok = collect_task_edges(a, i, waits[i], types[i], readable[i], ed);
+        ok = collect_task_edges(a, i, waits[i], types[i], readable[i], &m0[i], ed);
     }
+    free(m0);
     free(waits);
     free(types);
     free(readable);
@@ -323,7 +417,7 @@ static int attach_edges(const struct asyncio_edges_in *a, struct edges *ed, stru
 int asyncio_edges_attach(const struct asyncio_edges_in *in, struct snap_task *out,
                          struct pt_error *err)
 {
-    struct edges ed = {NULL, 0, 0, false, 0, 0};
+    struct edges ed = {.v = NULL};
     int rc = 0;
     if (!collect_edges(in, &ed) || attach_edges(in, &ed, out) < 0) {
         rc = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
