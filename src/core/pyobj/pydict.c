@@ -534,8 +534,15 @@ static int locate_values(const struct py_layout *L, const struct attr_plan *pl, 
             *values = w != 0 ? w + 1 : 0;
             return 0;
         }
-        if (!window_word(win, L->type.managed_dict_offset, &w) || w != 0) {
+        if (!window_word(win, L->type.managed_dict_offset, &w)) {
             return -1;
+        }
+        if (w != 0) {
+            /* A dict made for the instance (its __dict__ was asked for): its values are
+             * still the instance's own while it is split on the type's keys, which the dict
+             * read tells. */
+            *dict = w;
+            return 0;
         }
         if (L->type.has_managed_values) {
             return window_word(win, L->type.managed_values_at, values) ? 0 : -1;
@@ -573,7 +580,10 @@ int pydict_instances_attrs(struct proc *p, const struct py_layout *L, const uint
     }
     struct attr_plan plans[PLANS_MAX];
     size_t n_plans = 0;
-    size_t cap = n < PROC_IOV_MAX ? (n ? n : 1) : PROC_IOV_MAX;
+    /* Instances a round: its slot reads (N_NAMES each) must fit one batch, which takes at
+     * most PROC_IOV_MAX regions (more fails whole: a thousand threads' names were then read
+     * one by one, sixteen reads each). */
+    size_t cap = n < PROC_IOV_MAX / n_names ? (n ? n : 1) : PROC_IOV_MAX / n_names;
     uint8_t *win = malloc(cap * OBJ_WINDOW);
     uint64_t *slot_buf = malloc(cap * n_names * 8 > 0 ? cap * n_names * 8 : 8);
     uint8_t *dict_buf = malloc(cap * 128);
