@@ -21,7 +21,8 @@
 #include "core/model/snapshot_arena.h"
 
 enum {
-    TASK_PAGE = 4096,     /* a page of task objects read at once (read_object()) */
+    TASK_PAGE = 4096,     /* a page of task objects read at once (read_object()), */
+    TASK_WINDOW = 16384,  /* or the aligned window around it: a pool of them (3.13+ pools) */
     SETENTRY_SIZE = 16,   /* setentry: key pointer, hash (Include/cpython/setobject.h) */
     SET_OBJECT_MAX = 512, /* bytes of a set object's struct read */
     NAME_PREFETCH = 96,   /* bytes of each task name read ahead: a short str whole */
@@ -72,8 +73,9 @@ struct asyncio_list {
     struct proc_iov *iov;           /* 2 * batch */
     uint32_t *who;                  /* 2 * batch */
     bool *ok;                       /* 2 * batch */
-    uint8_t page[TASK_PAGE];        /* the page the last task read lies on (read_object()) */
+    uint8_t page[TASK_WINDOW];      /* the window or page the last task read lies in */
     uint64_t page_addr;
+    size_t page_len;
     bool page_valid;
 };
 
@@ -151,20 +153,31 @@ void asyncio_list_free(struct asyncio_list *l)
 static int read_object(struct asyncio_list *t, uint64_t addr, uint8_t *buf, size_t len,
                        struct pt_error *err)
 {
-    uint64_t page = addr & ~(uint64_t)(TASK_PAGE - 1);
     uint64_t end;
-    if (__builtin_add_overflow(addr, len, &end) || end > page + TASK_PAGE) {
+    if (__builtin_add_overflow(addr, len, &end)) {
         return proc_read_bytes(t->proc, addr, buf, len, err);
     }
-    if (!t->page_valid || t->page_addr != page) {
+    if (!t->page_valid || addr < t->page_addr || end > t->page_addr + t->page_len) {
+        /* The aligned window first (a thousand tasks made a hundred page reads); where part
+         * of it is not mapped, the page alone; an object across its edge on its own. */
+        uint64_t win = addr & ~(uint64_t)(TASK_WINDOW - 1);
+        uint64_t page = addr & ~(uint64_t)(TASK_PAGE - 1);
         t->page_valid = false;
-        if (proc_read_bytes(t->proc, page, t->page, TASK_PAGE, err) < 0) {
+        if (end <= win + TASK_WINDOW &&
+            proc_read_bytes(t->proc, win, t->page, TASK_WINDOW, NULL) == 0) {
+            t->page_addr = win;
+            t->page_len = TASK_WINDOW;
+        } else if (end > page + TASK_PAGE) {
+            return proc_read_bytes(t->proc, addr, buf, len, err);
+        } else if (proc_read_bytes(t->proc, page, t->page, TASK_PAGE, err) == 0) {
+            t->page_addr = page;
+            t->page_len = TASK_PAGE;
+        } else {
             return -1;
         }
-        t->page_addr = page;
         t->page_valid = true;
     }
-    memcpy(buf, t->page + (addr - page), len);
+    memcpy(buf, t->page + (addr - t->page_addr), len);
     return 0;
 }
 
