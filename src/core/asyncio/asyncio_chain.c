@@ -19,6 +19,7 @@
 
 enum {
     PREFETCH_BYTES = 1 << 20, /* coroutine bytes read for one batch of chains */
+    OP_MEMO = 64,             /* opcodes remembered a walk (up to 3.10) */
 };
 
 /* One chain while a batch of them is followed level by level. */
@@ -71,12 +72,12 @@ struct asyncio_chain {
     /* Up to 3.10: the opcode at a code object's offset, for the walk in hand (coroutines of
      * one code object wait at the same few places). */
     struct op_memo {
+        bool used; /* in this walk */
         uint64_t code;
         uint64_t at;
         uint8_t op;
         bool ok;
-    } memo[64];
-    bool memo_used[64];
+    } memo[OP_MEMO];
     struct pool_frame *pool; /* the frames of the chains being walked */
     size_t n_pool;
     size_t cap_pool;
@@ -250,14 +251,13 @@ static uint64_t slot_frame_object(struct asyncio_chain *c, const struct level *l
         slot = base + 8 * (uint64_t)(depth - 1);
     }
     uint64_t at = (uint64_t)lasti * A->lasti_scale + 2;
-    size_t h = (size_t)(((lv->code >> 4) * 0x9E3779B97F4A7C15u + at) >> 58);
+    size_t h = (size_t)(((lv->code >> 4) * 0x9E3779B97F4A7C15u + at) % OP_MEMO);
     struct op_memo *m = &c->memo[h];
-    if (!c->memo_used[h] || m->code != lv->code || m->at != at) {
-        m->ok = proc_read_bytes(c->proc, lv->code + A->code_code, &bytes, 8, NULL) == 0 &&
-                bytes != 0 &&
-                proc_read_bytes(c->proc, bytes + c->L->bytes.ob_sval + at, &op, 1, NULL) == 0;
-        *m = (struct op_memo){lv->code, at, op, m->ok};
-        c->memo_used[h] = true;
+    if (!m->used || m->code != lv->code || m->at != at) {
+        bool ok = proc_read_bytes(c->proc, lv->code + A->code_code, &bytes, 8, NULL) == 0 &&
+                  bytes != 0 &&
+                  proc_read_bytes(c->proc, bytes + c->L->bytes.ob_sval + at, &op, 1, NULL) == 0;
+        *m = (struct op_memo){true, lv->code, at, op, ok};
     }
     if (!m->ok || m->op != (uint8_t)A->op_yield_from) {
         return 0;
@@ -522,7 +522,9 @@ static bool read_awaited_types(struct asyncio_chain *c, size_t slot0, size_t m)
 static int walk(struct asyncio_chain *c, struct asyncio_chain_job *jobs, size_t slot0, size_t m)
 {
     c->n_pool = 0;
-    memset(c->memo_used, 0, sizeof c->memo_used);
+    for (size_t i = 0; i < OP_MEMO; i++) {
+        c->memo[i].used = false;
+    }
     for (size_t j = 0; j < m; j++) {
         c->w[slot0 + j] = (struct walk){.coro = jobs[j].coro,
                                         .have_head = jobs[j].have_head,

@@ -308,9 +308,14 @@ int asyncio_common_read_word(struct proc *p, uint64_t addr, uint64_t *out)
 
 void asyncio_common_read_each(struct proc *p, const struct proc_iov *iov, size_t k, bool *ok)
 {
-    bool all = k > 0 && proc_read_many(p, iov, k, NULL) == 0;
-    for (size_t j = 0; j < k; j++) {
-        ok[j] = all || proc_read_bytes(p, iov[j].addr, iov[j].dst, iov[j].len, NULL) == 0;
+    /* A batch takes at most PROC_IOV_MAX regions: more would fail whole, and be read one by
+     * one. */
+    for (size_t first = 0; first < k; first += PROC_IOV_MAX) {
+        size_t m = k - first < PROC_IOV_MAX ? k - first : PROC_IOV_MAX;
+        bool all = proc_read_many(p, iov + first, m, NULL) == 0;
+        for (size_t j = first; j < first + m; j++) {
+            ok[j] = all || proc_read_bytes(p, iov[j].addr, iov[j].dst, iov[j].len, NULL) == 0;
+        }
     }
 }
 

@@ -53,8 +53,8 @@ struct snap_str asyncio_common_name_prefetched(struct asyncio_common *c, uint64_
 /* The 8-byte word at ADDR into *OUT (0 when unreadable); 0 or -1. */
 int asyncio_common_read_word(struct proc *p, uint64_t addr, uint64_t *out);
 
-/* Reads IOV[0..K) (K <= PROC_IOV_MAX), as one batch or, when that fails (one bad pointer fails
- * it), one by one; OK[j] says which were read. */
+/* Reads IOV[0..K), PROC_IOV_MAX regions a batch or, when a batch fails (one bad pointer fails
+ * it), its regions one by one; OK[j] says which were read. */
 void asyncio_common_read_each(struct proc *p, const struct proc_iov *iov, size_t k, bool *ok);
 
 /* A growing array of tasks in malloc'd memory, copied into the snapshot at the end. */

@@ -256,40 +256,35 @@ static bool collect_task_edges(const struct asyncio_edges_in *a, size_t i, size_
 }
 
 /* The type of each object a task awaits that is not a listed task (TYPES[i] for task i; 0
- * where none), PROC_IOV_MAX of them a system call: a thousand tasks parked on events made a
- * thousand reads, one each. READABLE[i]: whether it could be read. */
+ * where none), read in batches: a thousand tasks parked on events made a thousand reads, one
+ * each. READABLE[i]: whether it could be read. */
 static void waiter_types(const struct asyncio_edges_in *a, const size_t *waits, uint64_t *types,
                          bool *readable)
 {
     struct proc_iov iov[PROC_IOV_MAX];
     size_t who[PROC_IOV_MAX];
     bool ok[PROC_IOV_MAX];
-    size_t k = 0;
-    for (size_t i = 0; i <= a->n_tasks; i++) {
-        if (k == PROC_IOV_MAX || (i == a->n_tasks && k > 0)) {
-            asyncio_common_read_each(a->proc, iov, k, ok);
-            for (size_t j = 0; j < k; j++) {
-                readable[who[j]] = ok[j];
+    for (size_t first = 0; first < a->n_tasks; first += PROC_IOV_MAX) {
+        size_t end = a->n_tasks - first < PROC_IOV_MAX ? a->n_tasks : first + PROC_IOV_MAX;
+        size_t k = 0;
+        for (size_t i = first; i < end; i++) {
+            uint64_t fw = a->tasks[i].fut_waiter;
+            types[i] = 0;
+            readable[i] = waits[i] != SIZE_MAX || fw == 0 || fw + a->L->object.ob_type > fw;
+            if (waits[i] == SIZE_MAX && fw != 0 && readable[i]) {
+                iov[k] = (struct proc_iov){fw + a->L->object.ob_type, &types[i], sizeof types[i]};
+                who[k++] = i;
             }
-            k = 0;
         }
-        if (i == a->n_tasks) {
-            break;
-        }
-        types[i] = 0;
-        readable[i] = true;
-        uint64_t at = a->tasks[i].fut_waiter + a->L->object.ob_type;
-        if (waits[i] == SIZE_MAX && a->tasks[i].fut_waiter != 0 && at > a->tasks[i].fut_waiter) {
-            iov[k] = (struct proc_iov){at, &types[i], sizeof types[i]};
-            who[k++] = i;
-        } else if (waits[i] == SIZE_MAX && a->tasks[i].fut_waiter != 0) {
-            readable[i] = false;
+        asyncio_common_read_each(a->proc, iov, k, ok);
+        for (size_t j = 0; j < k; j++) {
+            readable[who[j]] = ok[j];
         }
     }
 }
 
-/* The first done callback of each task as a bound method (M[i] for task i), PROC_IOV_MAX of
- * them a system call: a thousand TaskGroup tasks made ten thousand reads, one by one. */
+/* The first done callback of each task as a bound method (M[i] for task i), in batches: a
+ * thousand TaskGroup tasks made ten thousand reads, one by one. */
 static void first_callbacks(const struct asyncio_edges_in *a, struct method *m)
 {
     size_t span = method_span(a);
@@ -297,24 +292,23 @@ static void first_callbacks(const struct asyncio_edges_in *a, struct method *m)
     struct proc_iov iov[PROC_IOV_MAX];
     size_t who[PROC_IOV_MAX];
     bool ok[PROC_IOV_MAX];
-    size_t k = 0;
-    for (size_t i = 0; i <= a->n_tasks; i++) {
-        if (buf != NULL && (k == PROC_IOV_MAX || (i == a->n_tasks && k > 0))) {
-            asyncio_common_read_each(a->proc, iov, k, ok);
-            for (size_t j = 0; j < k; j++) {
-                if (ok[j]) {
-                    method_parse(a, buf + j * span, span, &m[who[j]]);
-                }
-            }
-            k = 0;
-        }
-        if (i == a->n_tasks) {
-            break;
-        }
+    for (size_t i = 0; i < a->n_tasks; i++) {
         m[i].read = false;
-        if (buf != NULL && a->tasks[i].callback0 != 0) {
-            iov[k] = (struct proc_iov){a->tasks[i].callback0, buf + k * span, span};
-            who[k++] = i;
+    }
+    for (size_t first = 0; buf != NULL && first < a->n_tasks; first += PROC_IOV_MAX) {
+        size_t end = a->n_tasks - first < PROC_IOV_MAX ? a->n_tasks : first + PROC_IOV_MAX;
+        size_t k = 0;
+        for (size_t i = first; i < end; i++) {
+            if (a->tasks[i].callback0 != 0) {
+                iov[k] = (struct proc_iov){a->tasks[i].callback0, buf + k * span, span};
+                who[k++] = i;
+            }
+        }
+        asyncio_common_read_each(a->proc, iov, k, ok);
+        for (size_t j = 0; j < k; j++) {
+            if (ok[j]) {
+                method_parse(a, buf + j * span, span, &m[who[j]]);
+            }
         }
     }
     free(buf);
