@@ -129,6 +129,42 @@ static void test_proc_read_many_reads_a_repeated_batch_right_when_its_regions_mo
     }
 }
 
+/* A walk of many threads reads in several batches, each repeated by the next walk: the orders
+ * of several earlier batches are kept, two of the same size among them. Batches that take turns
+ * (ascending, descending, shuffled, a smaller one), their regions moving each round, must each
+ * read every region right, whichever kept order each one tries first. */
+static void test_proc_read_many_reads_batches_that_take_turns_right(void **state)
+{
+    struct fixture *f = *state;
+    struct proc *p = open_child(f, spawn(f, fill_body));
+    enum { REGIONS = 24, LEN = 40 };
+    unsigned char out[REGIONS][LEN];
+    struct proc_iov iov[REGIONS];
+    for (int round = 0; round < 12; round++) {
+        int shape = round % 4;
+        size_t n = shape == 3 ? 17 : REGIONS;
+        size_t at[REGIONS];
+        for (size_t k = 0; k < n; k++) {
+            size_t slot = shape == 1 ? n - 1 - k : shape == 2 ? (k * 5) % n : k;
+            /* Each round moves the regions by a few bytes; round 9 swaps two neighbours of
+             * the ascending shape, which its kept order then no longer sorts. */
+            if (round == 8 && (k == 3 || k == 4)) {
+                slot = k == 3 ? 4 : 3;
+            }
+            at[k] = 5000 + slot * 56 + (size_t)(round / 4) * 3;
+            memset(out[k], 0, sizeof out[k]);
+            iov[k] = (struct proc_iov){addr_of(f->buf + at[k]), out[k], LEN};
+        }
+        struct pt_error err = {0};
+        assert_int_equal(proc_read_many(p, iov, n, &err), 0);
+        for (size_t k = 0; k < n; k++) {
+            for (size_t i = 0; i < LEN; i++) {
+                assert_int_equal(out[k][i], pattern(at[k] + i));
+            }
+        }
+    }
+}
+
 static void test_proc_readahead_serves_what_the_last_walk_read_in_one_call(void **state)
 {
     struct fixture *f = *state;
@@ -385,6 +421,7 @@ int main(void)
         cmocka_unit_test(test_proc_read_many_reads_close_regions_in_any_order_and_overlapping),
         cmocka_unit_test(test_proc_read_many_reads_a_repeated_batch_right_when_its_regions_move),
         cmocka_unit_test(test_proc_readahead_serves_what_the_last_walk_read_in_one_call),
+        cmocka_unit_test(test_proc_read_many_reads_batches_that_take_turns_right),
         cmocka_unit_test(test_proc_readahead_sorts_regions_read_out_of_order),
         cmocka_unit_test(test_proc_read_now_is_never_served_from_the_readahead_copy),
         cmocka_unit_test(test_proc_read_bytes_fails_with_read_error_at_an_unmapped_address),

@@ -38,11 +38,22 @@ struct span {
     bool ok;
 };
 
+/* The address order of one earlier batch: ORDER (PROC_IOV_MAX, made when first used) names
+ * its K regions of nonzero length out of N. */
+struct batch_order {
+    uint32_t *order;
+    size_t n;
+    size_t k;
+};
+
+/* How many earlier batches' orders are kept: a walk of many threads reads in several batches
+ * (1 000 threads: four), each of which the next walk repeats. */
+enum { ORDER_SLOTS = 8 };
+
 struct proc_batch {
     struct merge_key *keys;  /* PROC_IOV_MAX */
-    uint32_t *order;         /* PROC_IOV_MAX: the last batch's regions in address order */
-    size_t order_n;          /* the size of that batch, its regions of nonzero length */
-    size_t order_k;
+    struct batch_order orders[ORDER_SLOTS];
+    size_t order_next;       /* the slot the next new order takes */
     struct proc_iov *merged; /* PROC_IOV_MAX */
     struct proc_iov *rest;   /* PROC_IOV_MAX */
     uint8_t *bounce;
@@ -68,12 +79,10 @@ struct proc_batch *proc_batch_new(void)
     struct proc_batch *b = calloc(1, sizeof *b);
     if (b != NULL) {
         b->keys = malloc(PROC_IOV_MAX * sizeof *b->keys);
-        b->order = malloc(PROC_IOV_MAX * sizeof *b->order);
         b->merged = malloc(PROC_IOV_MAX * sizeof *b->merged);
         b->rest = malloc(PROC_IOV_MAX * sizeof *b->rest);
     }
-    if (b == NULL || b->keys == NULL || b->order == NULL || b->merged == NULL ||
-        b->rest == NULL) {
+    if (b == NULL || b->keys == NULL || b->merged == NULL || b->rest == NULL) {
         proc_batch_free(b);
         return NULL;
     }
@@ -84,7 +93,9 @@ void proc_batch_free(struct proc_batch *b)
 {
     if (b != NULL) {
         free(b->keys);
-        free(b->order);
+        for (size_t i = 0; i < ORDER_SLOTS; i++) {
+            free(b->orders[i].order);
+        }
         free(b->merged);
         free(b->rest);
         free(b->bounce);
@@ -139,25 +150,49 @@ static bool mergeable(uint64_t end, uint64_t start, uint64_t next, uint64_t next
     return close_enough(end, next) && top - start <= MERGE_RUN_MAX;
 }
 
-/* A repeated walk reads the same regions in the same order: the address order the last batch
- * of N regions (K of them not empty) sorted into is tried first, and kept when it still sorts
- * these (one pass, no sort). Returns whether b->keys holds them in address order. */
+/* A repeated walk reads the same regions in the same order: the address orders earlier batches
+ * of N regions (K of them not empty) sorted into are tried first, and one is kept when it
+ * still sorts these (one pass each, no sort). Returns whether b->keys holds them in address
+ * order. */
 static bool reuse_order(struct proc_batch *b, const struct proc_iov *iov, size_t n, size_t k)
 {
-    if (n != b->order_n || k != b->order_k) {
-        return false;
-    }
-    uint64_t prev = 0;
-    for (size_t i = 0; i < k; i++) {
-        uint32_t at = b->order[i];
-        /* The last order names K distinct regions; all of them must still be not empty. */
-        if (at >= n || iov[at].len == 0 || iov[at].addr < prev) {
-            return false;
+    for (size_t s = 0; s < ORDER_SLOTS; s++) {
+        const struct batch_order *o = &b->orders[s];
+        if (o->order == NULL || n != o->n || k != o->k) {
+            continue;
         }
-        prev = iov[at].addr;
-        b->keys[i] = (struct merge_key){prev, at};
+        uint64_t prev = 0;
+        size_t i = 0;
+        for (; i < k; i++) {
+            uint32_t at = o->order[i];
+            /* An order names K distinct regions; all of them must still be not empty. */
+            if (at >= n || iov[at].len == 0 || iov[at].addr < prev) {
+                break;
+            }
+            prev = iov[at].addr;
+            b->keys[i] = (struct merge_key){prev, at};
+        }
+        if (i == k) {
+            return true;
+        }
     }
-    return true;
+    return false;
+}
+
+/* Keeps the order b->keys[0..K) of a batch of N regions for the batches after it (in the next
+ * slot, the oldest order giving way; not kept when there is no memory for it). */
+static void keep_order(struct proc_batch *b, size_t n, size_t k)
+{
+    struct batch_order *o = &b->orders[b->order_next];
+    if (o->order == NULL && (o->order = malloc(PROC_IOV_MAX * sizeof *o->order)) == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < k; i++) {
+        o->order[i] = b->keys[i].index;
+    }
+    o->n = n;
+    o->k = k;
+    b->order_next = (b->order_next + 1) % ORDER_SLOTS;
 }
 
 /* Reads the N regions as fewer, merged ones where they lie close together. Returns 0 when
@@ -180,11 +215,7 @@ static int read_merged(struct proc_batch *b, const struct proc_iov *iov, size_t 
             }
         }
         qsort(b->keys, k, sizeof *b->keys, cmp_key);
-        for (size_t i = 0; i < k; i++) {
-            b->order[i] = b->keys[i].index;
-        }
-        b->order_n = n;
-        b->order_k = k;
+        keep_order(b, n, k);
     }
     /* The merged regions (DST: the region itself when it stands alone, NULL when it holds
      * several) and the bounce space they need. */

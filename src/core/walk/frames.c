@@ -5,6 +5,7 @@
 #include "core/walk/frames_int.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,27 +27,15 @@ void frames_release(struct frames_thread *t)
     memset(t, 0, sizeof *t);
 }
 
-/* Clears T's outputs and inputs, keeping its buffers. */
+/* Clears T's outputs and inputs, keeping its buffers: the fields before FRAMES, and the
+ * chunks' addresses and lengths. (A copy of the whole struct, zeroed and the buffers put
+ * back, was 500 instructions a thread every sample.) */
 void frames_clear_walk(struct frames_thread *t)
 {
-    struct frames_thread keep = *t;
-    memset(t, 0, sizeof *t);
-    t->frames = keep.frames;
-    t->cap = keep.cap;
-    t->read_addrs = keep.read_addrs;
-    t->cap_read = keep.cap_read;
-    t->links = keep.links;
-    t->cap_links = keep.cap_links;
-    t->pref = keep.pref;
-    t->pref_cap = keep.pref_cap;
-    t->hdr = keep.hdr;
-    memcpy(t->guess, keep.guess, sizeof t->guess);
-    t->n_guess = keep.n_guess;
-    t->last_newest = keep.last_newest;
-    t->last_newest_size = keep.last_newest_size;
+    memset(t, 0, offsetof(struct frames_thread, frames));
     for (size_t i = 0; i < LIMIT_CHUNKS + 1; i++) {
-        t->chunks[i].data = keep.chunks[i].data;
-        t->chunks[i].cap = keep.chunks[i].cap;
+        t->chunks[i].addr = 0;
+        t->chunks[i].len = 0;
     }
 }
 

@@ -76,6 +76,7 @@ struct frames_span {
  * the caller fills the inputs; frames_walk() fills the outputs. The buffers are kept for the
  * next walk (a steady walk allocates nothing); frames_release() frees them. */
 struct frames_thread {
+    /* What each walk starts afresh: frames_clear_walk() zeroes everything before FRAMES. */
     /* inputs, from the thread state */
     uint64_t current_frame;
     uint64_t chunk_addr;      /* newest data-stack chunk; 0 when unknown */
@@ -83,33 +84,19 @@ struct frames_thread {
     const uint64_t *hint;     /* frames read one by one last time, in chain order (a guess) */
     size_t n_hint;
     bool keep_links; /* fill LINKS (snapshots verify their stacks with them) */
-    /* outputs: Python frames newest first; shims skipped */
-    struct frames_raw *frames;
+    /* outputs: Python frames newest first (in FRAMES, below); shims skipped */
     size_t n_frames;
     bool truncated;           /* deeper than LIMIT_FRAMES */
     bool failed;              /* a frame could not be read; ERROR says why */
     bool torn;                /* the chain read is not one the thread can have had (it changed
                                * while read): the walk stopped there; ERROR says why */
     char error[160];
-    struct frames_link *links; /* with KEEP_LINKS: every header taken, newest first */
-    size_t n_links;
-    size_t cap_links;
-    uint64_t *read_addrs;     /* frames read outside the chunks this time: next time's hint */
-    size_t n_read;
-    size_t cap_read;
+    size_t n_links;           /* in LINKS */
+    size_t n_read;            /* in READ_ADDRS */
     /* private */
-    struct frames_chunk chunks[LIMIT_CHUNKS + 1];
-    size_t n_chunks;
+    size_t n_chunks;          /* in CHUNKS, whose addresses and lengths are this walk's */
     uint64_t next_older;
     uint64_t pending;
-    size_t cap;
-    uint8_t *pref;            /* the hinted frames' headers, read in one batch */
-    size_t pref_cap;
-    uint8_t *hdr; /* LAYOUT_FRAME_HEADER_MAX bytes: the frame a round reads */
-    struct frames_span guess[LIMIT_CHUNKS]; /* older chunks the last walk copied */
-    size_t n_guess;
-    struct frames_span last_newest; /* the newest chunk's span the last walk read */
-    uint64_t last_newest_size;      /* and that chunk's size */
     uint64_t pre_tstate;            /* the thread state frames_guess() read ahead for */
     bool pre_read;                  /* the chunks and prefetched headers are already read */
     bool older_planned;             /* ... all the older chunks guessed (room allowed) */
@@ -123,6 +110,22 @@ struct frames_thread {
     int last_owner; /* the owner of the last frame taken */
     bool now;       /* this walk reads with proc_read_now() */
     bool done;
+    /* Kept from one walk to the next, from here on: the buffers, and what the last walk
+     * read. */
+    struct frames_raw *frames;
+    size_t cap;
+    struct frames_link *links; /* with KEEP_LINKS: every header taken, newest first */
+    size_t cap_links;
+    uint64_t *read_addrs;     /* frames read outside the chunks this time: next time's hint */
+    size_t cap_read;
+    uint8_t *pref;            /* the hinted frames' headers, read in one batch */
+    size_t pref_cap;
+    uint8_t *hdr; /* LAYOUT_FRAME_HEADER_MAX bytes: the frame a round reads */
+    struct frames_span guess[LIMIT_CHUNKS]; /* older chunks the last walk copied */
+    size_t n_guess;
+    struct frames_span last_newest; /* the newest chunk's span the last walk read */
+    uint64_t last_newest_size;      /* and that chunk's size */
+    struct frames_chunk chunks[LIMIT_CHUNKS + 1]; /* buffers kept; addresses, lengths cleared */
 };
 
 enum { FRAMES_HINT_MAX = 1024 }; /* frames remembered per thread for the next walk */

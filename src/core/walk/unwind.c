@@ -121,6 +121,7 @@ void unwind_free(struct unwind *u)
     free(u->verify_buf);
     unwind_threads_free_hints(u->hints, u->cap_hints);
     unwind_threads_free_hints(u->next_hints, u->cap_next_hints);
+    free(u->hint_index);
     free(u->sample.threads);
     free(u->sample.frames);
     free(u);

@@ -105,6 +105,12 @@ struct runtime_fields {
 
 /* The frames one thread's walk had to read one by one, remembered for the next walk. ADDRS
  * holds CAP (at most FRAMES_HINT_MAX) and is kept. */
+/* A hint's place in u->hints, by its thread state (unwind_hints.c's index). */
+struct hint_key {
+    uint64_t tstate;
+    uint32_t at;
+};
+
 struct chain_hint {
     uint64_t tstate;
     uint64_t *addrs;
@@ -177,7 +183,7 @@ struct unwind {
     pid_t *tid_out;                 /* CAP_TS scratch */
     uint32_t *tid_pre;              /* CAP_TS scratch: tids read ahead, 0 none */
     uint64_t *id_seen;              /* 4 * CAP_TS scratch: unwind_threads_unshare()'s set */
-    /* Hints of the last walk (sorted by thread state) and those of the one being taken;
+    /* Hints of the last walk (in its order of threads) and those of the one being taken;
      * at most LIMIT_THREADS each. */
     struct chain_hint *hints;
     size_t n_hints;
@@ -185,6 +191,10 @@ struct unwind {
     struct chain_hint *next_hints;
     size_t n_next_hints;
     size_t cap_next_hints;
+    size_t hint_cursor;   /* where the next lookup tries first (unwind_hints.c) */
+    bool hint_indexed;    /* HINT_INDEX holds this walk's hints by thread state */
+    struct hint_key *hint_index;
+    size_t cap_hint_index;
     struct tasks *tasks;  /* NULL: tasks are not read */
     bool tasks_wanted;    /* unwind_set_tasks(on): NULL tasks then means out of memory */
     bool once;            /* unwind_set_once(): no read-ahead record for a next snapshot */
@@ -298,10 +308,10 @@ void unwind_threads_read_tids(struct unwind *u, struct thread_ctx *ts, size_t n,
 void unwind_threads_unshare(struct unwind *u, struct thread_ctx *ts, size_t n);
 
 /* The hints the last walk left for the thread state at TSTATE, or NULL (unwind_hints.c). */
-const struct chain_hint *unwind_threads_hint(const struct unwind *u, uint64_t tstate);
+const struct chain_hint *unwind_threads_hint(struct unwind *u, uint64_t tstate);
 
 /* Hands each thread the frames its walk read one by one last time. */
-void unwind_threads_give_hints(const struct unwind *u, struct thread_ctx *ts, size_t n);
+void unwind_threads_give_hints(struct unwind *u, struct thread_ctx *ts, size_t n);
 
 /* Keeps this walk's one-by-one reads as the next walk's hints (copied into kept buffers). */
 void unwind_threads_keep_hints(struct unwind *u, const struct thread_ctx *ts, size_t n);
