@@ -33,6 +33,7 @@ struct code_cache {
     uint64_t misses;
     uint64_t next_serial;
     uint64_t round;
+    uint64_t changes; /* entries freed or replaced (code_cache_changes()) */
     /* code_cache_prefetch(): first bytes of the strings and tables of the code objects about
      * to be read, sorted by address, PREFETCH_WINDOW bytes each in PRE_BUF. */
     struct prefetched *pre;
@@ -83,6 +84,7 @@ static void info_free(struct code_info *ci)
 /* Stops after the last entry: an empty cache (the first generation) looks at no slot. */
 static void cache_clear(struct code_cache *c)
 {
+    c->changes++;
     for (size_t i = 0; i < c->n_slots && c->used > 0; i++) {
         if (c->slots[i] != NULL) {
             info_free(c->slots[i]);
@@ -163,6 +165,7 @@ static int grow_slots(struct code_cache *c, struct pt_error *err)
 /* Open addressing needs the slots after a removed entry re-placed (no tombstones). */
 static void remove_slot(struct code_cache *c, size_t i)
 {
+    c->changes++;
     info_free(c->slots[i]);
     c->slots[i] = NULL;
     c->used--;
@@ -325,6 +328,20 @@ struct code_info *code_cache_find(const struct code_cache *c, uint64_t addr)
     return ci;
 }
 
+uint64_t code_cache_changes(const struct code_cache *c)
+{
+    return c->changes;
+}
+
+bool code_cache_renew(const struct code_cache *c, struct code_info *ci)
+{
+    if (ci->checked_in != c->round) {
+        return false;
+    }
+    ci->used_in = c->round;
+    return true;
+}
+
 /* Whether the current generation vouches for entry CI. */
 static bool vouched(const struct code_cache *c, const struct code_info *ci)
 {
@@ -426,6 +443,7 @@ struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
         c->used++;
     } else {
         info_free(old);
+        c->changes++;
     }
     c->slots[i] = ci;
     return checked(c, ci);

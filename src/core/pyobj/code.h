@@ -109,6 +109,15 @@ void code_cache_prefetch_end(struct code_cache *c);
  * the current round. Valid until the next code_cache_begin(). */
 struct code_info *code_cache_find(const struct code_cache *c, uint64_t addr);
 
+/* How many entries the cache has freed or replaced so far: while it stays the same, every
+ * entry handed out since is still allocated (and still describes the object it was made
+ * for). */
+uint64_t code_cache_changes(const struct code_cache *c);
+
+/* For CI, an entry handed out while code_cache_changes() had its current value: whether this
+ * round has checked it, as code_cache_find() would say (and if so it counts as used). */
+bool code_cache_renew(const struct code_cache *c, struct code_info *ci);
+
 /* The byte offset into CI's bytecode of a frame's current instruction INSTR: from an
  * instruction pointer (3.11+), or from f_lasti (frame objects: bytes until 3.9, code units in
  * 3.10). False for a frame that has not started (its position is its first line), or an

@@ -387,7 +387,7 @@ static size_t thread_guesses(struct unwind *u, size_t j, bool stacks, struct pro
     }
     if (stacks && k < room) {
         uint64_t tstate = u->known.addrs[j];
-        const struct chain_hint *h = unwind_threads_hint(u, tstate);
+        const struct chain_hint *h = unwind_threads_hint(u, tstate, j);
         k += frames_guess(L, &t->fr, tstate, h != NULL ? h->addrs : NULL, h != NULL ? h->n : 0,
                           iov + k, room - k);
         t->stack_pre = true;

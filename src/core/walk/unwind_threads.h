@@ -52,6 +52,11 @@ struct thread_ctx {
     uint64_t kept_frame_input;
     uint64_t guessed_walk; /* the walk whose head batch read its stack ahead (FR cleared) */
     bool idle;
+    /* The walk that last settled FR's frames (unwind_code_settle()), and the code cache's
+     * changes then: a kept stack settled by the walk before, with no entry freed since,
+     * settles to what it did. */
+    uint64_t settled_walk;
+    uint64_t settled_changes;
     enum snap_bool gil;
     enum snap_bool gil_requested;
     enum snap_bool has_exception;
@@ -307,8 +312,9 @@ void unwind_threads_read_tids(struct unwind *u, struct thread_ctx *ts, size_t n,
  * time. Such a state's shared ident and tid are cleared (unknown), the older state keeps them. */
 void unwind_threads_unshare(struct unwind *u, struct thread_ctx *ts, size_t n);
 
-/* The hints the last walk left for the thread state at TSTATE, or NULL (unwind_hints.c). */
-const struct chain_hint *unwind_threads_hint(struct unwind *u, uint64_t tstate);
+/* The hints the last walk left for the thread state at TSTATE, or NULL (unwind_hints.c). AT:
+ * the place the thread had among the last walk's threads, if known (a guess). */
+const struct chain_hint *unwind_threads_hint(struct unwind *u, uint64_t tstate, size_t at);
 
 /* Hands each thread the frames its walk read one by one last time. */
 void unwind_threads_give_hints(struct unwind *u, struct thread_ctx *ts, size_t n);
