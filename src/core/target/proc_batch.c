@@ -38,10 +38,11 @@ struct span {
     bool ok;
 };
 
-/* The address order of one earlier batch: ORDER (PROC_IOV_MAX, made when first used) names
- * its K regions of nonzero length out of N. */
+/* The address order of one earlier batch: ORDER (room for CAP, grown as needed) names its K
+ * regions of nonzero length out of N. */
 struct batch_order {
     uint32_t *order;
+    size_t cap;
     size_t n;
     size_t k;
 };
@@ -180,12 +181,18 @@ static bool reuse_order(struct proc_batch *b, const struct proc_iov *iov, size_t
 }
 
 /* Keeps the order b->keys[0..K) of a batch of N regions for the batches after it (in the next
- * slot, the oldest order giving way; not kept when there is no memory for it). */
+ * slot, the oldest order giving way; not kept when there is no memory for it). Sized to the
+ * batch: a one-shot dump's few small batches touch no fresh pages for it. */
 static void keep_order(struct proc_batch *b, size_t n, size_t k)
 {
     struct batch_order *o = &b->orders[b->order_next];
-    if (o->order == NULL && (o->order = malloc(PROC_IOV_MAX * sizeof *o->order)) == NULL) {
-        return;
+    if (o->cap < k) {
+        uint32_t *fresh = realloc(o->order, k * sizeof *fresh);
+        if (fresh == NULL) {
+            return;
+        }
+        o->order = fresh;
+        o->cap = k;
     }
     for (size_t i = 0; i < k; i++) {
         o->order[i] = b->keys[i].index;
