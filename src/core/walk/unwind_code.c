@@ -216,12 +216,6 @@ static uint32_t frame_offset(const struct py_layout *L, const struct code_info *
     return (uint32_t)off;
 }
 
-/* Gives each of T's frames its code-cache entry (unwind_code_load() brought them in), drops those
- * that have not started (code_frame_incomplete(): the __init__ cleanup shim, a frame caught
- * before its first instruction) as Python's own views do, and marks T's frames torn when one
- * runs no code object or stands at an instruction outside its code: a stack that changed
- * while it was read (frames.c checks the chain itself). One pass, one lookup a frame at most:
- * recursion repeats the entry of the frame before. */
 /* Whether T keeps the stack the walk before settled, whose frames' entries are all still
  * allocated and checked in this round: then each frame settles to what it did (its entry,
  * instruction pointer and generator flag are the same), and so does the stack. The entries
@@ -241,6 +235,13 @@ static bool settled_before(struct unwind *u, const struct thread_ctx *t)
     return true;
 }
 
+/* Gives each of T's frames its code-cache entry (unwind_code_load() brought them in), drops those
+ * that have not started (code_frame_incomplete(): the __init__ cleanup shim, a frame caught
+ * before its first instruction) as Python's own views do, and marks T's frames torn when one
+ * runs no code object or stands at an instruction outside its code: a stack that changed
+ * while it was read (frames.c checks the chain itself). One pass, one lookup a frame at most:
+ * recursion repeats the entry of the frame before. A stack kept and settled by the walk
+ * before, with nothing changed under it (settled_before()), is left as it is. */
 void unwind_code_settle(struct unwind *u, struct thread_ctx *t)
 {
     struct frames_thread *fr = &t->fr;

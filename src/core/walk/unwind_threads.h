@@ -196,7 +196,6 @@ struct unwind {
     struct chain_hint *next_hints;
     size_t n_next_hints;
     size_t cap_next_hints;
-    size_t hint_cursor;   /* where the next lookup tries first (unwind_hints.c) */
     bool hint_indexed;    /* HINT_INDEX holds this walk's hints by thread state */
     struct hint_key *hint_index;
     size_t cap_hint_index;
