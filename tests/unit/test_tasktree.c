@@ -232,6 +232,64 @@ static void test_tasktree_nodes_are_the_drawn_tree(void **state)
     tasktree_free(NULL);
 }
 
+/* A node with one kid keeps it in itself; more go to an array that grows: five children
+ * awaited through one frame are drawn, and listed as kids, in the order of the lists. */
+static void test_tasktree_node_kids_grow_past_the_first(void **state)
+{
+    (void)state;
+    struct snap_frame parent_stack[] = {frame("gather", "p.py", 3)};
+    struct snap_frame child_stack[] = {frame("work", "c.py", 7)};
+    struct snap_task_awaiter by_parent = {1, parent_stack, 1};
+    static const char *names[] = {"p", "k1", "k2", "k3", "k4", "k5"};
+    struct snap_task tasks[6];
+    for (size_t i = 0; i < 6; i++) {
+        tasks[i] = (struct snap_task){.id = i + 1,
+                                      .name = str(names[i]),
+                                      .frames = i ? child_stack : parent_stack,
+                                      .n_frames = 1,
+                                      .awaited_by = i ? &by_parent : NULL,
+                                      .n_awaited_by = i ? 1 : 0};
+    }
+    struct pt_error err = {0};
+    struct tasktree *t = tasktree_new(tasks, 6, &err);
+    assert_non_null(t);
+    size_t root = SIZE_MAX;
+    for (size_t i = 0; i < tasktree_size(t); i++) {
+        if (node(t, i).root) {
+            root = i;
+        }
+    }
+    assert_int_not_equal(root, SIZE_MAX);
+    struct tasktree_node p = node(t, root);
+    assert_int_equal(p.n_kids, 1);
+    struct tasktree_node gather = node(t, p.kids[0]);
+    assert_label(&gather, "gather p.py:3");
+    assert_int_equal(gather.n_kids, 5);
+    for (size_t k = 0; k < 5; k++) {
+        struct tasktree_node kid = node(t, gather.kids[k]);
+        assert_ptr_equal(kid.task, &tasks[k + 1]);
+        assert_int_equal(kid.n_kids, 1);
+        struct tasktree_node work = node(t, kid.kids[0]);
+        assert_label(&work, "work c.py:7");
+        assert_int_equal(work.n_kids, 0);
+    }
+    tasktree_free(t);
+    char *text = draw(tasks, 6);
+    assert_string_equal(text, "└── (T) p\n"
+                              "    └──  gather p.py:3\n"
+                              "        ├── (T) k1\n"
+                              "        │   └──  work c.py:7\n"
+                              "        ├── (T) k2\n"
+                              "        │   └──  work c.py:7\n"
+                              "        ├── (T) k3\n"
+                              "        │   └──  work c.py:7\n"
+                              "        ├── (T) k4\n"
+                              "        │   └──  work c.py:7\n"
+                              "        └── (T) k5\n"
+                              "            └──  work c.py:7\n");
+    free(text);
+}
+
 /* A ring of tasks: the cycles are written for the front end too, and no node is a root. */
 static void test_tasktree_nodes_report_cycles(void **state)
 {
@@ -327,6 +385,7 @@ int main(void)
         cmocka_unit_test(test_tasktree_reports_cycles_instead_of_looping),
         cmocka_unit_test(test_tasktree_draws_a_deep_chain),
         cmocka_unit_test(test_tasktree_nodes_are_the_drawn_tree),
+        cmocka_unit_test(test_tasktree_node_kids_grow_past_the_first),
         cmocka_unit_test(test_tasktree_nodes_report_cycles),
         cmocka_unit_test(test_snapshot_write_json_lists_tasks_and_awaiters),
         cmocka_unit_test(test_snapshot_write_text_draws_the_task_tree_after_gc),

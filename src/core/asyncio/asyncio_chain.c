@@ -20,6 +20,7 @@
 enum {
     PREFETCH_BYTES = 1 << 20, /* coroutine bytes read for one batch of chains */
     OP_MEMO = 64,             /* opcodes remembered a walk (up to 3.10) */
+    BUILT_MAX = 1 << 16,      /* distinct stacks shared per snapshot, at most (a table of 2 MiB) */
 };
 
 /* One chain while a batch of them is followed level by level. */
@@ -30,16 +31,29 @@ struct walk {
     uint64_t awaited;
     uint64_t awaited_type;
     size_t n;       /* frames so far */
-    size_t fill;    /* frames copied into the job's */
+    size_t fill;    /* frames gathered into the chain's run of SEQ */
+    size_t at;      /* where that run starts */
     bool have_head; /* the coroutine's bytes are in the batch buffer already */
     bool active;
     bool trunc;
 };
 
-/* A frame of some chain, in the order the levels were walked. */
+/* A frame of some chain, in the order the levels were walked: its code object and where it
+ * stands, turned into a snapshot frame once the chain is whole. */
 struct pool_frame {
+    uint64_t code;
+    uint64_t instr;
     uint32_t chain;
-    struct snap_frame f;
+};
+
+/* A stack built in the snapshot since asyncio_chain_begin(), for chains that end up with the
+ * same one to share it: thousands of tasks parked at one await make a few distinct stacks, and
+ * a one-shot dump pays a page fault for each page it fills. Valid when GEN is the chain's. */
+struct built_stack {
+    uint64_t hash;
+    const struct snap_frame *frames;
+    size_t n;
+    uint32_t gen;
 };
 
 /* One coroutine's frame, as the walk needs it. */
@@ -81,6 +95,14 @@ struct asyncio_chain {
     struct pool_frame *pool; /* the frames of the chains being walked */
     size_t n_pool;
     size_t cap_pool;
+    struct pool_frame *seq;  /* the pool gathered chain by chain, innermost first */
+    size_t cap_seq;
+    struct snap_frame *tmp;  /* one chain's frames, before they go into the snapshot */
+    size_t cap_tmp;
+    struct built_stack *built; /* open addressing by hash; a power of two entries */
+    size_t cap_built;
+    size_t n_built;
+    uint32_t gen;
     size_t levels; /* coroutines followed since asyncio_chain_begin() */
 };
 
@@ -190,6 +212,9 @@ void asyncio_chain_free(struct asyncio_chain *c)
         free(c->who);
         free(c->ok);
         free(c->pool);
+        free(c->seq);
+        free(c->tmp);
+        free(c->built);
         free(c);
     }
 }
@@ -198,6 +223,11 @@ void asyncio_chain_begin(struct asyncio_chain *c, struct snapshot *s)
 {
     c->s = s;
     c->levels = 0;
+    c->n_built = 0;
+    if (++c->gen == 0) {
+        memset(c->built, 0, c->cap_built * sizeof *c->built);
+        c->gen = 1;
+    }
 }
 
 size_t asyncio_chain_batch(const struct asyncio_chain *c)
@@ -420,6 +450,22 @@ static bool pool_room(struct asyncio_chain *c)
     return true;
 }
 
+/* Room in *ITEMS (*CAP of SIZE bytes) for N: grown to twice what is asked. */
+static bool room_for(void **items, size_t *cap, size_t n, size_t size)
+{
+    if (n <= *cap) {
+        return true;
+    }
+    size_t ncap = n > SIZE_MAX / 2 / size ? n : 2 * n;
+    void *fresh = realloc(*items, ncap * size);
+    if (fresh == NULL) {
+        return false;
+    }
+    *items = fresh;
+    *cap = ncap;
+    return true;
+}
+
 /* Where the version tells a delegating coroutine by the instruction after its frame's (3.11,
  * 3.12): those two bytes of every active chain's frame, in one batch (one read each made a
  * thousand reads of a thousand tasks). */
@@ -468,8 +514,7 @@ static bool read_frames(struct asyncio_chain *c, size_t slot0, size_t m)
         if (!pool_room(c)) {
             return false;
         }
-        c->pool[c->n_pool].chain = (uint32_t)slot;
-        asyncio_common_frame(c->common, lv.code, lv.instr, &c->pool[c->n_pool++].f);
+        c->pool[c->n_pool++] = (struct pool_frame){lv.code, lv.instr, (uint32_t)slot};
         w->n++;
         c->levels++;
         uint64_t at =
@@ -518,6 +563,167 @@ static bool read_awaited_types(struct asyncio_chain *c, size_t slot0, size_t m)
     return any;
 }
 
+static uint64_t mix(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 29;
+    return h;
+}
+
+static uint64_t str_hash(uint64_t h, struct snap_str s)
+{
+    return mix(h ^ (uintptr_t)s.ptr) + s.len;
+}
+
+/* What the frames F[0..N) say, hashed: their strings by address (a code object's strings are
+ * put in the snapshot once), their numbers by value. */
+static uint64_t stack_hash(const struct snap_frame *f, size_t n)
+{
+    uint64_t h = n;
+    for (size_t i = 0; i < n; i++) {
+        h = str_hash(str_hash(str_hash(h, f[i].function), f[i].name), f[i].file);
+        h = mix(h ^ (uint64_t)(uint32_t)f[i].line ^ (uint64_t)(uint32_t)f[i].col << 32);
+        h = mix(h ^ (uint64_t)(uint32_t)f[i].end_line ^ (uint64_t)(uint32_t)f[i].end_col << 32);
+        h = mix(h ^ (uint64_t)(uint32_t)f[i].first_line ^ (uint64_t)f[i].kind << 32 ^
+                (uint64_t)f[i].unreadable << 40);
+    }
+    return h;
+}
+
+static bool str_same(struct snap_str a, struct snap_str b)
+{
+    return a.len == b.len && (a.ptr == b.ptr || (a.len > 0 && memcmp(a.ptr, b.ptr, a.len) == 0));
+}
+
+static bool frames_same(const struct snap_frame *a, const struct snap_frame *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!str_same(a[i].function, b[i].function) || !str_same(a[i].name, b[i].name) ||
+            !str_same(a[i].file, b[i].file) || a[i].line != b[i].line ||
+            a[i].end_line != b[i].end_line || a[i].col != b[i].col ||
+            a[i].end_col != b[i].end_col || a[i].first_line != b[i].first_line ||
+            a[i].kind != b[i].kind || a[i].unreadable != b[i].unreadable) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The slot of a stack equal to F[0..N) (hash H) built since asyncio_chain_begin(), or the free
+ * slot where one goes; NULL when there is no table. */
+static struct built_stack *built_slot(struct asyncio_chain *c, uint64_t h,
+                                      const struct snap_frame *f, size_t n)
+{
+    if (c->cap_built == 0) {
+        return NULL;
+    }
+    size_t mask = c->cap_built - 1;
+    for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+        struct built_stack *b = &c->built[i];
+        if (b->gen != c->gen ||
+            (b->hash == h && b->n == n && frames_same(b->frames, f, n))) {
+            return b;
+        }
+    }
+}
+
+/* Room for one more built stack, the table at most half full; false leaves it as it is (the
+ * stack is then not shared). */
+static bool built_room(struct asyncio_chain *c)
+{
+    if ((c->n_built + 1) * 2 <= c->cap_built) {
+        return true;
+    }
+    size_t ncap = c->cap_built ? 2 * c->cap_built : 64;
+    if (ncap > BUILT_MAX) {
+        return false;
+    }
+    struct built_stack *fresh = calloc(ncap, sizeof *fresh);
+    if (fresh == NULL) {
+        return false;
+    }
+    for (size_t i = 0; i < c->cap_built; i++) {
+        const struct built_stack *b = &c->built[i];
+        if (b->gen == c->gen) {
+            size_t j = (size_t)b->hash & (ncap - 1);
+            while (fresh[j].gen == c->gen) {
+                j = (j + 1) & (ncap - 1);
+            }
+            fresh[j] = *b;
+        }
+    }
+    free(c->built);
+    c->built = fresh;
+    c->cap_built = ncap;
+    return true;
+}
+
+/* The stack of the N frames in TMP, in the snapshot: one built before if equal, else a copy
+ * (remembered for the next chains). NULL when memory ran out. */
+static const struct snap_frame *stack_in_snapshot(struct asyncio_chain *c, size_t n)
+{
+    uint64_t h = stack_hash(c->tmp, n);
+    struct built_stack *b = built_slot(c, h, c->tmp, n);
+    if (b != NULL && b->gen == c->gen) {
+        return b->frames;
+    }
+    struct snap_frame *f = snapshot_alloc_array(c->s, n ? n : 1, sizeof *f);
+    if (f == NULL) {
+        return NULL;
+    }
+    memcpy(f, c->tmp, n * sizeof *f);
+    if (built_room(c)) {
+        b = built_slot(c, h, c->tmp, n);
+        *b = (struct built_stack){h, f, n, c->gen};
+        c->n_built++;
+    }
+    return f;
+}
+
+/* Hands each job of JOBS[0..M) (walk slots SLOT0..) to be built its frames, innermost first:
+ * the pool gathered chain by chain, each frame named from its code object. Returns 0, or -1
+ * when memory ran out. */
+static int build_stacks(struct asyncio_chain *c, struct asyncio_chain_job *jobs, size_t slot0,
+                        size_t m)
+{
+    size_t at = 0;
+    size_t longest = 1;
+    for (size_t j = 0; j < m; j++) {
+        struct walk *w = &c->w[slot0 + j];
+        w->at = at;
+        at += w->n;
+        longest = w->n > longest ? w->n : longest;
+    }
+    if (!room_for((void **)&c->seq, &c->cap_seq, at ? at : 1, sizeof *c->seq) ||
+        !room_for((void **)&c->tmp, &c->cap_tmp, longest, sizeof *c->tmp)) {
+        return -1;
+    }
+    for (size_t q = 0; q < c->n_pool; q++) {
+        struct walk *w = &c->w[c->pool[q].chain];
+        if (w->fill < w->n) {
+            c->seq[w->at + w->n - 1 - w->fill++] = c->pool[q];
+        }
+    }
+    for (size_t j = 0; j < m; j++) {
+        const struct walk *w = &c->w[slot0 + j];
+        jobs[j].frames = NULL;
+        jobs[j].n_frames = w->n;
+        jobs[j].truncated = w->trunc;
+        if (!jobs[j].build) {
+            continue;
+        }
+        for (size_t i = 0; i < w->n; i++) {
+            const struct pool_frame *pf = &c->seq[w->at + i];
+            asyncio_common_frame(c->common, pf->code, pf->instr, &c->tmp[i]);
+        }
+        if ((jobs[j].frames = stack_in_snapshot(c, w->n)) == NULL) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Walks JOBS[0..M) in walk slots SLOT0.. and hands each job to be built its frames. */
 static int walk(struct asyncio_chain *c, struct asyncio_chain_job *jobs, size_t slot0, size_t m)
 {
@@ -539,24 +745,7 @@ static int walk(struct asyncio_chain *c, struct asyncio_chain_job *jobs, size_t 
             break;
         }
     }
-    for (size_t j = 0; j < m; j++) {
-        struct walk *w = &c->w[slot0 + j];
-        jobs[j].frames = NULL;
-        jobs[j].n_frames = w->n;
-        jobs[j].truncated = w->trunc;
-        if (jobs[j].build && (jobs[j].frames = snapshot_alloc_array(
-                                  c->s, w->n ? w->n : 1, sizeof *jobs[j].frames)) == NULL) {
-            return -1;
-        }
-    }
-    for (size_t q = 0; q < c->n_pool; q++) {
-        struct walk *w = &c->w[c->pool[q].chain];
-        struct asyncio_chain_job *job = &jobs[c->pool[q].chain - slot0];
-        if (job->frames != NULL && w->fill < w->n) {
-            job->frames[w->n - 1 - w->fill++] = c->pool[q].f;
-        }
-    }
-    return 0;
+    return build_stacks(c, jobs, slot0, m);
 }
 
 int asyncio_chain_walk(struct asyncio_chain *c, struct asyncio_chain_job *jobs, size_t m)

@@ -44,8 +44,9 @@ struct asyncio_chain_job {
     uint64_t coro;  /* the task's coroutine; 0: none */
     bool build;     /* false: left alone (its stack is known already) */
     bool have_head; /* its coroutine's bytes are at asyncio_chain_head() already */
-    /* set by the walk where BUILD: the coroutine frames, innermost first, in the snapshot */
-    struct snap_frame *frames;
+    /* set by the walk where BUILD: the coroutine frames, innermost first, in the snapshot
+     * (shared by the chains with the same stack since asyncio_chain_begin()) */
+    const struct snap_frame *frames;
     size_t n_frames;
     bool truncated;
 };

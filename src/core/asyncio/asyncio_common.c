@@ -319,16 +319,28 @@ void asyncio_common_read_each(struct proc *p, const struct proc_iov *iov, size_t
     }
 }
 
+bool asyncio_common_vec_reserve(struct asyncio_common_vec *tv, size_t more)
+{
+    size_t want;
+    if (__builtin_add_overflow(tv->n, more, &want) || want > SIZE_MAX / sizeof *tv->v) {
+        return false;
+    }
+    if (want <= tv->cap) {
+        return true;
+    }
+    struct snap_task *nv = realloc(tv->v, want * sizeof *nv);
+    if (nv == NULL) {
+        return false;
+    }
+    tv->v = nv;
+    tv->cap = want;
+    return true;
+}
+
 bool asyncio_common_vec_push(struct asyncio_common_vec *tv, struct snap_task **out)
 {
-    if (tv->n == tv->cap) {
-        size_t ncap = tv->cap ? tv->cap * 2 : 64;
-        struct snap_task *nv = realloc(tv->v, ncap * sizeof *nv);
-        if (nv == NULL) {
-            return false;
-        }
-        tv->v = nv;
-        tv->cap = ncap;
+    if (tv->n == tv->cap && !asyncio_common_vec_reserve(tv, tv->cap ? tv->cap : 64)) {
+        return false;
     }
     *out = &tv->v[tv->n++];
     memset(*out, 0, sizeof **out);
@@ -339,6 +351,18 @@ int asyncio_common_vec_finish(struct asyncio_common_vec *tv, struct snapshot *s,
                               struct snap_interp *out, struct pt_error *err)
 {
     int rc = 0;
+    /* The array itself joins the snapshot, trimmed to its tasks (a copy would be as many pages
+     * more for a one-shot dump to touch). */
+    struct snap_task *fit = tv->n > 0 ? realloc(tv->v, tv->n * sizeof *tv->v) : NULL;
+    if (fit != NULL) {
+        tv->v = fit;
+    }
+    if (fit != NULL && snapshot_adopt(s, fit)) {
+        out->tasks = fit;
+        out->n_tasks = tv->n;
+        *tv = (struct asyncio_common_vec){NULL, 0, 0};
+        return 0;
+    }
     if (tv->n > 0) {
         out->tasks = snapshot_alloc_array(s, tv->n, sizeof *out->tasks);
         if (out->tasks == NULL) {

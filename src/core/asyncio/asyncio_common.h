@@ -64,6 +64,9 @@ struct asyncio_common_vec {
     size_t cap;
 };
 
+/* Room for MORE elements beyond those TV has; false when memory ran out. */
+bool asyncio_common_vec_reserve(struct asyncio_common_vec *tv, size_t more);
+
 /* A zeroed new last element in *OUT; false when memory ran out. */
 bool asyncio_common_vec_push(struct asyncio_common_vec *tv, struct snap_task **out);
 

@@ -456,6 +456,9 @@ static int build_tasks(struct asyncio_list *t, const struct task_raw *raws, size
     struct asyncio_chain_job *jobs = t->jobs;
     size_t batch = asyncio_chain_batch(t->chain);
     size_t clen = asyncio_chain_head_len(t->chain);
+    if (!asyncio_common_vec_reserve(tv, n)) {
+        return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+    }
     for (size_t base = 0; base < n; base += batch) {
         size_t m = n - base < batch ? n - base : batch;
         size_t k = 0;

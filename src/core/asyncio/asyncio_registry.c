@@ -561,6 +561,11 @@ static int build(struct asyncio_registry *a, struct asyncio_common_vec *tv, stru
     int rc = 0;
     size_t batch = asyncio_chain_batch(a->chain);
     asyncio_chain_begin(a->chain, a->s);
+    if (a->n_tasks > a->n_listed && tv->n < LIMIT_ASYNCIO_TASKS) {
+        size_t more = a->n_tasks - a->n_listed;
+        size_t room = LIMIT_ASYNCIO_TASKS - tv->n;
+        asyncio_common_vec_reserve(tv, more < room ? more : room); /* else grown as it goes */
+    }
     for (size_t base = a->n_listed; base < a->n_tasks && rc == 0; base += batch) {
         size_t n = a->n_tasks - base < batch ? a->n_tasks - base : batch;
         /* Only the tasks that will be shown are walked. */

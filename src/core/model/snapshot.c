@@ -32,6 +32,9 @@ struct snapshot_arena {
     struct arena_chunk *head;         /* the chunk being filled; big blocks are linked behind */
     struct snap_str *warning_slots;   /* the warnings array snapshot_warn grew, if any */
     size_t warning_cap;
+    void **adopted;                   /* blocks snapshot_adopt() took */
+    size_t n_adopted;
+    size_t cap_adopted;
 };
 
 static struct arena_chunk *chunk_new(size_t size)
@@ -80,6 +83,10 @@ void snapshot_free(struct snapshot *s)
             free(c);
             c = next;
         }
+        for (size_t i = 0; i < s->arena->n_adopted; i++) {
+            free(s->arena->adopted[i]);
+        }
+        free(s->arena->adopted);
         free(s->arena);
     }
     free(s);
@@ -118,6 +125,26 @@ void *snapshot_alloc(struct snapshot *s, size_t size)
         a->head = fresh;
     }
     return fresh->data;
+}
+
+bool snapshot_adopt(struct snapshot *s, void *block)
+{
+    if (s == NULL || s->arena == NULL) {
+        return false;
+    }
+    struct snapshot_arena *a = s->arena;
+    if (a->n_adopted == a->cap_adopted) {
+        size_t ncap = a->cap_adopted ? 2 * a->cap_adopted : 8;
+        void **fresh = ncap <= SIZE_MAX / sizeof *fresh ? realloc(a->adopted, ncap * sizeof *fresh)
+                                                         : NULL;
+        if (fresh == NULL) {
+            return false;
+        }
+        a->adopted = fresh;
+        a->cap_adopted = ncap;
+    }
+    a->adopted[a->n_adopted++] = block;
+    return true;
 }
 
 void *snapshot_alloc_array(struct snapshot *s, size_t n, size_t size)

@@ -31,10 +31,17 @@ struct node {
     size_t parent;                  /* coroutine node: the node it hangs under */
     size_t label_off;               /* coroutine node: "function file:line", in the pool */
     size_t label_len;
-    size_t *kids;
+    size_t *kids;                   /* with two kids or more; else the kid is KID0 */
+    size_t kid0;
     size_t n_kids;
     size_t cap_kids;
 };
+
+/* The kids of N, in drawing order. */
+static const size_t *kids_of(const struct node *n)
+{
+    return n->kids != NULL ? n->kids : &n->kid0;
+}
 
 /* Open addressing from a 64-bit key to a node index; several entries may share a key. An
  * entry holds its value plus one: 0 is a free slot. */
@@ -172,12 +179,23 @@ static size_t new_node(struct tasktree *t)
 static bool add_kid(struct tasktree *t, size_t parent, size_t kid)
 {
     struct node *p = &t->nodes[parent];
-    if (p->n_kids == p->cap_kids) {
+    /* Most nodes have one kid, kept in the node: thousands of coroutine nodes take no block
+     * each. */
+    if (p->n_kids == 0) {
+        p->kid0 = kid;
+        p->n_kids = 1;
+        t->nodes[kid].child = true;
+        return true;
+    }
+    if (p->n_kids >= p->cap_kids) {
         size_t ncap = p->cap_kids ? p->cap_kids * 2 : 4;
         size_t *nk = realloc(p->kids, ncap * sizeof *nk);
         if (nk == NULL) {
             t->nomem = true;
             return false;
+        }
+        if (p->kids == NULL) {
+            nk[0] = p->kid0;
         }
         p->kids = nk;
         p->cap_kids = ncap;
@@ -293,13 +311,14 @@ static size_t intern_label(struct tasktree *t, const struct coro_key *k)
     return map_add(&t->labels, h, off) ? off : SIZE_MAX;
 }
 
-/* pstree's get_or_create_cor_node. */
+/* pstree's get_or_create_cor_node. With FRESH, PARENT is known to have no coroutine node of
+ * that label yet, nor to be asked for it again: the node is made without the lookup map. */
 static size_t coro_node(struct tasktree *t, size_t parent, const struct strbuf *label,
-                        const struct snap_frame *frame)
+                        const struct snap_frame *frame, bool fresh)
 {
     struct coro_key k = {parent, label->data != NULL ? label->data : "", label->len};
-    uint64_t h = hash_bytes(mix(parent), k.label, k.len);
-    size_t i = map_find(&t->coros, h, coro_match, t, &k);
+    uint64_t h = fresh ? 0 : hash_bytes(mix(parent), k.label, k.len);
+    size_t i = fresh ? SIZE_MAX : map_find(&t->coros, h, coro_match, t, &k);
     if (i != SIZE_MAX) {
         return i;
     }
@@ -313,7 +332,7 @@ static size_t coro_node(struct tasktree *t, size_t parent, const struct strbuf *
     n->frame = frame;
     n->label_off = off;
     n->label_len = k.len;
-    if (off == SIZE_MAX || !map_add(&t->coros, h, i) || !add_kid(t, parent, i)) {
+    if (off == SIZE_MAX || (!fresh && !map_add(&t->coros, h, i)) || !add_kid(t, parent, i)) {
         t->nomem = true;
         return SIZE_MAX;
     }
@@ -325,13 +344,14 @@ static bool kid_match(const struct tasktree *t, size_t val, const void *ctx)
     return val == *(const size_t *)ctx;
 }
 
-/* Hangs the frames FRAMES[0..N) (innermost first) under CUR, outermost first. */
+/* Hangs the frames FRAMES[0..N) (innermost first) under CUR, outermost first; FRESH as for
+ * coro_node(), for all of them. */
 static size_t hang_frames(struct tasktree *t, size_t cur, const struct snap_frame *frames, size_t n,
-                          struct strbuf *label)
+                          struct strbuf *label, bool fresh)
 {
     for (size_t j = n; j-- > 0 && cur != SIZE_MAX;) {
         format_frame(label, &frames[j]);
-        cur = label->failed ? SIZE_MAX : coro_node(t, cur, label, &frames[j]);
+        cur = label->failed ? SIZE_MAX : coro_node(t, cur, label, &frames[j], fresh);
     }
     return cur;
 }
@@ -343,15 +363,16 @@ static size_t hang_frames(struct tasktree *t, size_t cur, const struct snap_fram
 static void reserve(struct tasktree *t, const struct snap_task *tasks, size_t n)
 {
     size_t awaiters = 0;
-    size_t frames = 0;
+    size_t own = 0;    /* frames of the tasks' own stacks: no lookup (build()) */
+    size_t frames = 0; /* frames through which tasks await: looked up */
     for (size_t i = 0; i < n; i++) {
-        frames += tasks[i].frames != NULL ? tasks[i].n_frames : 0;
+        own += tasks[i].frames != NULL ? tasks[i].n_frames : 0;
         for (size_t a = 0; tasks[i].awaited_by != NULL && a < tasks[i].n_awaited_by; a++) {
             awaiters++;
             frames += tasks[i].awaited_by[a].n_frames;
         }
     }
-    size_t nodes = n + awaiters + frames;
+    size_t nodes = n + awaiters + frames + own;
     if (nodes < n || nodes > SIZE_MAX / sizeof *t->nodes || nodes <= t->cap) {
         return;
     }
@@ -389,7 +410,7 @@ static void build(struct tasktree *t, const struct snap_task *tasks, size_t n)
                 break;
             }
             t->nodes[parent].awaiting = true;
-            size_t cur = hang_frames(t, parent, aw->frames, aw->n_frames, &label);
+            size_t cur = hang_frames(t, parent, aw->frames, aw->n_frames, &label, false);
             if (cur == SIZE_MAX) {
                 t->nomem = true;
                 break;
@@ -402,11 +423,13 @@ static void build(struct tasktree *t, const struct snap_task *tasks, size_t n)
             }
         }
     }
+    /* A task that awaits no task shows its own stack, once: nothing hangs below it but that,
+     * so its frames need no lookup. */
     size_t n_nodes = t->n;
     for (size_t i = 0; i < n_nodes && !t->nomem; i++) {
         if (t->nodes[i].task && t->nodes[i].labelled && !t->nodes[i].awaiting) {
             const struct snap_task *src = t->nodes[i].src;
-            if (hang_frames(t, i, src->frames, src->n_frames, &label) == SIZE_MAX) {
+            if (hang_frames(t, i, src->frames, src->n_frames, &label, true) == SIZE_MAX) {
                 t->nomem = true;
             }
         }
@@ -452,7 +475,7 @@ static bool task_edges(const struct tasktree *t, size_t **off_out, size_t **tkid
         while (ok && nw > 0) {
             const struct node *x = &t->nodes[walk[--nw]];
             for (size_t k = x->n_kids; k-- > 0;) {
-                size_t kid = x->kids[k];
+                size_t kid = kids_of(x)[k];
                 if (!t->nodes[kid].task) {
                     walk[nw++] = kid; /* each coroutine node hangs under one parent */
                     continue;
@@ -607,7 +630,7 @@ static bool render(struct strbuf *sb, const struct tasktree *t, size_t root, siz
         }
         prefix_at[e.depth + 1] = prefix.len;
         for (size_t k = nd->n_kids; k-- > 0;) {
-            stack[n++] = (struct entry){nd->kids[k], e.depth + 1, k == nd->n_kids - 1};
+            stack[n++] = (struct entry){kids_of(nd)[k], e.depth + 1, k == nd->n_kids - 1};
         }
     }
     free(stack);
@@ -701,7 +724,7 @@ void tasktree_node(const struct tasktree *t, size_t i, struct tasktree_node *out
         .task = n->task && n->labelled ? n->src : NULL,
         .frame = n->task ? NULL : n->frame,
         .label = {n->task ? NULL : t->pool + n->label_off, n->task ? 0 : n->label_len},
-        .kids = n->kids,
+        .kids = kids_of(n),
         .n_kids = n->n_kids,
     };
 }
