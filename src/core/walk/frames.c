@@ -274,6 +274,67 @@ bool frames_link_same(const struct frames_link *a, const struct frames_link *b, 
            (!with_instr || a->instr_ptr == b->instr_ptr);
 }
 
+/* What the tight loop of in_chunk_run() needs of the layout, checked once per walk. */
+struct frames_fast {
+    bool ok; /* the layout fits the tight loop: 8-byte instruction pointer, no running state */
+    size_t size;
+    size_t previous;
+    size_t executable;
+    size_t instr_ptr;
+    size_t owner;
+    uint64_t tag_mask;
+    int max_owner;
+    /* Bit N set: a frame owned by N is a Python frame (not an entry shim of the C stack or
+     * the interpreter). Owners run from 0 to max_owner, well below 64. */
+    uint64_t python_owners;
+    size_t prefix; /* frames_prefix(), whether OK or not */
+};
+
+static struct frames_fast fast_layout(const struct py_layout *L)
+{
+    struct frames_fast f = {.prefix = frames_prefix(L)};
+    const uint64_t offs[] = {L->frame.previous, L->frame.executable, L->frame.instr_ptr};
+    f.ok = L->frames == FRAMES_INTERPRETER && L->frame.instr_width == 8 &&
+           !layout_has(L->frame.running) && layout_has(L->frame.owner) && max_owner(L) < 64 &&
+           L->frame.owner < L->frame.size && L->frame.size <= LAYOUT_FRAME_HEADER_MAX;
+    for (size_t i = 0; i < sizeof offs / sizeof offs[0] && f.ok; i++) {
+        f.ok = layout_has(offs[i]) && offs[i] <= L->frame.size && L->frame.size - offs[i] >= 8;
+    }
+    if (!f.ok) {
+        return f;
+    }
+    f.size = (size_t)L->frame.size;
+    f.previous = (size_t)L->frame.previous;
+    f.executable = (size_t)L->frame.executable;
+    f.instr_ptr = (size_t)L->frame.instr_ptr;
+    f.owner = (size_t)L->frame.owner;
+    f.tag_mask = L->frame.executable_tag_mask;
+    f.max_owner = max_owner(L);
+    for (int o = 0; o <= f.max_owner; o++) {
+        if (o != L->frame.owner_cstack && o != L->frame.owner_interpreter) {
+            f.python_owners |= 1ull << o;
+        }
+    }
+    return f;
+}
+
+/* Takes the header H at ADDR as frames_link_parse() does, through FP's offsets when they fit. */
+static void parse_header(const struct py_layout *L, const struct frames_fast *fp, const uint8_t *h,
+                         uint64_t addr, struct frames_link *out)
+{
+    if (!fp->ok) {
+        frames_link_parse(L, h, addr, out);
+        return;
+    }
+    out->addr = addr;
+    out->owner = h[fp->owner];
+    out->state = 0;
+    memcpy(&out->previous, h + fp->previous, 8);
+    memcpy(&out->code_addr, h + fp->executable, 8);
+    memcpy(&out->instr_ptr, h + fp->instr_ptr, 8);
+    out->code_addr &= ~fp->tag_mask;
+}
+
 /* Keeps LINK in T's links (a walk takes at most LIMIT_FRAMES + 1 headers). */
 static bool keep_link(struct frames_thread *t, const struct frames_link *link)
 {
@@ -286,11 +347,11 @@ static bool keep_link(struct frames_thread *t, const struct frames_link *link)
 
 /* Takes one frame header H at ADDR: keeps it if it is a Python frame, moves to its caller.
  * PREFIX bytes before H were read with it (frames_prefix(), or 0). */
-static void take_frame(const struct py_layout *L, struct frames_thread *t, const uint8_t *h,
-                       size_t prefix)
+static void take_frame(const struct py_layout *L, const struct frames_fast *fp,
+                       struct frames_thread *t, const uint8_t *h, size_t prefix)
 {
     struct frames_link link;
-    frames_link_parse(L, h, t->pending, &link);
+    parse_header(L, fp, h, t->pending, &link);
     if (t->keep_links && !keep_link(t, &link)) {
         fail(t, "out of memory for frame", t->pending);
         return;
@@ -312,23 +373,31 @@ static void take_frame(const struct py_layout *L, struct frames_thread *t, const
     bool shim = (int)owner == L->frame.owner_cstack || (int)owner == L->frame.owner_interpreter;
     t->last_owner = (int)owner;
     if (!shim && link.code_addr != 0) {
+        struct frames_raw taken = {
+            .addr = t->pending,
+            .code_addr = link.code_addr,
+            .instr_ptr = link.instr_ptr,
+            .generator = (int)owner == L->frame.owner_generator,
+        };
+        if (taken.generator && prefix > 0) {
+            const uint8_t *item = h - prefix;
+            taken.exc_known =
+                layout_read_u64(item, prefix, L->errstack.value, &taken.exc_value) &&
+                layout_read_u64(item, prefix, L->errstack.previous, &taken.exc_previous);
+        }
+        bool was = t->n_frames < t->n_kept && t->n_frames < t->cap && t->n_same == t->n_frames;
         struct frames_raw *f = push_frame(t);
         if (f == NULL) {
             fail(t, "out of memory for frame", t->pending);
             return;
         }
-        f->addr = t->pending;
-        f->code_addr = link.code_addr;
-        f->instr_ptr = link.instr_ptr;
-        f->code = NULL;
-        f->generator = (int)owner == L->frame.owner_generator;
-        f->exc_known = false;
-        f->exc_value = 0;
-        f->exc_previous = 0;
-        if (f->generator && prefix > 0) {
-            const uint8_t *item = h - prefix;
-            f->exc_known = layout_read_u64(item, prefix, L->errstack.value, &f->exc_value) &&
-                           layout_read_u64(item, prefix, L->errstack.previous, &f->exc_previous);
+        if (was && f->addr == taken.addr && f->code_addr == taken.code_addr &&
+            f->instr_ptr == taken.instr_ptr && f->generator == taken.generator &&
+            f->exc_known == taken.exc_known && f->exc_value == taken.exc_value &&
+            f->exc_previous == taken.exc_previous) {
+            t->n_same++; /* as the last walk left it, code and offset included */
+        } else {
+            *f = taken;
         }
     }
     t->pending = link.previous;
@@ -355,10 +424,9 @@ static void note_read(struct frames_thread *t, uint64_t addr)
 
 /* The prefetched header of the frame at ADDR, if the hint named it: usually the next one.
  * Each was read with the frames_prefix() bytes before it. */
-static const uint8_t *prefetched(const struct py_layout *L, struct frames_thread *t,
+static const uint8_t *prefetched(const struct py_layout *L, size_t pre, struct frames_thread *t,
                                  uint64_t addr)
 {
-    size_t pre = frames_prefix(L);
     for (size_t k = 0; k < t->n_pref; k++) {
         size_t i = (t->pref_at + k) % t->n_pref;
         if (t->hint[i] == addr) {
@@ -385,41 +453,6 @@ struct proc_iov frames_frame_region(const struct py_layout *L, uint64_t addr, si
 static bool chunk_holds(const struct frames_chunk *c, uint64_t addr)
 {
     return addr >= c->addr && addr - c->addr < c->len;
-}
-
-/* What the tight loop of in_chunk_run() needs of the layout, checked once per walk. */
-struct frames_fast {
-    bool ok; /* the layout fits the tight loop: 8-byte instruction pointer, no running state */
-    size_t size;
-    size_t previous;
-    size_t executable;
-    size_t instr_ptr;
-    size_t owner;
-    uint64_t tag_mask;
-    int max_owner;
-};
-
-static struct frames_fast fast_layout(const struct py_layout *L)
-{
-    struct frames_fast f = {0};
-    const uint64_t offs[] = {L->frame.previous, L->frame.executable, L->frame.instr_ptr};
-    f.ok = L->frames == FRAMES_INTERPRETER && L->frame.instr_width == 8 &&
-           !layout_has(L->frame.running) && layout_has(L->frame.owner) && max_owner(L) < 64 &&
-           L->frame.owner < L->frame.size && L->frame.size <= LAYOUT_FRAME_HEADER_MAX;
-    for (size_t i = 0; i < sizeof offs / sizeof offs[0] && f.ok; i++) {
-        f.ok = layout_has(offs[i]) && offs[i] <= L->frame.size && L->frame.size - offs[i] >= 8;
-    }
-    if (!f.ok) {
-        return f;
-    }
-    f.size = (size_t)L->frame.size;
-    f.previous = (size_t)L->frame.previous;
-    f.executable = (size_t)L->frame.executable;
-    f.instr_ptr = (size_t)L->frame.instr_ptr;
-    f.owner = (size_t)L->frame.owner;
-    f.tag_mask = L->frame.executable_tag_mask;
-    f.max_owner = max_owner(L);
-    return f;
 }
 
 /* The common case of a sample in one tight loop: frames that lie in the chunk of the frame
@@ -451,14 +484,7 @@ static void in_chunk_run(const struct py_layout *L, const struct frames_fast *fp
     const uint64_t tag_mask = fp->tag_mask;
     const int max_owner_value = fp->max_owner;
     const int generator = L->frame.owner_generator;
-    /* Bit N set: a frame owned by N is a Python frame (not an entry shim of the C stack or
-     * the interpreter). Owners run from 0 to max_owner, well below 64. */
-    uint64_t python_owners = 0;
-    for (int o = 0; o <= max_owner_value; o++) {
-        if (o != L->frame.owner_cstack && o != L->frame.owner_interpreter) {
-            python_owners |= 1ull << o;
-        }
-    }
+    const uint64_t python_owners = fp->python_owners;
     const uint64_t base_frame = t->base_frame;
     uint64_t addr = t->pending;
     size_t steps = t->steps;
@@ -466,6 +492,8 @@ static void in_chunk_run(const struct py_layout *L, const struct frames_fast *fp
     struct frames_raw *frames = t->frames;
     size_t n_frames = t->n_frames;
     size_t cap = t->cap;
+    const size_t n_kept = t->n_kept;
+    size_t n_same = t->n_same;
     while (steps < LIMIT_FRAMES) {
         uint64_t at = addr - base;
         if (addr < base || at > last || addr == base_frame) {
@@ -488,6 +516,7 @@ static void in_chunk_run(const struct py_layout *L, const struct frames_fast *fp
         if (((python_owners >> owner) & 1) != 0 && code != 0) {
             if (n_frames == cap) {
                 t->n_frames = n_frames;
+                t->n_same = n_same;
                 if (!room_for_one((void **)&t->frames, &t->cap, n_frames, sizeof *t->frames)) {
                     fail(t, "out of memory for frame", addr);
                     break;
@@ -495,21 +524,30 @@ static void in_chunk_run(const struct py_layout *L, const struct frames_fast *fp
                 frames = t->frames;
                 cap = t->cap;
             }
-            struct frames_raw *f = &frames[n_frames++];
-            f->addr = addr;
-            f->code_addr = code;
-            f->instr_ptr = instr;
-            f->code = NULL;
-            f->generator = owner == generator;
-            f->exc_known = false;
-            f->exc_value = 0;
-            f->exc_previous = 0;
+            struct frames_raw *f = &frames[n_frames];
+            bool gen = owner == generator;
+            if (n_frames < n_kept && n_same == n_frames && f->addr == addr &&
+                f->code_addr == code && f->instr_ptr == instr && f->generator == gen &&
+                !f->exc_known) {
+                n_same++; /* as the last walk left it, code and offset included */
+            } else {
+                f->addr = addr;
+                f->code_addr = code;
+                f->instr_ptr = instr;
+                f->code = NULL;
+                f->generator = gen;
+                f->exc_known = false;
+                f->exc_value = 0;
+                f->exc_previous = 0;
+            }
+            n_frames++;
         }
         if (previous >= addr && previous - base < len) {
             t->pending = previous;
             t->steps = steps;
             t->last_owner = last_owner;
             t->n_frames = n_frames;
+            t->n_same = n_same;
             torn(t, "caller above its callee in the data stack", addr);
             return;
         }
@@ -519,6 +557,7 @@ static void in_chunk_run(const struct py_layout *L, const struct frames_fast *fp
     t->steps = steps;
     t->last_owner = last_owner;
     t->n_frames = n_frames;
+    t->n_same = n_same;
 }
 
 /* Follows T's chain through copied chunks until it ends or needs a read. */
@@ -555,16 +594,16 @@ static void advance(struct proc *p, const struct py_layout *L, const struct fram
         }
         const uint8_t *h = in_chunks(p, L, t, t->pending);
         size_t prefix = 0;
-        if (h == NULL && (h = prefetched(L, t, t->pending)) != NULL) {
+        if (h == NULL && (h = prefetched(L, fp->prefix, t, t->pending)) != NULL) {
             note_read(t, t->pending);
-            prefix = frames_prefix(L);
+            prefix = fp->prefix;
         }
         if (h == NULL) {
             t->steps--;
             return;
         }
         uint64_t addr = t->pending;
-        take_frame(L, t, h, prefix);
+        take_frame(L, fp, t, h, prefix);
         if (!t->done && t->pending >= addr && t->last_chunk < t->n_chunks &&
             chunk_holds(&t->chunks[t->last_chunk], addr) &&
             chunk_holds(&t->chunks[t->last_chunk], t->pending)) {
@@ -621,13 +660,19 @@ static void walk(struct proc *p, const struct py_layout *L, struct frames_thread
             }
             t->steps++;
             note_read(t, t->pending);
-            take_frame(L, t, t->hdr + pre, pre);
+            take_frame(L, &fp, t, t->hdr + pre, pre);
             advance(p, L, &fp, t);
         }
     }
     for (size_t i = 0; i < n; i++) {
         frames_keep_guess(ts[i]);
     }
+}
+
+bool frames_same_as_kept(const struct frames_thread *t)
+{
+    return t->done && !t->failed && !t->torn && !t->truncated && t->n_kept > 0 &&
+           t->n_frames == t->n_kept && t->n_same == t->n_frames;
 }
 
 void frames_walk(struct proc *p, const struct py_layout *L, struct frames_thread *const *ts,

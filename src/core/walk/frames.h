@@ -93,6 +93,8 @@ struct frames_thread {
     char error[160];
     size_t n_links;           /* in LINKS */
     size_t n_read;            /* in READ_ADDRS */
+    size_t n_same;            /* frames taken as the same frame in the same slot of FRAMES as
+                               * N_KEPT says the last walk left (see frames_same_as_kept()) */
     /* private */
     size_t n_chunks;          /* in CHUNKS, whose addresses and lengths are this walk's */
     uint64_t next_older;
@@ -114,6 +116,8 @@ struct frames_thread {
      * read. */
     struct frames_raw *frames;
     size_t cap;
+    size_t n_kept; /* FRAMES[0..N_KEPT) hold what the last walk took, settled (code and offset
+                    * set by the caller, who sets N_KEPT); 0: nothing kept */
     struct frames_link *links; /* with KEEP_LINKS: every header taken, newest first */
     size_t cap_links;
     uint64_t *read_addrs;     /* frames read outside the chunks this time: next time's hint */
@@ -157,5 +161,10 @@ void frames_guessed(struct frames_thread *t, bool ok);
 void frames_begin(struct frames_thread *t, uint64_t tstate);
 
 void frames_release(struct frames_thread *t);
+
+/* Whether T's walk, which ended cleanly, took the very frames FRAMES[0..N_KEPT) held before it
+ * (address, code object, instruction pointer, owner kind and generator exception state, in
+ * order): their CODE and OFFSET are then still the ones the caller gave them. */
+bool frames_same_as_kept(const struct frames_thread *t);
 
 #endif

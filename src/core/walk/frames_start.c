@@ -113,7 +113,8 @@ static size_t plan_start(const struct py_layout *L, struct frames_thread *t, uin
         slot[k++] = (int)t->n_chunks++;
     }
     size_t want = with_hints && t->n_hint <= FRAMES_HINT_MAX ? t->n_hint : 0;
-    size_t each = frames_prefix(L) + L->frame.size;
+    size_t pre = want > 0 ? frames_prefix(L) : 0;
+    size_t each = pre + L->frame.size;
     want = want <= room - k ? want : 0;
     if (want > 0 && t->pref_cap < want * each) {
         uint8_t *fresh = realloc(t->pref, want * each);
@@ -125,7 +126,7 @@ static size_t plan_start(const struct py_layout *L, struct frames_thread *t, uin
         }
     }
     for (size_t j = 0; j < want; j++) {
-        iov[k] = frames_frame_region(L, t->hint[j], frames_prefix(L), t->pref + j * each);
+        iov[k] = frames_frame_region(L, t->hint[j], pre, t->pref + j * each);
         slot[k++] = -1;
     }
     if (with_older) {

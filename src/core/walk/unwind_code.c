@@ -216,14 +216,17 @@ static uint32_t frame_offset(const struct py_layout *L, const struct code_info *
     return (uint32_t)off;
 }
 
-/* Whether T keeps the stack the walk before settled, whose frames' entries are all still
- * allocated and checked in this round: then each frame settles to what it did (its entry,
- * instruction pointer and generator flag are the same), and so does the stack. The entries
- * count as used. A thousand parked threads each sample: 60 % of settling. */
+/* Whether T keeps the stack the walk before settled (an idle thread), or took again the very
+ * frames it settled (frames_same_as_kept(): a parked thread, walked because others ran), whose
+ * frames' entries are all still allocated and checked in this round: then each frame settles
+ * to what it did (its entry, instruction pointer and generator flag are the same), and so does
+ * the stack. The entries count as used. A thousand parked threads each sample: 60 % of
+ * settling. */
 static bool settled_before(struct unwind *u, const struct thread_ctx *t)
 {
     const struct frames_thread *fr = &t->fr;
-    if (!t->idle || t->settled_walk == 0 || t->settled_walk + 1 != u->walk_serial ||
+    if (!(t->idle || frames_same_as_kept(fr)) || t->settled_walk == 0 ||
+        t->settled_walk + 1 != u->walk_serial ||
         t->settled_changes != code_cache_changes(u->codes)) {
         return false;
     }
@@ -252,6 +255,7 @@ void unwind_code_settle(struct unwind *u, struct thread_ctx *t)
     if (again) {
         return;
     }
+    fr->n_kept = 0; /* the frames below are settled again (and may be compacted) */
     bool incomplete_known = layout_has(L->code.firsttraceable);
     /* The frame before: recursion repeats its code object, and often its instruction. */
     struct code_info *last = NULL;
@@ -309,6 +313,9 @@ void unwind_code_settle(struct unwind *u, struct thread_ctx *t)
         kept++;
     }
     fr->n_frames = kept;
+    /* Kept for the next walk to compare with: a stack settled clean (a torn one is settled
+     * again, and found torn again, should the same frames come back). */
+    fr->n_kept = fr->torn ? 0 : kept;
     if (fr->torn) {
         unwind_warn(u, "thread %" PRIu64 ": its stack changed while it was read (%s)", t->native_id,
                     fr->error);
