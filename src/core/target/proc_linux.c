@@ -181,10 +181,15 @@ struct proc *proc_open(pid_t pid, struct pt_error *err)
         return NULL;
     }
     struct proc *p = calloc(1, sizeof *p);
-    if (p == NULL) {
+    struct iovec *iovs = malloc(2 * (size_t)PROC_IOV_MAX * sizeof *iovs);
+    if (p == NULL || iovs == NULL) {
+        free(p);
+        free(iovs);
         pt_error_set(err, PT_E_NOMEM, ENOMEM, "no memory for process %d", (int)pid);
         return NULL;
     }
+    p->local = iovs;
+    p->remote = iovs + PROC_IOV_MAX;
     p->pid = pid;
     p->mem_fd = -1;
     p->image_fd = open_image(pid);
@@ -224,6 +229,7 @@ void proc_close(struct proc *p)
     proc_maps_free(p->maps, p->nmaps);
     proc_linux_pause_free(p->pause);
     proc_batch_free(p->batch);
+    free(p->local);
     free(p);
 }
 

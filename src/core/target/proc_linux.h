@@ -42,8 +42,10 @@ struct proc {
     struct fd_cache stat_cache;  /* the threads' stat files */
     struct fd_cache sched_cache; /* their schedstat files */
     size_t max_stat_fds; /* per cache: LIMIT_THREADS, or a quarter of the files pytop may open */
-    struct iovec local[PROC_IOV_MAX];
-    struct iovec remote[PROC_IOV_MAX];
+    /* PROC_IOV_MAX each, not zeroed: a call fills what it uses (a one-shot dump pays a page
+     * fault for each page touched, and a zeroed 32 KiB would be eight for a few entries) */
+    struct iovec *local;
+    struct iovec *remote;
     struct proc_batch *batch; /* merging and read-ahead; NULL when memory ran out */
 };
 

@@ -67,12 +67,19 @@ struct unwind *unwind_new(struct proc *p, const struct runtime *rt, struct pt_er
     u->code_guess = malloc(UNWIND_CODE_GUESS * sizeof *u->code_guess);
     u->code_guess_next = malloc(UNWIND_CODE_GUESS * sizeof *u->code_guess_next);
     u->code_pre = malloc((size_t)UNWIND_CODE_GUESS * u->L->code.size);
+    u->known.addrs = malloc((size_t)LIMIT_THREADS * sizeof *u->known.addrs);
     if (!layout_has(u->L->thread.native_thread_id)) {
         u->tids = pthreadtid_new();
     }
+    /* Room for the threads the process has now, at once: grown a doubling at a time from a
+     * few, the arrays are copied and zeroed again at each step (a one-shot dump of 50 threads
+     * touched 40 pages for them, 18 sized so). */
+    size_t first = proc_thread_count(p) + 2;
+    first = first < UNWIND_THREADS_FIRST ? UNWIND_THREADS_FIRST : first;
+    first = first > LIMIT_THREADS ? LIMIT_THREADS : first;
     if (u->codes == NULL || u->code_buf == NULL || u->names == NULL ||
-        !unwind_threads_reserve(u, UNWIND_THREADS_FIRST) || u->code_guess == NULL ||
-        u->code_guess_next == NULL || u->code_pre == NULL) {
+        !unwind_threads_reserve(u, first) || u->code_guess == NULL ||
+        u->code_guess_next == NULL || u->code_pre == NULL || u->known.addrs == NULL) {
         unwind_free(u);
         pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
         return NULL;
@@ -101,6 +108,7 @@ void unwind_free(struct unwind *u)
     threadnames_free(u->names);
     pthreadtid_free(u->tids);
     free(u->code_buf);
+    free(u->known.addrs);
     free(u->snap_strs);
     free(u->ts_buf);
     free(u->id_seen);

@@ -128,7 +128,8 @@ struct known_threads {
     uint64_t interp;
     size_t n;
     size_t prefetched; /* how many of ADDRS the head batch read into ts_buf */
-    uint64_t addrs[LIMIT_THREADS];
+    uint64_t *addrs;   /* LIMIT_THREADS, N of them set (not zeroed: untouched pages cost
+                        * nothing) */
 };
 
 /* The compact sample being built, its arrays kept from one sample to the next. */
