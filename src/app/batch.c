@@ -21,6 +21,7 @@
 #include "core/write/sampler_write.h"
 #include "core/model/snapshot.h"
 #include "core/write/snapshot_write.h"
+#include "core/walk/unwind.h"
 #include "core/target/source.h"
 #include "app/target.h"
 #include "app/stopsig.h"
@@ -152,10 +153,14 @@ static void remember_target(struct batch *b, const struct snapshot *snap)
     }
 }
 
-/* Names the target in EMPTY as the last snapshot did. */
+/* Names the target in EMPTY as the last snapshot did, and its Python as located (the program
+ * it exec()ed, when followed: its first interval may end before it can be read). */
 static void name_target(const struct batch *b, struct snapshot *empty)
 {
     empty->started = b->started;
+    if (!b->ended) {
+        unwind_name_python(&b->t.rt, empty);
+    }
     if (b->argc > 0) {
         snapshot_set_cmdline(empty, b->args, b->args_len, b->args_cut, NULL);
     }

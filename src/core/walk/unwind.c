@@ -635,7 +635,7 @@ static int unwind_interp(struct unwind *u, uint64_t interp, struct interp_fields
     return read_tasks(u, interp, in->modules, ts, n, out);
 }
 
-static void fill_python(const struct runtime *rt, struct snapshot *s)
+void unwind_name_python(const struct runtime *rt, struct snapshot *s)
 {
     s->python.version = snapshot_strdup(s, rt->version, strlen(rt->version));
     s->python.hexversion = rt->layout.hexversion;
@@ -727,7 +727,7 @@ struct snapshot *unwind_snapshot(struct unwind *u, struct pt_error *err)
     }
     s->pid = proc_pid(u->proc);
     s->time = clock_wall();
-    fill_python(u->rt, s);
+    unwind_name_python(u->rt, s);
     u->snap = s;
     u->snap_serial++;
     /* Snapshots repeat once per refresh, and most of what they read (above all the task graph)

@@ -35,6 +35,10 @@ void unwind_free(struct unwind *u);
  * result with snapshot_free(). */
 struct snapshot *unwind_snapshot(struct unwind *u, struct pt_error *err);
 
+/* Fills S's "python" (version, build, binary) from the runtime RT located in the target: what a
+ * snapshot says of the interpreter even when its threads could not be read. */
+void unwind_name_python(const struct runtime *rt, struct snapshot *s);
+
 /* Takes one compact sample (the hot path, DESIGN.md): every thread's status and frames as code
  * identities, no strings, no GC generations, no tasks, and no per-thread kernel state (on_cpu
  * is unknown). A steady sample allocates nothing and costs about two batched reads: one for
