@@ -615,7 +615,7 @@ static bool frames_same(const struct snap_frame *a, const struct snap_frame *b, 
 static struct built_stack *built_slot(struct asyncio_chain *c, uint64_t h,
                                       const struct snap_frame *f, size_t n)
 {
-    if (c->cap_built == 0) {
+    if (c->cap_built == 0 || c->gen == 0) { /* gen 0: no asyncio_chain_begin() yet */
         return NULL;
     }
     size_t mask = c->cap_built - 1;
@@ -632,6 +632,9 @@ static struct built_stack *built_slot(struct asyncio_chain *c, uint64_t h,
  * stack is then not shared). */
 static bool built_room(struct asyncio_chain *c)
 {
+    if (c->gen == 0) {
+        return false;
+    }
     if ((c->n_built + 1) * 2 <= c->cap_built) {
         return true;
     }

@@ -484,8 +484,15 @@ def churn_doc_problems(doc, n, expect):
                                     "as unreadable" % (n, t.get("tid")),
                                     [json.dumps([f.get("function") for f in frames])]))
     if expect["corrupted"] and not counted:
+        sampling = doc.get("sampling") or {}
         problems.append(Problem("document %d: no unreadable frame counted, though thread %s "
-                                "has one in every sample" % (n, expect["corrupt_tid"])))
+                                "has one in every sample" % (n, expect["corrupt_tid"]),
+                                ["sampling: " + json.dumps(sampling),
+                                 "reader: " + json.dumps(doc.get("reader")),
+                                 "functions: %d, truncated %s" % (
+                                     len(doc.get("functions") or []),
+                                     doc.get("functions_truncated")),
+                                 "warnings: " + json.dumps(doc.get("warnings"))[:600]]))
     return problems, counted
 
 
