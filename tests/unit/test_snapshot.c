@@ -99,6 +99,30 @@ static void test_snapshot_alloc_fails_cleanly_on_impossible_sizes(void **state)
     snapshot_free(NULL);
 }
 
+/* Blocks handed to the snapshot stay as they were as long as it lives, and are freed with it
+ * (the sanitizer build's leak check fails the test otherwise). */
+static void test_snapshot_adopt_frees_blocks_with_the_snapshot(void **state)
+{
+    (void)state;
+    struct pt_error err = {0};
+    struct snapshot *s = snapshot_new(&err);
+    assert_non_null(s);
+    char *blocks[20];
+    for (int i = 0; i < 20; i++) {
+        blocks[i] = malloc(64);
+        assert_non_null(blocks[i]);
+        snprintf(blocks[i], 64, "block %d", i);
+        assert_true(snapshot_adopt(s, blocks[i]));
+    }
+    char want[64];
+    for (int i = 0; i < 20; i++) {
+        snprintf(want, sizeof want, "block %d", i);
+        assert_string_equal(blocks[i], want);
+    }
+    assert_false(snapshot_adopt(NULL, blocks[0]));
+    snapshot_free(s);
+}
+
 static void test_snapshot_warn_appends_formatted_messages_in_order(void **state)
 {
     (void)state;
@@ -299,6 +323,7 @@ int main(void)
         cmocka_unit_test(test_snapshot_strdup_copies_big_strings_and_embedded_nul),
         cmocka_unit_test(test_snapshot_strdup_keeps_empty_apart_from_unknown),
         cmocka_unit_test(test_snapshot_alloc_fails_cleanly_on_impossible_sizes),
+        cmocka_unit_test(test_snapshot_adopt_frees_blocks_with_the_snapshot),
         cmocka_unit_test(test_snapshot_warn_appends_formatted_messages_in_order),
         cmocka_unit_test(test_snapshot_warn_keeps_warnings_the_caller_set_up),
         cmocka_unit_test(test_snapshot_warn_stops_at_the_limit_and_says_so),

@@ -434,27 +434,14 @@ static void read_heads(struct asyncio_chain *c, size_t slot0, size_t m)
     read_or_cut(c, k);
 }
 
-/* Room for one more frame in the pool; false when memory ran out. */
-static bool pool_room(struct asyncio_chain *c)
-{
-    if (c->n_pool < c->cap_pool) {
-        return true;
-    }
-    size_t ncap = c->cap_pool ? c->cap_pool * 2 : 1024;
-    struct pool_frame *fresh = realloc(c->pool, ncap * sizeof *fresh);
-    if (fresh == NULL) {
-        return false;
-    }
-    c->pool = fresh;
-    c->cap_pool = ncap;
-    return true;
-}
-
 /* Room in *ITEMS (*CAP of SIZE bytes) for N: grown to twice what is asked. */
 static bool room_for(void **items, size_t *cap, size_t n, size_t size)
 {
     if (n <= *cap) {
         return true;
+    }
+    if (n > SIZE_MAX / size) {
+        return false;
     }
     size_t ncap = n > SIZE_MAX / 2 / size ? n : 2 * n;
     void *fresh = realloc(*items, ncap * size);
@@ -464,6 +451,14 @@ static bool room_for(void **items, size_t *cap, size_t n, size_t size)
     *items = fresh;
     *cap = ncap;
     return true;
+}
+
+/* Room for one more frame in the pool; false when memory ran out. */
+static bool pool_room(struct asyncio_chain *c)
+{
+    size_t want = c->n_pool < 512 ? 512 : c->n_pool + 1; /* 1 024 at first */
+    return c->n_pool < c->cap_pool ||
+           room_for((void **)&c->pool, &c->cap_pool, want, sizeof *c->pool);
 }
 
 /* Where the version tells a delegating coroutine by the instruction after its frame's (3.11,

@@ -30,13 +30,8 @@ struct tasks {
     struct asyncio_common *common;
     struct asyncio_locate *locate;
     struct asyncio_chain *chain;  /* NULL: no way to walk coroutines */
-    /* The readers, made at their first use (a target that never loads _asyncio makes none:
-     * their buffers are pages a one-shot dump would touch for nothing). */
-    bool want_list;               /* 3.14+: the C tasks' lists (debug offsets) */
-    bool want_reg;                /* the version has an asyncio table */
-    struct layout_asyncio A;      /* ... that table */
-    struct asyncio_list *list;
-    struct asyncio_registry *reg;
+    struct asyncio_list *list;    /* 3.14+: the C tasks' lists; NULL without debug offsets */
+    struct asyncio_registry *reg; /* NULL when the version has no asyncio table */
 };
 
 static struct tasks *out_of_memory(struct tasks *t, struct pt_error *err)
@@ -75,32 +70,23 @@ struct tasks *tasks_new(struct proc *p, const struct runtime *rt, struct code_ca
             return out_of_memory(t, err);
         }
     }
-    t->want_list = t->chain != NULL && usable;
-    t->want_reg = t->chain != NULL && have_table;
-    if (have_table) {
-        t->A = A;
-    }
-    return t;
-}
-
-/* The list reader and the registry reader, where wanted, made at their first use. */
-static int readers(struct tasks *t, struct pt_error *err)
-{
-    if (t->want_list && t->list == NULL) {
-        t->list = asyncio_list_new(t->proc, t->L, t->common, t->chain, err);
+    if (t->chain != NULL && usable) {
+        t->list = asyncio_list_new(p, t->L, t->common, t->chain, err);
         if (t->list == NULL) {
-            return -1;
+            tasks_free(t);
+            return NULL;
         }
     }
     /* asyncio's registries are read where pytop has the version's table: for every task
      * without the debug section (before 3.14), for the tasks not of the C type with it. */
-    if (t->want_reg && t->reg == NULL) {
-        t->reg = asyncio_registry_new(t->proc, t->L, &t->A, t->common, t->chain, err);
+    if (t->chain != NULL && have_table) {
+        t->reg = asyncio_registry_new(p, t->L, &A, t->common, t->chain, err);
         if (t->reg == NULL) {
-            return -1;
+            tasks_free(t);
+            return NULL;
         }
     }
-    return 0;
+    return t;
 }
 
 void tasks_free(struct tasks *t)
@@ -141,16 +127,13 @@ int tasks_read_interp(struct tasks *t, struct snapshot *s, uint64_t interp_addr,
                       struct pt_error *err)
 {
     out->tasks_present = false;
-    if (!t->want_list && t->want_reg) {
-        if (readers(t, err) < 0) {
-            return -1;
-        }
+    if (t->list == NULL && t->reg != NULL) {
         if (!asyncio_common_begin(t->common, s)) {
             return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
         }
         return asyncio_registry_read(t->reg, s, modules, threads, n_threads, out, err);
     }
-    if (!t->want_list) {
+    if (t->list == NULL) {
         return unreadable(t, s, modules, out);
     }
     const struct asyncdebug_offsets *off = NULL;
@@ -159,9 +142,6 @@ int tasks_read_interp(struct tasks *t, struct snapshot *s, uint64_t interp_addr,
         /* No section: _asyncio is not loaded, so there are no tasks. */
         out->tasks_present = found == 0;
         return 0;
-    }
-    if (readers(t, err) < 0) {
-        return -1;
     }
     if (!asyncio_common_begin(t->common, s)) {
         return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
