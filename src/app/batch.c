@@ -273,6 +273,8 @@ int batch_run(const struct cli_options *o)
          * with --window the documents' statistics slide over it instead. */
         .window_s = o->window_s > 0 ? o->window_s : 2 * o->delay,
         .blocking = o->blocking,
+        .mode = o->sample_mode,
+        .active_only = o->active_only,
     };
     /* A command being waited for is given up at the first signal, as the batch is. */
     stopsig_catch();

@@ -31,6 +31,8 @@ enum {
     OPT_FORCE,
     OPT_WINDOW,
     OPT_AT_EXIT,
+    OPT_MODE,
+    OPT_ACTIVE_ONLY,
 };
 
 static const char USAGE[] =
@@ -54,6 +56,10 @@ static const char USAGE[] =
     "  -n, --iterations N    batch mode: stop after N snapshots\n"
     "  -d, --delay SECS      refresh / batch interval (default 1.0)\n"
     "  -r, --rate HZ         sampling rate (default 100; 1k, 10khz, max)\n"
+    "      --mode M          which thread-samples the statistics count: wall (all,\n"
+    "                        the default), cpu (on a CPU), gil (holding the GIL),\n"
+    "                        exception (raising or handling one)\n"
+    "      --active-only     read only the stack of the thread holding the GIL\n"
     "      --blocking        pause the target while each sample is read\n"
     "      --filter TEXT     start with this filter\n"
     "      --no-color        no colours (NO_COLOR is honoured too)\n"
@@ -186,6 +192,17 @@ static int parse_option(int c, const char *arg, struct cli_options *o)
     case OPT_AT_EXIT:
         o->at_exit = true;
         return 0;
+    case OPT_MODE: {
+        int m = sampler_mode_parse(arg);
+        if (m < 0) {
+            return usage_error("bad mode '%s' (wall, cpu, gil or exception)", arg);
+        }
+        o->sample_mode = (enum sampler_mode)m;
+        return 0;
+    }
+    case OPT_ACTIVE_ONLY:
+        o->active_only = true;
+        return 0;
     case 'h':
         o->mode = CLI_MODE_HELP;
         return 0;
@@ -214,6 +231,8 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
         {"force", no_argument, NULL, OPT_FORCE},
         {"window", required_argument, NULL, OPT_WINDOW},
         {"at-exit", no_argument, NULL, OPT_AT_EXIT},
+        {"mode", required_argument, NULL, OPT_MODE},
+        {"active-only", no_argument, NULL, OPT_ACTIVE_ONLY},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -262,6 +281,13 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
     }
     if (o->at_exit && o->mode != CLI_MODE_DUMP) {
         return usage_error("--at-exit goes with --dump");
+    }
+    /* A plain --dump takes no samples: nothing for a mode to count. */
+    bool samples = o->mode != CLI_MODE_DUMP || o->at_exit || o->window_s > 0;
+    if ((o->sample_mode != SAMPLER_MODE_WALL || o->active_only) && !samples) {
+        return usage_error("%s goes with the live view, -b, or --dump with --window or --at-exit "
+                           "(a plain --dump takes no samples)",
+                           o->active_only ? "--active-only" : "--mode");
     }
     return 0;
 }
@@ -458,8 +484,8 @@ static void put_secs(char *buf, size_t size, double secs)
     }
 }
 
-void cli_settings_text(const struct cli_options *o, double window_s, double delay, const char *how,
-                       char *buf, size_t size)
+void cli_settings_text(const struct cli_options *o, double window_s, double delay,
+                       enum sampler_mode sample_mode, const char *how, char *buf, size_t size)
 {
     char rate[32];
     char window[32];
@@ -481,6 +507,12 @@ void cli_settings_text(const struct cli_options *o, double window_s, double dela
     int n =
         snprintf(buf, size, "%s%s%s--rate %s%s --delay %s%s", mode, o->at_exit ? "--at-exit " : "",
                  o->json ? "--json " : "", rate, window, every, o->blocking ? " --blocking" : "");
+    if (n >= 0 && (size_t)n < size && sample_mode != SAMPLER_MODE_WALL) {
+        n += snprintf(buf + n, size - (size_t)n, " --mode %s", sampler_mode_name(sample_mode));
+    }
+    if (n >= 0 && (size_t)n < size && o->active_only) {
+        n += snprintf(buf + n, size - (size_t)n, " --active-only");
+    }
     if (n >= 0 && (size_t)n < size && o->filter != NULL && o->filter[0] != '\0') {
         n += snprintf(buf + n, size - (size_t)n, " --filter '%s'", o->filter);
     }

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "core/sampler/sampler.h"
+
 enum cli_exit {
     CLI_EXIT_OK = 0,
     CLI_EXIT_TARGET = 1, /* the target could not be inspected */
@@ -36,6 +38,8 @@ struct cli_options {
     double window_s;    /* --window: how far back the statistics reach; INFINITY: since the
                          * last reset ("all"); 0: not given (each mode has its default) */
     bool at_exit;       /* --dump --at-exit: the last snapshot before the target ends */
+    enum sampler_mode sample_mode; /* --mode */
+    bool active_only;   /* --active-only */
 };
 
 /* Parses ARGV into OPTS. Returns 0, or -1 after printing a one-line reason to stderr. */
@@ -60,10 +64,10 @@ struct runtime;
 
 /* pytop's settings as options, for a report to say how it was taken: "--dump --rate 100
  * --window 10 --delay 1" (the mode's options first: --dump, --at-exit, -b, --json; --window
- * only when WINDOW_S > 0), with --blocking and --filter when set, then " (HOW)" when HOW is
- * not NULL. WINDOW_S and DELAY are the settings in force (the live view's keys change them).
- * Into BUF, NUL-terminated, cut to SIZE. */
+ * only when WINDOW_S > 0), with --mode (unless wall), --active-only, --blocking and --filter
+ * when set, then " (HOW)" when HOW is not NULL. WINDOW_S, DELAY and MODE are the settings in
+ * force (the live view's keys change them). Into BUF, NUL-terminated, cut to SIZE. */
 void cli_settings_text(const struct cli_options *opts, double window_s, double delay,
-                       const char *how, char *buf, size_t size);
+                       enum sampler_mode mode, const char *how, char *buf, size_t size);
 
 #endif

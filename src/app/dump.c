@@ -222,7 +222,7 @@ static int write_dump(struct dump *d, const struct sampler_stats *st, FILE *out)
     } else {
         char by[512];
         double window = st != NULL ? st->window_limit : 0;
-        cli_settings_text(o, window, o->delay, NULL, by, sizeof by);
+        cli_settings_text(o, window, o->delay, o->sample_mode, NULL, by, sizeof by);
         struct report_opts ro = {
             .by = by,
             .note = d->note,
@@ -281,6 +281,8 @@ static int dump_target(struct dump *d, FILE **out)
     struct sampler_opts so = {.rate_hz = window > 0 ? o->rate_hz : 0,
                               .window_s = window > 0 ? window : 1,
                               .blocking = o->blocking,
+                              .mode = o->sample_mode,
+                              .active_only = o->active_only,
                               .once = true};
     if ((d->sampler = sampler_new(d->t.proc, &d->t.rt, &so, &err)) == NULL) {
         return cli_target_error(&err, d->t.pid);

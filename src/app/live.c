@@ -36,6 +36,7 @@ struct requests {
     size_t n_focus;
     double period_s;
     double window_s;
+    enum sampler_mode mode;
 };
 
 struct live {
@@ -57,6 +58,7 @@ struct live {
     struct sampler_thread_key focus[LIVE_FOCUS_MAX];
     size_t n_focus;
     double window_s; /* the sampler's window */
+    enum sampler_mode mode; /* the sampler's mode */
     double started;
     double next_frame;
     double last_sample;
@@ -294,8 +296,11 @@ static int attach(struct live *l, const struct requests *rq, struct pt_error *er
         .rate_hz = l->opts.rate_hz,
         .window_s = rq->window_s,
         .blocking = l->opts.blocking,
+        .mode = rq->mode,
+        .active_only = l->opts.active_only,
     };
     l->window_s = rq->window_s;
+    l->mode = rq->mode;
     if (runtime_locate(p, &l->rt, err) < 0 ||
         (l->opts.wait_for_frame && !target_runs_python(p, &l->rt, err)) ||
         (l->sampler = sampler_new(p, &l->rt, &so, err)) == NULL) {
@@ -350,6 +355,11 @@ static void apply_requests(struct live *l, const struct requests *rq, double now
         /* Out of memory leaves the new window, empty: nothing else to do. */
         sampler_set_window(l->sampler, rq->window_s, now, NULL);
         l->window_s = rq->window_s;
+        l->next_frame = now;
+    }
+    if (rq->mode != l->mode) {
+        sampler_set_mode(l->sampler, rq->mode);
+        l->mode = rq->mode;
         l->next_frame = now;
     }
     if (!same_keys(rq->focus, rq->n_focus, l->focus, l->n_focus)) {
@@ -484,6 +494,7 @@ struct live *live_open(const struct live_opts *opts, struct pt_error *err)
     l->opts = *opts;
     l->asked.period_s = opts->period_s;
     l->asked.window_s = opts->window_s;
+    l->asked.mode = opts->mode;
     l->age_s = -1;
     l->started = clock_now();
     l->next_frame = l->started;
@@ -574,6 +585,14 @@ void live_set_window(struct live *l, double window_s)
 {
     pthread_mutex_lock(&l->lock);
     l->asked.window_s = window_s;
+    poke(l);
+    pthread_mutex_unlock(&l->lock);
+}
+
+void live_set_mode(struct live *l, enum sampler_mode mode)
+{
+    pthread_mutex_lock(&l->lock);
+    l->asked.mode = mode;
     poke(l);
     pthread_mutex_unlock(&l->lock);
 }

@@ -29,6 +29,8 @@ struct live_opts {
     double window_s;     /* how far back the statistics reach; INFINITY: since the reset */
     double period_s;     /* how often a frame is made */
     bool blocking;       /* pause the target while each sample is read */
+    enum sampler_mode mode; /* which thread-samples the statistics count */
+    bool active_only;    /* samples read only the GIL holders' stacks */
     bool wait_for_frame; /* a command just started: sample once its main thread runs Python */
     int wake_fd;         /* a byte is written here whenever a frame is ready; -1 for none */
 };
@@ -83,6 +85,9 @@ void live_set_period(struct live *l, double period_s);
 /* Changes how far back the statistics reach, as sampler_set_window() does (a longer window
  * keeps what was counted, a shorter one starts afresh). */
 void live_set_window(struct live *l, double window_s);
+/* Changes which thread-samples the statistics count, starting them afresh
+ * (sampler_set_mode()). */
+void live_set_mode(struct live *l, enum sampler_mode mode);
 
 /* Source lines of the target's files, once sampling has started (else NULL), read through a
  * target handle of the caller's own: the sampling thread's is never touched. For one thread

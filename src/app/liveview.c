@@ -48,6 +48,8 @@ static int start_target(const struct cli_options *o, double window, int wake_fd,
         .window_s = window,
         .period_s = o->delay,
         .blocking = o->blocking,
+        .mode = o->sample_mode,
+        .active_only = o->active_only,
         .wait_for_frame = o->command != NULL,
         .wake_fd = wake_fd,
     };

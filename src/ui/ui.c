@@ -85,6 +85,7 @@ struct ui {
     struct ui_focus focus; /* which threads the Functions view counts */
     double delay;
     double window; /* how far back the statistics reach; INFINITY: since the reset */
+    enum sampler_mode mode; /* which thread-samples the statistics count (m) */
     char message[PATH_MAX + 128];
     bool message_is_error;
     double message_until;
@@ -231,6 +232,8 @@ static struct ui_screen screen_info(const char *const *titles)
         .exited = exited,
         .exit_how = ui.exit_how[0] != '\0' ? ui.exit_how : NULL,
         .rate_hz = ui.opts->rate_hz,
+        .mode = ui.mode,
+        .active_only = ui.opts->active_only,
         .delay = ui.delay,
         .window_s = ui.window,
         .late_s = late,
@@ -505,6 +508,23 @@ static enum ui_redraw cycle_window(void *ctx, const struct ui_model *m, const Te
     return UI_REDRAW_LINES;
 }
 
+/* 'm': the statistics count every thread-sample, those on a CPU, holding the GIL, handling an
+ * exception, and round; they start afresh. */
+static enum ui_redraw cycle_mode(void *ctx, const struct ui_model *m, const TermKeyKey *key)
+{
+    static const char *const what[SAMPLER_MODE_COUNT] = {
+        "every thread-sample",
+        "thread-samples on a CPU",
+        "thread-samples holding the GIL",
+        "thread-samples raising or handling an exception",
+    };
+    ui.mode = (enum sampler_mode)((ui.mode + 1) % SAMPLER_MODE_COUNT);
+    live_set_mode(ui.live, ui.mode);
+    set_message(false, "mode %s: statistics count %s, from now on", sampler_mode_name(ui.mode),
+                what[ui.mode]);
+    return UI_REDRAW_LINES;
+}
+
 /* 't': the Functions view counts the thread selected in the Threads view alone, or all. */
 static enum ui_redraw toggle_focus(void *ctx, const struct ui_model *m, const TermKeyKey *key)
 {
@@ -582,6 +602,12 @@ const struct ui_binding ui_bindings[] = {
      cycle_window,
      UI_HELP_PICTURE,
      "statistics over 1 s, 10 s, 60 s, since the reset (header: window)"},
+    {"m",
+     {{UI_KEY_CHAR, 'm'}},
+     cycle_mode,
+     UI_HELP_PICTURE,
+     "mode: count every thread-sample (wall), those on a CPU (cpu),\n"
+     "holding the GIL (gil) or handling an exception; starts afresh"},
     {"+ / -",
      {{UI_KEY_CHAR, '+'}, {UI_KEY_CHAR, '-'}},
      change_delay,
@@ -736,6 +762,7 @@ int ui_open(const struct cli_options *opts, double window, const int wake[2])
     ui.pid = opts->pid;
     ui.delay = opts->delay;
     ui.window = window;
+    ui.mode = opts->sample_mode;
     ui.wake[0] = wake[0];
     ui.wake[1] = wake[1];
     if (opts->filter != NULL) {

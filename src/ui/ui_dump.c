@@ -83,10 +83,12 @@ int ui_dump_frame(const struct live_frame *f, const struct cli_options *opts, do
     char by[512];
     /* The statistics of the picture's own refresh: a frozen picture's window may differ from
      * the one now asked for. */
+    enum sampler_mode mode = opts->sample_mode;
     if (f->stats != NULL) {
         window = f->stats->window_limit;
+        mode = f->stats->mode;
     }
-    cli_settings_text(opts, window, delay,
+    cli_settings_text(opts, window, delay, mode,
                       frozen ? "live view, d on the frozen picture" : "live view, d", by,
                       sizeof by);
     struct report_opts ro = {

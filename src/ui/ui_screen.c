@@ -235,7 +235,8 @@ static void sampling_text(char *buf, size_t size, const struct ui_screen *s, boo
     } else {
         snprintf(window, sizeof window, "%gs", s->window_s);
     }
-    int n = snprintf(buf, size, "rate %s/%s%s", got, want, failed);
+    int n = snprintf(buf, size, "rate %s/%s  mode %s%s%s", got, want, sampler_mode_name(s->mode),
+                     s->active_only ? " (GIL holder only)" : "", failed);
     if (refresh && n > 0 && (size_t)n < size) {
         n += snprintf(buf + n, size - (size_t)n, "  refresh %gs  window %s", s->delay, window);
     }

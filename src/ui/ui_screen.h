@@ -7,6 +7,7 @@
 
 #include <ncurses.h>
 
+#include "core/sampler/sampler.h"
 #include "ui/ui_keys.h"
 #include "ui/view.h"
 
@@ -27,6 +28,8 @@ struct ui_screen {
     bool exited;
     const char *exit_how; /* "exit status 3"; NULL when unknown */
     double rate_hz;       /* requested; 0 = max */
+    enum sampler_mode mode; /* which thread-samples the statistics count */
+    bool active_only;     /* samples read only the GIL holder */
     double delay;
     double window_s;           /* the statistics' window asked for; INFINITY: since the reset */
     double late_s;             /* seconds since the newest sample, when overdue; else 0 */

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <stdint.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +14,7 @@
 #include "ui/ui_text.h"
 #include "ui/view.h"
 
-enum sort_key { SORT_OWN, SORT_TOTAL, SORT_FUNCTION, SORT_FILE, SORT_KEYS };
+enum sort_key { SORT_OWN, SORT_TOTAL, SORT_CPU, SORT_FUNCTION, SORT_FILE, SORT_KEYS };
 
 /* One function of the table, with what it needs to be sorted. */
 struct row {
@@ -60,6 +61,22 @@ static int compare_counts(uint64_t a, uint64_t b)
     return (a < b) - (a > b); /* most first */
 }
 
+/* The share of F's own samples, among those whose thread's state was read, that were on a CPU;
+ * NAN when no state was read. */
+static double cpu_share(const struct sampler_function *f)
+{
+    return f->own_state > 0 ? 100.0 * (double)f->own_on_cpu / (double)f->own_state : NAN;
+}
+
+/* Most first; unknown last. */
+static int compare_shares(double a, double b)
+{
+    if (isnan(a) || isnan(b)) {
+        return isnan(a) - isnan(b);
+    }
+    return (a < b) - (a > b);
+}
+
 static int compare_rows(const void *pa, const void *pb)
 {
     const struct row *ra = pa;
@@ -74,6 +91,10 @@ static int compare_rows(const void *pa, const void *pb)
         break;
     case SORT_TOTAL:
         c = compare_counts(a->total, b->total);
+        c = c != 0 ? c : compare_counts(a->own, b->own);
+        break;
+    case SORT_CPU:
+        c = compare_shares(cpu_share(a), cpu_share(b));
         c = c != 0 ? c : compare_counts(a->own, b->own);
         break;
     case SORT_FUNCTION:
@@ -218,6 +239,7 @@ struct columns {
     int total;
     int own_s;
     int total_s;
+    int cpu;
     int fn;
     int fn_w;
     int file;
@@ -231,7 +253,8 @@ static struct columns columns_for(int width)
     c.total = c.own + 6 + 1;
     c.own_s = c.total + 7 + 1;
     c.total_s = c.own_s + 8 + 1;
-    c.fn = c.total_s + 8 + 2;
+    c.cpu = c.total_s + 8 + 1;
+    c.fn = c.cpu + 5 + 2;
     int rest = width - c.fn > 0 ? width - c.fn : 0;
     c.fn_w = rest * 11 / 20;
     c.file = c.fn + c.fn_w + 1;
@@ -251,7 +274,8 @@ static void put_right(WINDOW *w, int y, int x, int width, const char *text,
 static void draw_title(const struct functions_view *v, WINDOW *w, int y, int width,
                        const struct ui_style *st)
 {
-    static const char *const heads[SORT_KEYS] = {"OWN%", "TOTAL%", "FUNCTION", "FILE:LINE"};
+    static const char *const heads[SORT_KEYS] = {"OWN%", "TOTAL%", "CPU%", "FUNCTION",
+                                                 "FILE:LINE"};
     char h[SORT_KEYS][24];
     for (int k = 0; k < SORT_KEYS; k++) {
         const char *mark = ui_sort_marker(&v->order, (int)k, st);
@@ -269,6 +293,7 @@ static void draw_title(const struct functions_view *v, WINDOW *w, int y, int wid
     snprintf(total_s, sizeof total_s, "TOTAL s%s", ui_sort_marker(&v->order, SORT_TOTAL, st));
     put_right(w, y, c.own_s, 8, own_s, st);
     put_right(w, y, c.total_s, 8, total_s, st);
+    put_right(w, y, c.cpu, 5, h[SORT_CPU], st);
     wmove(w, y, c.fn);
     ui_text_puts(w, h[SORT_FUNCTION], c.fn_w, st);
     wmove(w, y, c.file);
@@ -290,6 +315,13 @@ static void draw_row(const struct sampler_function *f, bool selected, WINDOW *w,
     wmove(w, y, c.own);
     ui_text_printf(w, c.fn - c.own, st, "%6.1f %7.1f %8.2f %8.2f", 100.0 * (double)f->own / base,
                    100.0 * (double)f->total / base, (double)f->own * per, (double)f->total * per);
+    /* CPU%: of the function's own samples whose thread's state was read, those on a CPU. */
+    double cpu = cpu_share(f);
+    char cpu_text[16] = "-";
+    if (!isnan(cpu)) {
+        snprintf(cpu_text, sizeof cpu_text, "%.0f", cpu);
+    }
+    put_right(w, y, c.cpu, 5, cpu_text, st);
     wmove(w, y, c.fn);
     ui_text_put(w, f->function, c.fn_w, st);
     wmove(w, y, c.file);

@@ -112,9 +112,11 @@ static int state_rank(const struct snap_thread *t)
     return rank != 0 || idle ? rank : -1;
 }
 
+/* A share of the thread's samples that matched the mode, "-" (-1) without any; %CPU is the
+ * kernel's CPU time, known for every thread seen. */
 static double share(const struct sampler_thread *st, enum sort_key k)
 {
-    if (st == NULL || st->samples == 0) {
+    if (st == NULL || st->seen == 0 || (st->samples == 0 && !(k == SORT_CPU && st->cpu_ns > 0))) {
         return -1;
     }
     return k == SORT_GIL ? st->gil_pct : k == SORT_CPU ? st->cpu_pct : st->gc_pct;

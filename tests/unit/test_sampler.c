@@ -63,6 +63,121 @@ static void test_sampler_gil_share_is_of_the_threads_own_samples(void **state)
     sampler_free(s);
 }
 
+/* Four threads of each sample: on a CPU without the GIL, holding the GIL off CPU, handling an
+ * exception asleep, asleep; each innermost in a function of its own (a, b, c, d). */
+static struct snapshot *snap_modes(void)
+{
+    struct snapshot *snap = snap_threads(4);
+    static const char *const names[4] = {"a", "b", "c", "d"};
+    for (size_t i = 0; i < 4; i++) {
+        struct snap_thread *t = thread_of(snap, i);
+        t->gil = i == 1 ? SNAP_YES : SNAP_NO;
+        t->on_cpu = i == 0 ? SNAP_YES : SNAP_NO;
+        t->has_exception = i == 2 ? SNAP_YES : SNAP_NO;
+        t->frames = snapshot_alloc(snap, sizeof *t->frames);
+        t->frames[0] = (struct snap_frame){.function = snapshot_strdup(snap, names[i], 1),
+                                           .name = snapshot_strdup(snap, names[i], 1),
+                                           .file = snapshot_strdup(snap, "m.py", 4),
+                                           .first_line = (int)i + 1,
+                                           .kind = SNAP_FRAME_PYTHON};
+        t->n_frames = 1;
+    }
+    return snap;
+}
+
+static void test_sampler_mode_counts_only_matching_thread_samples(void **state)
+{
+    (void)state;
+    /* Which thread (index) each mode counts: wall all four. */
+    static const int counted[SAMPLER_MODE_COUNT] = {-1, 0, 1, 2};
+    for (int m = 0; m < SAMPLER_MODE_COUNT; m++) {
+        struct sampler *s = new_sampler(10);
+        sampler_set_mode(s, (enum sampler_mode)m);
+        assert_int_equal(sampler_get_mode(s), m);
+        for (int i = 0; i < 3; i++) {
+            sampler_add(s, snap_modes(), 1.0 + i * 0.01);
+        }
+        struct sampler_stats *st = sampler_stats(s, 1.03);
+        assert_non_null(st);
+        assert_int_equal(st->mode, m);
+        assert_int_equal(st->samples, 3);
+        assert_int_equal(st->thread_samples, counted[m] < 0 ? 12 : 3);
+        /* Every thread stays listed, seen in each sample; only matching samples count. */
+        assert_int_equal(st->n_threads, 4);
+        for (size_t i = 0; i < 4; i++) {
+            const struct sampler_thread *t = &st->threads[i];
+            bool counts = counted[m] < 0 || counted[m] == (int)i;
+            assert_int_equal(t->seen, 3);
+            assert_int_equal(t->samples, counts ? 3 : 0);
+            assert_true(counts ? !isnan(t->gil_pct) : isnan(t->gil_pct));
+        }
+        assert_int_equal(st->n_functions, counted[m] < 0 ? 4 : 1);
+        if (counted[m] >= 0) {
+            char want[2] = {(char)('a' + counted[m]), '\0'};
+            assert_int_equal(st->functions[0].function.len, 1);
+            assert_memory_equal(st->functions[0].function.ptr, want, 1);
+            assert_int_equal(st->functions[0].own, 3);
+        }
+        /* The CPU share of own samples: the states were read with these snapshots. */
+        for (size_t i = 0; i < st->n_functions; i++) {
+            const struct sampler_function *f = &st->functions[i];
+            assert_int_equal(f->own_state, f->own);
+            assert_int_equal(f->own_on_cpu, f->function.ptr[0] == 'a' ? f->own : 0);
+        }
+        sampler_stats_free(st);
+        sampler_free(s);
+    }
+}
+
+static void test_sampler_mode_change_starts_afresh_and_names_parse(void **state)
+{
+    (void)state;
+    struct sampler *s = new_sampler(10);
+    sampler_add(s, snap_modes(), 1.0);
+    sampler_set_mode(s, SAMPLER_MODE_GIL);
+    struct sampler_stats *st = sampler_stats(s, 1.01);
+    assert_non_null(st);
+    assert_int_equal(st->samples, 0);
+    assert_int_equal(st->thread_samples, 0);
+    sampler_stats_free(st);
+    sampler_free(s);
+    for (int m = 0; m < SAMPLER_MODE_COUNT; m++) {
+        assert_int_equal(sampler_mode_parse(sampler_mode_name((enum sampler_mode)m)), m);
+    }
+    assert_string_equal(sampler_mode_name(SAMPLER_MODE_EXCEPTION), "exception");
+    assert_int_equal(sampler_mode_parse("CPU"), -1);
+    assert_int_equal(sampler_mode_parse(""), -1);
+}
+
+/* A compact sample whose thread's stack was not read (--active-only) keeps the thread known
+ * and counts nothing of it. */
+static void test_sampler_thread_not_read_is_seen_but_not_counted(void **state)
+{
+    (void)state;
+    struct sampler_window w;
+    assert_int_equal(sampler_window_init(&w, 1.0, NULL), 0);
+    struct sample_thread t[2] = {
+        {.tid = 7, .thread_id = 70, .gil = SNAP_YES, .on_cpu = SNAP_UNKNOWN, .in_gc = SNAP_NO},
+        {.tid = 8, .thread_id = 80, .gil = SNAP_NO, .on_cpu = SNAP_UNKNOWN, .in_gc = SNAP_NO,
+         .not_read = true},
+    };
+    struct sample smp = {.threads = t, .n_threads = 2, .warning = ""};
+    enum snap_bool on_cpu[2] = {SNAP_YES, SNAP_UNKNOWN};
+    sampler_window_add_sample(&w, &smp, on_cpu, 1.0);
+    struct sampler_window_view v = {.only = SAMPLER_TABLE_NONE};
+    assert_true(sampler_window_view(&w, 1.0, &v));
+    assert_int_equal(v.counts.thread_samples, 1);
+    uint32_t ti = sampler_table_find_thread(&w.table, 0, 8, 80);
+    assert_int_not_equal(ti, SAMPLER_TABLE_NONE);
+    assert_int_equal(v.threads[ti].seen, 1);
+    assert_int_equal(v.threads[ti].samples, 0);
+    ti = sampler_table_find_thread(&w.table, 0, 7, 70);
+    assert_int_equal(v.threads[ti].samples, 1);
+    assert_int_equal(v.threads[ti].cpu, 1);
+    sampler_window_view_free(&v);
+    sampler_window_free(&w);
+}
+
 static void test_sampler_gc_share_is_unknown_while_who_collects_is(void **state)
 {
     (void)state;
@@ -386,7 +501,7 @@ static void add_compact(struct sampler_window *w, const struct code_info *const 
                               .frames = frames,
                               .n_frames = n};
     struct sample smp = {.threads = &t, .n_threads = 1, .warning = ""};
-    sampler_window_add_sample(w, &smp, now);
+    sampler_window_add_sample(w, &smp, NULL, now);
 }
 
 /* The own and total counts of the function (QUALNAME, first line LINE) in W at NOW. */
@@ -563,6 +678,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sampler_gil_share_is_of_the_threads_own_samples),
         cmocka_unit_test(test_sampler_gc_share_is_unknown_while_who_collects_is),
+        cmocka_unit_test(test_sampler_mode_counts_only_matching_thread_samples),
+        cmocka_unit_test(test_sampler_mode_change_starts_afresh_and_names_parse),
+        cmocka_unit_test(test_sampler_thread_not_read_is_seen_but_not_counted),
         cmocka_unit_test(test_sampler_counts_a_recursive_function_once_per_stack),
         cmocka_unit_test(test_sampler_keeps_functions_of_one_name_in_two_places_apart),
         cmocka_unit_test(test_sampler_skips_shim_frames_and_counts_unnamed_ones_as_unreadable),

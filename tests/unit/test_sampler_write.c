@@ -91,12 +91,23 @@ static struct sampler_stats stats_of_four(struct sampler_thread threads[2],
         .cpu_samples = 4,
     };
     threads[1] = (struct sampler_thread){.tid = 101, .thread_id = 1001, .samples = 4};
-    functions[0] = (struct sampler_function){str("spin"), str("/srv/app/worker.py"), 8, 4,
-                                             4,           SNAP_UNREADABLE_NONE};
-    functions[1] = (struct sampler_function){str("wait"), str("/srv/app/worker.py"), 18, 4,
-                                             4,           SNAP_UNREADABLE_NONE};
-    functions[2] = (struct sampler_function){str("main"), str("/srv/app/worker.py"), 28, 0,
-                                             8,           SNAP_UNREADABLE_NONE};
+    functions[0] = (struct sampler_function){.function = str("spin"),
+                                             .file = str("/srv/app/worker.py"),
+                                             .first_line = 8,
+                                             .own = 4,
+                                             .total = 4,
+                                             .own_state = 2,
+                                             .own_on_cpu = 2};
+    functions[1] = (struct sampler_function){.function = str("wait"),
+                                             .file = str("/srv/app/worker.py"),
+                                             .first_line = 18,
+                                             .own = 4,
+                                             .total = 4,
+                                             .own_state = 4};
+    functions[2] = (struct sampler_function){.function = str("main"),
+                                             .file = str("/srv/app/worker.py"),
+                                             .first_line = 28,
+                                             .total = 8};
     struct sampler_stats st = {
         .rate_hz = 100,
         .achieved_hz = 10,
@@ -144,20 +155,25 @@ static void test_sampler_write_json_adds_sampling_shares_and_functions(void **st
     struct sampler_stats st = stats_of_four(threads, functions);
     struct snapshot *snap = two_threads();
     char *json = write_json(snap, &st);
-    assert_non_null(strstr(json, "\"binary\":null},\"sampling\":{\"rate_hz\":100,"
+    assert_non_null(strstr(json, "\"binary\":null},\"sampling\":{\"mode\":\"wall\","
+                                 "\"active_only\":false,\"rate_hz\":100,"
                                  "\"rate_max\":false,\"achieved_hz\":10,\"samples\":4,\"errors\":0,"
                                  "\"window_s\":0.4,\"thread_samples\":8,\"gc_samples\":0,"
                                  "\"last_error\":null,\"backoff_s\":null},\"interpreters\":"));
     assert_non_null(strstr(json, "{\"tid\":100,\"thread_id\":1000,\"name\":\"spinner\","));
-    assert_non_null(strstr(json, "\"in_gc\":false,\"gil_pct\":75,\"cpu_pct\":100,"
+    assert_non_null(strstr(json, "\"in_gc\":false,\"samples\":4,\"gil_pct\":75,\"cpu_pct\":100,"
                                  "\"gc_pct\":0,\"frames\":[{\"function\":\"spin\""));
-    assert_non_null(strstr(json, "\"in_gc\":false,\"gil_pct\":0,\"cpu_pct\":0,"
+    assert_non_null(strstr(json, "\"in_gc\":false,\"samples\":4,\"gil_pct\":0,\"cpu_pct\":0,"
                                  "\"gc_pct\":0,\"frames\":[{\"function\":\"wait\""));
     assert_non_null(strstr(json, "\"warnings\":[],\"functions\":["
                                  "{\"function\":\"spin\",\"file\":\"/srv/app/worker.py\","
-                                 "\"line\":8,\"own\":4,\"total\":4},"));
+                                 "\"line\":8,\"own\":4,\"total\":4,\"own_state_samples\":2,"
+                                 "\"own_cpu_pct\":100},"));
+    assert_non_null(strstr(json, "\"line\":18,\"own\":4,\"total\":4,\"own_state_samples\":4,"
+                                 "\"own_cpu_pct\":0},"));
     assert_non_null(strstr(json, "{\"function\":\"main\",\"file\":\"/srv/app/worker.py\","
-                                 "\"line\":28,\"own\":0,\"total\":8}]}\n"));
+                                 "\"line\":28,\"own\":0,\"total\":8,\"own_state_samples\":0,"
+                                 "\"own_cpu_pct\":null}]}\n"));
     assert_null(strstr(json, "truncated"));
     assert_ptr_equal(strchr(json, '\n'), json + strlen(json) - 1); /* one line */
     free(json);
@@ -167,7 +183,8 @@ static void test_sampler_write_json_adds_sampling_shares_and_functions(void **st
 static void test_sampler_write_json_says_max_rate_unknowns_and_truncation(void **state)
 {
     (void)state;
-    struct sampler_function unknown = {str(NULL), str(NULL), -1, 1, 1, SNAP_UNREADABLE_NONE};
+    struct sampler_function unknown = {
+        .function = str(NULL), .file = str(NULL), .first_line = -1, .own = 1, .total = 1};
     struct sampler_stats st = {
         .rate_hz = 0,
         .achieved_hz = 1234.56,
@@ -187,16 +204,18 @@ static void test_sampler_write_json_says_max_rate_unknowns_and_truncation(void *
     struct snapshot *snap = two_threads(); /* its threads are not in the statistics */
     char *json = write_json(snap, &st);
     /* --rate max: no rate asked for (null, a number's null, never the string "max"). */
-    assert_non_null(strstr(json, "{\"rate_hz\":null,\"rate_max\":true,\"achieved_hz\":1234.6,"
+    assert_non_null(strstr(json, "\"active_only\":false,\"rate_hz\":null,\"rate_max\":true,\"achieved_hz\":1234.6,"
                                  "\"samples\":1,\"errors\":9,\"window_s\":0.333,"));
     assert_null(strstr(json, "\"max\""));
     assert_non_null(strstr(json, ",\"last_error\":\"cannot read 8 bytes at 0x10\","
                                  "\"backoff_s\":0.25,\"threads_truncated\":true},"
                                  "\"exec\":{\"time\":1764480000.5,"
                                  "\"program\":\"/usr/bin/python3.14\"},\"interpreters\""));
-    assert_non_null(strstr(json, "\"gil_pct\":null,\"cpu_pct\":null,\"gc_pct\":null"));
+    assert_non_null(
+        strstr(json, "\"samples\":0,\"gil_pct\":null,\"cpu_pct\":null,\"gc_pct\":null"));
     assert_non_null(strstr(json, "\"functions\":[{\"function\":null,\"file\":null,"
-                                 "\"line\":null,\"own\":1,\"total\":1}],"
+                                 "\"line\":null,\"own\":1,\"total\":1,"
+                                 "\"own_state_samples\":0,\"own_cpu_pct\":null}],"
                                  "\"functions_truncated\":true}\n"));
     free(json);
     json = write_json(NULL, &st);
@@ -237,9 +256,9 @@ static void test_sampler_write_text_heads_the_dump_with_shares_and_functions(voi
                                  "     100   75.0  100.0    0.0        4  \"spinner\"\n"
                                  "     101    0.0    0.0    0.0        4  ?\n"));
     assert_non_null(strstr(text, "\nFunctions: 2 of 3, by own samples (% of 8 thread-samples)\n"
-                                 "  OWN% TOTAL%      OWN    TOTAL  FUNCTION\n"
-                                 "   50.0   50.0        4        4  spin (/srv/app/worker.py:8)\n"
-                                 "   50.0   50.0        4        4  wait (/srv/app/worker.py:18)\n"
+                                 "  OWN% TOTAL%      OWN    TOTAL  CPU%  FUNCTION\n"
+                                 "   50.0   50.0        4        4   100  spin (/srv/app/worker.py:8)\n"
+                                 "   50.0   50.0        4        4     0  wait (/srv/app/worker.py:18)\n"
                                  "\n"));
     /* Then the traceback-like dump, and a blank line before the next interval. */
     assert_non_null(strstr(text, "\nThread 100 \"spinner\" (on CPU; most recent call last):\n"

@@ -43,6 +43,11 @@ static const double EXEC_RETRY_S = 0.01;
 /* How long a runtime found without its micro version waits for the new Python to write it. */
 static const double EXEC_VERSION_WAIT_S = 1.0;
 
+/* Outside --mode cpu, which reads every thread's state with every sample, the states behind the
+ * Functions view's CPU column are read a few threads a sample, in turn, taking at most this
+ * share of the time sampling takes (a state is a read of /proc/PID/task/TID/stat, 2-3 us). */
+static const double STATE_SHARE = 0.25;
+
 /* Each thread's CPU time (ns) as the kernel counted it at the last look. */
 struct cpu_seen {
     pid_t tid;
@@ -78,7 +83,21 @@ struct sampler {
     char exec_program[PATH_MAX];
     /* When the target started (read once: an exec keeps it); < 0 not known yet. */
     double started;
+    /* Each thread's state as read with the newest sample (sampler_window_add_sample()), the
+     * thread to read next in turn, and the time spent reading states and sampling. */
+    enum snap_bool *on_cpu;
+    size_t cap_on_cpu;
+    size_t state_next;
+    double state_s;
+    double sample_s;
+    double state_cost; /* seconds one state read took lately */
 };
+
+/* Whether samples read only the threads holding the GIL: asked for, or all the mode counts. */
+static bool picks_gil_holders(const struct sampler_opts *o)
+{
+    return o->active_only || o->mode == SAMPLER_MODE_GIL;
+}
 
 static double window_length(double w)
 {
@@ -112,6 +131,7 @@ struct sampler *sampler_new(struct proc *p, const struct runtime *rt,
     }
     s->opts = *opts;
     s->started = -1;
+    s->state_cost = 2e-6;
     s->opts.window_s = window_length(opts->window_s);
     s->opts.rate_hz = isfinite(opts->rate_hz) && opts->rate_hz > 0 ? opts->rate_hz : 0;
     if (sampler_window_init(&s->window, s->opts.window_s, err) < 0) {
@@ -122,8 +142,11 @@ struct sampler *sampler_new(struct proc *p, const struct runtime *rt,
         sampler_free(s);
         return NULL;
     }
+    s->opts.mode = (unsigned)opts->mode < SAMPLER_MODE_COUNT ? opts->mode : SAMPLER_MODE_WALL;
+    s->window.mode = s->opts.mode;
     if (s->unwind != NULL) {
         unwind_set_once(s->unwind, opts->once);
+        unwind_set_active_only(s->unwind, picks_gil_holders(&s->opts));
     }
     s->proc = p;
     if (s->unwind != NULL) {
@@ -168,6 +191,7 @@ void sampler_free(struct sampler *s)
     snapshot_free(s->latest);
     free(s->cpu);
     free(s->cpu_next);
+    free(s->on_cpu);
     free(s);
 }
 
@@ -249,6 +273,59 @@ void sampler_update_cpu(struct sampler *s, double now)
     s->next_cpu = now + s->cpu_period;
 }
 
+/* Whether the kernel has thread TID on a CPU (state R, as CPython's unwinder tells it). */
+static enum snap_bool thread_on_cpu(struct sampler *s, pid_t tid)
+{
+    struct proc_task_stat st;
+    if (tid <= 0 || proc_task_stat(s->proc, tid, &st, NULL) < 0) {
+        return SNAP_UNKNOWN;
+    }
+    return st.state == 'R' ? SNAP_YES : SNAP_NO;
+}
+
+/* The state of SMP's threads into s->on_cpu: of every thread read in --mode cpu (whose counting
+ * depends on it), else of the next few in turn within STATE_SHARE of the time sampling took
+ * (SPENT: this sample). NULL on out of memory (no state is then known). */
+static const enum snap_bool *read_states(struct sampler *s, const struct sample *smp, double spent)
+{
+    size_t n = smp->n_threads;
+    if (n > s->cap_on_cpu) {
+        enum snap_bool *fresh = realloc(s->on_cpu, n * sizeof *fresh);
+        if (fresh == NULL) {
+            return NULL;
+        }
+        s->on_cpu = fresh;
+        s->cap_on_cpu = n;
+    }
+    for (size_t i = 0; i < n; i++) {
+        s->on_cpu[i] = SNAP_UNKNOWN;
+    }
+    if (s->opts.mode == SAMPLER_MODE_CPU) {
+        for (size_t i = 0; i < n; i++) {
+            if (!smp->threads[i].not_read) {
+                s->on_cpu[i] = thread_on_cpu(s, smp->threads[i].tid);
+            }
+        }
+        return s->on_cpu;
+    }
+    s->sample_s += spent > 0 ? spent : 0;
+    double start = clock_now();
+    size_t k = 0;
+    while (k < n && s->state_s + (double)(k + 1) * s->state_cost <= STATE_SHARE * s->sample_s) {
+        size_t i = s->state_next++ % n;
+        if (!smp->threads[i].not_read) {
+            s->on_cpu[i] = thread_on_cpu(s, smp->threads[i].tid);
+        }
+        k++;
+    }
+    if (k > 0) {
+        double took = clock_now() - start;
+        s->state_s += took;
+        s->state_cost = 0.75 * s->state_cost + 0.25 * (took / (double)k);
+    }
+    return s->on_cpu;
+}
+
 /* Counts a failed sample with its reason, and backs off when it is not the first in a row. */
 static void note_failure(struct sampler *s, double now, const struct pt_error *e)
 {
@@ -321,6 +398,7 @@ int sampler_sample(struct sampler *s, double now, struct pt_error *err)
         return -1;
     }
     const struct sample *smp = NULL;
+    double start = clock_now();
     if (hold(s, e) == 0) {
         smp = unwind_sample(s->unwind, e);
         release(s);
@@ -335,7 +413,10 @@ int sampler_sample(struct sampler *s, double now, struct pt_error *err)
         return -1;
     }
     s->fail_run = 0;
-    sampler_window_add_sample(&s->window, smp, now);
+    /* States are read once the target runs again (--blocking): a stopped thread resumes the
+     * state it had, running or asleep. */
+    const enum snap_bool *on_cpu = read_states(s, smp, clock_now() - start);
+    sampler_window_add_sample(&s->window, smp, on_cpu, now);
     if (!(now < s->next_cpu)) {
         read_cpu(s, smp, now);
         s->next_cpu = now + s->cpu_period;
@@ -507,6 +588,37 @@ struct snapshot *sampler_take_latest(struct sampler *s)
     return snap;
 }
 
+const char *sampler_mode_name(enum sampler_mode m)
+{
+    static const char *const names[SAMPLER_MODE_COUNT] = {"wall", "cpu", "gil", "exception"};
+    return (unsigned)m < SAMPLER_MODE_COUNT ? names[m] : "?";
+}
+
+int sampler_mode_parse(const char *name)
+{
+    for (int m = 0; m < SAMPLER_MODE_COUNT; m++) {
+        if (strcmp(name, sampler_mode_name((enum sampler_mode)m)) == 0) {
+            return m;
+        }
+    }
+    return -1;
+}
+
+void sampler_set_mode(struct sampler *s, enum sampler_mode mode)
+{
+    s->opts.mode = (unsigned)mode < SAMPLER_MODE_COUNT ? mode : SAMPLER_MODE_WALL;
+    s->window.mode = s->opts.mode;
+    if (s->unwind != NULL) {
+        unwind_set_active_only(s->unwind, picks_gil_holders(&s->opts));
+    }
+    sampler_reset(s);
+}
+
+enum sampler_mode sampler_get_mode(const struct sampler *s)
+{
+    return s->opts.mode;
+}
+
 void sampler_reset(struct sampler *s)
 {
     sampler_window_clear(&s->window);
@@ -551,7 +663,7 @@ static bool copy_threads(struct sampler_stats *st, const struct sampler_table *t
     double span = v->span;
     size_t n = 0;
     for (uint32_t i = 0; i < t->threads.n; i++) {
-        n += sampler_table_thread_at(t, i)->used && v->threads[i].samples > 0;
+        n += sampler_table_thread_at(t, i)->used && v->threads[i].seen > 0;
     }
     if (n == 0) {
         return true;
@@ -563,10 +675,11 @@ static bool copy_threads(struct sampler_stats *st, const struct sampler_table *t
     for (uint32_t i = 0; i < t->threads.n; i++) {
         const struct sampler_table_thread *th = sampler_table_thread_at(t, i);
         const struct sampler_window_thread_counts *c = &v->threads[i];
-        if (!th->used || c->samples == 0) {
+        if (!th->used || c->seen == 0) {
             continue;
         }
         struct sampler_thread *out = &st->threads[st->n_threads++];
+        out->seen = c->seen;
         out->tid = th->tid;
         out->thread_id = th->thread_id;
         out->interp_id = th->interp_id;
@@ -583,6 +696,11 @@ static bool copy_threads(struct sampler_stats *st, const struct sampler_table *t
         /* While the window holds samples of a collection whose thread was unknown, no
          * thread's share of it is known. */
         out->gc_pct = v->counts.gc_unknown_samples > 0 ? NAN : percent(c->gc, c->samples);
+        if (c->samples == 0) { /* seen, never matching the mode: no share is known */
+            out->gil_pct = NAN;
+            out->gc_pct = NAN;
+            out->cpu_pct = kernel_cpu ? out->cpu_pct : NAN;
+        }
         if (!copy_name(st, th->name, th->name_len, &out->name)) {
             return false;
         }
@@ -631,6 +749,8 @@ static bool copy_functions(struct sampler_stats *st, const struct sampler_table 
         out->unreadable = f->unreadable;
         out->own = v->funcs[i].own;
         out->total = v->funcs[i].total;
+        out->own_state = v->funcs[i].own_state;
+        out->own_on_cpu = v->funcs[i].own_on_cpu;
         if (!copy_name(st, f->function, f->function_len, &out->function) ||
             !copy_name(st, f->file, f->file_len, &out->file)) {
             return false;
@@ -654,6 +774,8 @@ static struct sampler_stats *stats_build(const struct sampler *s, double now,
         goto fail;
     }
     st->rate_hz = s->opts.rate_hz;
+    st->mode = s->window.mode;
+    st->active_only = s->opts.active_only;
     st->samples = v.counts.samples;
     st->errors = v.counts.errors;
     st->window_s = v.span;

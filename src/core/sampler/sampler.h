@@ -26,6 +26,23 @@ enum {
     SAMPLER_BUCKETS = 64,               /* the window slides by window_s / SAMPLER_BUCKETS */
 };
 
+/* Which thread-samples the statistics count (DESIGN.md, sampling modes): every one (WALL), or
+ * only those of a thread the kernel has on a CPU (CPU: state R, as CPython's unwinder tells it),
+ * that holds the GIL (GIL) or that raises or handles an exception (EXCEPTION). The others still
+ * keep their thread known (its kernel CPU time, its place in the Threads view). */
+enum sampler_mode {
+    SAMPLER_MODE_WALL,
+    SAMPLER_MODE_CPU,
+    SAMPLER_MODE_GIL,
+    SAMPLER_MODE_EXCEPTION,
+    SAMPLER_MODE_COUNT
+};
+
+/* "wall", "cpu", "gil", "exception". */
+const char *sampler_mode_name(enum sampler_mode m);
+/* The mode named NAME; -1 for no mode. */
+int sampler_mode_parse(const char *name);
+
 struct sampler_opts {
     double rate_hz;      /* samples per second; 0 = as fast as possible */
     double window_s;     /* how far back the statistics reach; INFINITY: back to the last
@@ -33,6 +50,8 @@ struct sampler_opts {
     bool blocking;       /* pause the target while each sample is read */
     bool once;           /* one snapshot and no other (--dump): what it reads is not recorded
                           * to be read ahead for a next one (unwind_set_once()) */
+    enum sampler_mode mode;
+    bool active_only;    /* samples read only the threads holding the GIL (--active-only) */
 };
 
 /* One thread over the window. Shares are of that thread's own samples (0-100); a flag the
@@ -41,7 +60,9 @@ struct sampler_thread {
     pid_t tid;
     uint64_t thread_id;
     struct snap_str name;   /* the last name read; ptr NULL when never known */
-    uint64_t samples;       /* samples in which the thread was seen */
+    uint64_t samples;       /* samples in which the thread was seen and matched the mode (the base
+                             * of its shares; 0: seen but never matched, shares NAN) */
+    uint64_t seen;          /* samples in which the thread was seen at all */
     double gil_pct;
     double cpu_pct; /* CPU time the kernel counted over the window's span; for
                      * samples fed through sampler_add(), the share of them on CPU */
@@ -62,6 +83,8 @@ struct sampler_function {
     int first_line;      /* the function's first line; -1 unknown */
     uint64_t own;
     uint64_t total;
+    uint64_t own_state;  /* own samples whose thread's CPU state was read with the sample */
+    uint64_t own_on_cpu; /* of those, the ones on a CPU */
     enum snap_unreadable unreadable; /* not NONE: the row counts frames pytop could not read,
                                       * FUNCTION says why (snapshot_unreadable_label()) */
 };
@@ -75,7 +98,10 @@ struct sampler_stats {
     double window_s;         /* the span the window really covers (shorter at start) */
     double window_limit;     /* how far back it may reach (sampler_opts.window_s; INFINITY:
                               * since the reset) */
-    uint64_t thread_samples; /* sum over samples of the threads seen: the base of own/total % */
+    enum sampler_mode mode;  /* which thread-samples count */
+    bool active_only;        /* samples read only the GIL holders */
+    uint64_t thread_samples; /* sum over samples of the threads seen that matched the mode: the
+                              * base of own/total % */
     struct sampler_thread *threads;      /* sorted by interp_id, tid, thread_id; NULL if none */
     size_t n_threads;
     struct sampler_function *functions;  /* sorted by own, then total, descending; NULL if
@@ -184,6 +210,11 @@ void sampler_stats_free(struct sampler_stats *st);
 const struct sampler_thread *sampler_stats_find_thread(const struct sampler_stats *st,
                                                        int64_t interp_id, pid_t tid,
                                                        uint64_t thread_id);
+
+/* Counts only the thread-samples that match MODE from now on, forgetting what was counted
+ * (the `m` key). */
+void sampler_set_mode(struct sampler *s, enum sampler_mode mode);
+enum sampler_mode sampler_get_mode(const struct sampler *s);
 
 /* Forgets everything counted so far (the `r` key). The latest snapshot stays. */
 void sampler_reset(struct sampler *s);

@@ -53,7 +53,8 @@ struct sampler_table_thread {
     uint64_t thread_id;
     char *name; /* NULL: unknown */
     size_t name_len;
-    uint64_t samples;
+    uint64_t samples; /* matched the mode */
+    uint64_t seen;    /* the entry lives while the window holds a sample that saw it */
     uint64_t gil;
     uint64_t cpu;
     uint64_t gc;
@@ -78,6 +79,8 @@ struct sampler_table_func {
     uint64_t serial; /* never reused: tells a hint whether the entry is still its function */
     uint64_t own; /* sums over the function's pairs */
     uint64_t total;
+    uint64_t own_state;
+    uint64_t own_on_cpu;
     uint64_t stack_mark; /* the last stack that counted it in TOTAL */
 };
 
@@ -88,6 +91,8 @@ struct sampler_table_pair {
     uint32_t func;
     uint64_t own;
     uint64_t total;
+    uint64_t own_state;
+    uint64_t own_on_cpu;
     struct sampler_table_slot newest;
 };
 

@@ -69,11 +69,12 @@ static void bucket_expire(struct sampler_window *w, struct sampler_window_bucket
         const struct thread_delta *d = &b->threads[i];
         struct sampler_table_thread *th = sampler_table_thread_at(t, d->thread);
         th->samples -= d->samples;
+        th->seen -= d->seen;
         th->gil -= d->gil;
         th->cpu -= d->cpu;
         th->gc -= d->gc;
         th->cpu_ns -= d->cpu_ns;
-        if (th->samples == 0) {
+        if (th->seen == 0) {
             sampler_table_drop_thread(t, d->thread);
         }
     }
@@ -83,8 +84,12 @@ static void bucket_expire(struct sampler_window *w, struct sampler_window_bucket
         struct sampler_table_func *f = sampler_table_func_at(t, p->func);
         p->own -= d->own;
         p->total -= d->total;
+        p->own_state -= d->own_state;
+        p->own_on_cpu -= d->own_on_cpu;
         f->own -= d->own;
         f->total -= d->total;
+        f->own_state -= d->own_state;
+        f->own_on_cpu -= d->own_on_cpu;
         /* Every delta has total >= 1, and a function's counts sum its pairs'. */
         if (f->total == 0) {
             sampler_table_drop_func(t, p->func);
@@ -274,12 +279,12 @@ static uint32_t frame_pair(struct sampler_table *t, uint32_t *hint, uint32_t ti,
     return pi;
 }
 
-/* Counts frame I of thread TI's stack: in OWN when it is the innermost, in TOTAL the first
- * time its function shows up in this stack. HINT: the frame's entries in the thread's last
- * stack, or NULL. Returns whether the frame's function is counted in this stack (false: it was
- * dropped for want of memory). */
+/* Counts frame I of thread TI's stack: in OWN when it is the innermost (with the thread's CPU
+ * state CPU, unknown when not read), in TOTAL the first time its function shows up in this
+ * stack. HINT: the frame's entries in the thread's last stack, or NULL. Returns whether the
+ * frame's function is counted in this stack (false: it was dropped for want of memory). */
 static bool count_frame(struct sampler_window *w, struct sampler_window_bucket *b, uint32_t ti,
-                        const struct frame_source *src, size_t i, bool own,
+                        const struct frame_source *src, size_t i, bool own, enum snap_bool cpu,
                         struct sampler_table_hint *hint)
 {
     struct sampler_table *t = &w->table;
@@ -316,6 +321,15 @@ static bool count_frame(struct sampler_window *w, struct sampler_window_bucket *
         d->own++;
         p->own++;
         fe->own++;
+        if (cpu != SNAP_UNKNOWN) {
+            uint32_t on = cpu == SNAP_YES;
+            d->own_state++;
+            p->own_state++;
+            fe->own_state++;
+            d->own_on_cpu += on;
+            p->own_on_cpu += on;
+            fe->own_on_cpu += on;
+        }
     }
     return true;
 }
@@ -328,9 +342,28 @@ struct thread_source {
     const char *name;
     size_t name_len;
     bool gil;
-    bool cpu;
+    enum snap_bool cpu; /* unknown: not read */
     bool gc;
+    bool exc;
+    bool read; /* false: the sample did not read this thread's stack (--active-only) */
 };
+
+/* Whether a thread-sample counts in MODE (DESIGN.md, sampling modes). */
+static bool matches(enum sampler_mode mode, const struct thread_source *th)
+{
+    switch (mode) {
+    case SAMPLER_MODE_CPU:
+        return th->cpu == SNAP_YES;
+    case SAMPLER_MODE_GIL:
+        return th->gil;
+    case SAMPLER_MODE_EXCEPTION:
+        return th->exc;
+    case SAMPLER_MODE_WALL:
+    case SAMPLER_MODE_COUNT:
+        break;
+    }
+    return true;
+}
 
 static bool is_shim(const struct frame_source *src, size_t i)
 {
@@ -346,7 +379,7 @@ static void count_thread(struct sampler_window *w, struct sampler_window_bucket 
                                        th->name_len);
     struct thread_delta *d = ti != SAMPLER_TABLE_NONE ? thread_delta(w, b, ti) : NULL;
     if (d == NULL) {
-        if (ti != SAMPLER_TABLE_NONE && sampler_table_thread_at(&w->table, ti)->samples == 0) {
+        if (ti != SAMPLER_TABLE_NONE && sampler_table_thread_at(&w->table, ti)->seen == 0) {
             sampler_table_drop_thread(&w->table, ti);
         }
         b->c.dropped_threads++;
@@ -354,12 +387,18 @@ static void count_thread(struct sampler_window *w, struct sampler_window_bucket 
         return;
     }
     struct sampler_table_thread *e = sampler_table_thread_at(&w->table, ti);
+    d->seen++;
+    e->seen++;
+    if (!th->read || !matches(w->mode, th)) {
+        return;
+    }
+    bool cpu = th->cpu == SNAP_YES;
     d->samples++;
     e->samples++;
     d->gil += th->gil;
     e->gil += th->gil;
-    d->cpu += th->cpu;
-    e->cpu += th->cpu;
+    d->cpu += cpu;
+    e->cpu += cpu;
     d->gc += th->gc;
     e->gc += th->gc;
     b->c.thread_samples++;
@@ -392,7 +431,7 @@ static void count_thread(struct sampler_window *w, struct sampler_window_bucket 
         }
         size_t depth = n - 1 - i;
         struct sampler_table_hint *hint = hints != NULL && depth < n_hints ? &hints[depth] : NULL;
-        counted_code = count_frame(w, b, ti, src, i, innermost, hint) ? code : 0;
+        counted_code = count_frame(w, b, ti, src, i, innermost, th->cpu, hint) ? code : 0;
         innermost = false;
     }
 }
@@ -440,8 +479,10 @@ static void count_snapshot(struct sampler_window *w, struct sampler_window_bucke
                                        t->name.ptr,
                                        t->name.len,
                                        t->gil == SNAP_YES,
-                                       t->on_cpu == SNAP_YES,
-                                       t->in_gc == SNAP_YES};
+                                       t->on_cpu,
+                                       t->in_gc == SNAP_YES,
+                                       t->has_exception == SNAP_YES,
+                                       true};
             struct frame_source src = {t->frames, NULL, t->frames != NULL ? t->n_frames : 0};
             if (t->frames_torn) {
                 src = (struct frame_source){&torn_snap_frame, NULL, 1};
@@ -455,16 +496,22 @@ static void count_snapshot(struct sampler_window *w, struct sampler_window_bucke
 }
 
 static void count_compact(struct sampler_window *w, struct sampler_window_bucket *b,
-                          const struct sample *smp)
+                          const struct sample *smp, const enum snap_bool *on_cpu)
 {
     bool any_gc = false;
     bool gc_unknown = false;
     for (size_t k = 0; k < smp->n_threads; k++) {
         const struct sample_thread *t = &smp->threads[k];
-        struct thread_source th = {t->interp_id,          t->tid,
-                                   t->thread_id,          t->name,
-                                   t->name_len,           t->gil == SNAP_YES,
-                                   t->on_cpu == SNAP_YES, t->in_gc == SNAP_YES};
+        struct thread_source th = {t->interp_id,
+                                   t->tid,
+                                   t->thread_id,
+                                   t->name,
+                                   t->name_len,
+                                   t->gil == SNAP_YES,
+                                   on_cpu != NULL ? on_cpu[k] : t->on_cpu,
+                                   t->in_gc == SNAP_YES,
+                                   t->has_exception == SNAP_YES,
+                                   !t->not_read};
         struct frame_source src = {NULL, t->frames, t->n_frames};
         if (t->frames_torn) {
             src = (struct frame_source){NULL, &torn_sample_frame, 1};
@@ -495,10 +542,11 @@ void sampler_window_add(struct sampler_window *w, const struct snapshot *snap, d
     count_snapshot(w, b, snap);
 }
 
-void sampler_window_add_sample(struct sampler_window *w, const struct sample *smp, double now)
+void sampler_window_add_sample(struct sampler_window *w, const struct sample *smp,
+                               const enum snap_bool *on_cpu, double now)
 {
     struct sampler_window_bucket *b = window_advance(w, usable_now(w, now));
-    count_compact(w, b, smp);
+    count_compact(w, b, smp, on_cpu);
 }
 
 void sampler_window_add_cpu(struct sampler_window *w, uint32_t ti, uint64_t ns, double now)
@@ -592,6 +640,7 @@ static bool rebucket_merge(struct sampler_window *w, const struct sampler_window
             return false;
         }
         to->samples += d->samples;
+        to->seen += d->seen;
         to->gil += d->gil;
         to->cpu += d->cpu;
         to->gc += d->gc;
@@ -605,6 +654,8 @@ static bool rebucket_merge(struct sampler_window *w, const struct sampler_window
         }
         to->own += d->own;
         to->total += d->total;
+        to->own_state += d->own_state;
+        to->own_on_cpu += d->own_on_cpu;
     }
     return true;
 }

@@ -34,6 +34,7 @@ struct sampler_window {
     double last_now;
     struct sampler_window_counts counts;
     struct sampler_table table; /* the entries' counts are the window's */
+    enum sampler_mode mode;     /* which thread-samples count (sampler.h) */
     uint64_t stack_serial;      /* numbers the stacks counted, for recursion */
 };
 
@@ -53,8 +54,10 @@ int sampler_window_resize(struct sampler_window *w, double window_s, double now,
 
 /* Counts SNAP (which the caller keeps) as a sample at NOW, sliding the window up to NOW. */
 void sampler_window_add(struct sampler_window *w, const struct snapshot *snap, double now);
-/* Counts the compact sample SMP as a sample at NOW. */
-void sampler_window_add_sample(struct sampler_window *w, const struct sample *smp, double now);
+/* Counts the compact sample SMP as a sample at NOW. ON_CPU (NULL: none read) gives, per thread
+ * of SMP, whether the kernel had it on a CPU, where its state was read with the sample. */
+void sampler_window_add_sample(struct sampler_window *w, const struct sample *smp,
+                               const enum snap_bool *on_cpu, double now);
 /* Adds NS nanoseconds of CPU time of thread entry TI to the bucket of NOW (an entry no
  * longer in use is ignored). */
 void sampler_window_add_cpu(struct sampler_window *w, uint32_t ti, uint64_t ns, double now);
@@ -63,6 +66,7 @@ void sampler_window_add_error(struct sampler_window *w, double now);
 
 struct sampler_window_thread_counts {
     uint64_t samples;
+    uint64_t seen;
     uint64_t gil;
     uint64_t cpu;
     uint64_t gc;
@@ -72,6 +76,8 @@ struct sampler_window_thread_counts {
 struct sampler_window_func_counts {
     uint64_t own;
     uint64_t total;
+    uint64_t own_state;
+    uint64_t own_on_cpu;
 };
 
 /* The window's counts as seen at NOW, by table index: the entries' counts less the buckets

@@ -9,7 +9,8 @@
 
 struct thread_delta {
     uint32_t thread;
-    uint32_t samples;
+    uint32_t samples; /* matched the mode */
+    uint32_t seen;
     uint32_t gil;
     uint32_t cpu;
     uint32_t gc;
@@ -20,6 +21,8 @@ struct pair_delta {
     uint32_t pair;
     uint32_t own;
     uint32_t total;
+    uint32_t own_state;  /* own samples whose CPU state was read */
+    uint32_t own_on_cpu;
 };
 
 struct sampler_window_bucket {

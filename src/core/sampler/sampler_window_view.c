@@ -18,6 +18,7 @@ static void view_drop_bucket(const struct sampler_window *w, const struct sample
         const struct thread_delta *d = &b->threads[i];
         struct sampler_window_thread_counts *tc = &v->threads[d->thread];
         tc->samples -= d->samples;
+        tc->seen -= d->seen;
         tc->gil -= d->gil;
         tc->cpu -= d->cpu;
         tc->gc -= d->gc;
@@ -29,6 +30,8 @@ static void view_drop_bucket(const struct sampler_window *w, const struct sample
         if (!v->one || p->thread == v->only) {
             v->funcs[p->func].own -= d->own;
             v->funcs[p->func].total -= d->total;
+            v->funcs[p->func].own_state -= d->own_state;
+            v->funcs[p->func].own_on_cpu -= d->own_on_cpu;
         }
     }
 }
@@ -39,15 +42,16 @@ static void view_fill(const struct sampler_window *w, struct sampler_window_view
     for (uint32_t i = 0; i < t->threads.n; i++) {
         const struct sampler_table_thread *th = sampler_table_thread_at(t, i);
         if (th->used) {
-            v->threads[i] = (struct sampler_window_thread_counts){th->samples, th->gil, th->cpu,
-                                                                  th->gc, th->cpu_ns};
+            v->threads[i] = (struct sampler_window_thread_counts){
+                th->samples, th->seen, th->gil, th->cpu, th->gc, th->cpu_ns};
         }
     }
     if (!v->one) {
         for (uint32_t i = 0; i < t->funcs.n; i++) {
             const struct sampler_table_func *f = sampler_table_func_at(t, i);
             if (f->used) {
-                v->funcs[i] = (struct sampler_window_func_counts){f->own, f->total};
+                v->funcs[i] = (struct sampler_window_func_counts){f->own, f->total, f->own_state,
+                                                                  f->own_on_cpu};
             }
         }
         return;
@@ -55,7 +59,8 @@ static void view_fill(const struct sampler_window *w, struct sampler_window_view
     for (uint32_t i = 0; i < t->pairs.n && v->only != SAMPLER_TABLE_NONE; i++) {
         const struct sampler_table_pair *p = sampler_table_pair_at(t, i);
         if (p->used && p->thread == v->only) {
-            v->funcs[p->func] = (struct sampler_window_func_counts){p->own, p->total};
+            v->funcs[p->func] = (struct sampler_window_func_counts){p->own, p->total,
+                                                                    p->own_state, p->own_on_cpu};
         }
     }
 }

@@ -39,6 +39,12 @@ void frames_clear_walk(struct frames_thread *t)
     }
 }
 
+void frames_skip(struct frames_thread *t)
+{
+    frames_clear_walk(t);
+    t->n_kept = 0;
+}
+
 /* Reads for a walk: with NOW from the target itself, else possibly from the read-ahead copy. */
 int frames_read_regions(struct proc *p, bool now, const struct proc_iov *iov, size_t n)
 {

@@ -162,6 +162,10 @@ void frames_begin(struct frames_thread *t, uint64_t tstate);
 
 void frames_release(struct frames_thread *t);
 
+/* Leaves T without frames this walk, and nothing kept for the next: a thread whose stack is
+ * not read (unwind_set_active_only()). */
+void frames_skip(struct frames_thread *t);
+
 /* Whether T's walk, which ended cleanly, took the very frames FRAMES[0..N_KEPT) held before it
  * (address, code object, instruction pointer, owner kind and generator exception state, in
  * order): their CODE and OFFSET are then still the ones the caller gave them. */

@@ -38,6 +38,7 @@ struct sample_thread {
     size_t n_frames;
     bool frames_truncated;
     bool frames_torn; /* read while it changed: statistics count one unreadable frame */
+    bool not_read;    /* its stack was not read (unwind_set_active_only(): no GIL); no frames */
 };
 
 /* Everything a sample points at belongs to the unwinder that took it and stays valid until

@@ -513,6 +513,7 @@ static void sample_threads(struct unwind *u, uint64_t interp, const struct inter
         out->has_exception = t->has_exception;
         out->in_gc = thread_in_gc(t, in, gc_at);
         out->frames_torn = fr->torn;
+        out->not_read = t->not_read;
         /* An index until sample_finish() turns it into a pointer. */
         out->frames = (const struct sample_frame *)(uintptr_t)sb->n_frames;
         struct sample_frame *f = sb->frames + sb->n_frames;
@@ -577,6 +578,14 @@ static int unwind_interp(struct unwind *u, uint64_t interp, struct interp_fields
      * walked. */
     size_t n_walk = 0;
     for (size_t i = 0; i < n; i++) {
+        /* --active-only: a thread known not to hold the GIL is not read (one whose holding is
+         * not known is). */
+        ts[i].not_read = u->active_only && u->snap == NULL && ts[i].gil == SNAP_NO;
+        if (ts[i].not_read) {
+            frames_skip(&ts[i].fr);
+            ts[i].idle = false;
+            continue;
+        }
         if (ts[i].idle) {
             u->idle_threads++;
             continue;
@@ -633,6 +642,11 @@ static int unwind_interp(struct unwind *u, uint64_t interp, struct interp_fields
         return -1;
     }
     return read_tasks(u, interp, in->modules, ts, n, out);
+}
+
+void unwind_set_active_only(struct unwind *u, bool on)
+{
+    u->active_only = on;
 }
 
 void unwind_name_python(const struct runtime *rt, struct snapshot *s)

@@ -54,6 +54,12 @@ struct unwind_counters unwind_get_counters(const struct unwind *u);
  * that its tasks were not asked for). Samples never read it. */
 void unwind_set_tasks(struct unwind *u, bool on);
 
+/* Whether samples read only the stacks of threads holding the GIL (--active-only, and what
+ * --mode gil counts): the others are listed with not_read set and no frames, their status read
+ * as always. Threads whose holding cannot be told are read. Snapshots read every thread. Off by
+ * default. */
+void unwind_set_active_only(struct unwind *u, bool on);
+
 /* Whether U takes one snapshot and no other (a one-shot dump): then what a snapshot reads is
  * not recorded to be read ahead by the next (memory a one-shot run would only fill, hundreds
  * of kilobytes with a thousand tasks). Off by default. */

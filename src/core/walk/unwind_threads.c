@@ -435,7 +435,10 @@ int unwind_threads_read_head(struct unwind *u, struct runtime_fields *rf, struct
         for (; guessed < m && n < PROC_IOV_MAX; guessed++) {
             bool idle = u->idle_predict && u->snap == NULL &&
                         may_keep(u, &u->ts[guessed], k->addrs[guessed]);
-            n += thread_guesses(u, guessed, stacks && !idle, iov + n, PROC_IOV_MAX - n);
+            /* --active-only reads ahead the stack of the thread that held the GIL last. */
+            bool skipped = u->active_only && u->snap == NULL && u->ts[guessed].gil == SNAP_NO;
+            n += thread_guesses(u, guessed, stacks && !idle && !skipped, iov + n,
+                                PROC_IOV_MAX - n);
         }
     }
     /* Without a marker that vouches: the code objects the last walk checked, to be checked

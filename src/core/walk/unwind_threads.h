@@ -52,6 +52,7 @@ struct thread_ctx {
     uint64_t kept_frame_input;
     uint64_t guessed_walk; /* the walk whose head batch read its stack ahead (FR cleared) */
     bool idle;
+    bool not_read; /* its stack is not read this sample (unwind_set_active_only(), no GIL) */
     /* The walk that last settled FR's frames (unwind_code_settle()), and the code cache's
      * changes then: a kept stack settled by the walk before, with no entry freed since,
      * settles to what it did. */
@@ -203,6 +204,7 @@ struct unwind {
     struct tasks *tasks;  /* NULL: tasks are not read */
     bool tasks_wanted;    /* unwind_set_tasks(on): NULL tasks then means out of memory */
     bool once;            /* unwind_set_once(): no read-ahead record for a next snapshot */
+    bool active_only;     /* unwind_set_active_only(): samples read the GIL holders' stacks */
     struct gc_reader *gc; /* NULL: the GC's generations are not read (in_gc still is) */
     uint8_t *gc_buf;      /* GC_STATE_MAX bytes */
     /* Who collects, before 3.15 (gcwatch.c): its state, and where the head batch reads the

@@ -50,6 +50,30 @@ static void put_json_number(struct strbuf *sb, double v, int decimals)
     put_number(sb, v, decimals, true, "null");
 }
 
+/* The share of F's own samples, among those whose thread's state was read, that were on a CPU;
+ * NAN when none was read. */
+static double cpu_share(const struct sampler_function *f)
+{
+    return f->own_state > 0 ? 100.0 * (double)f->own_on_cpu / (double)f->own_state : NAN;
+}
+
+/* What the thread-samples counted in ST's mode are, for "% of N thread-samples ...". */
+static const char *mode_words(const struct sampler_stats *st)
+{
+    switch (st->mode) {
+    case SAMPLER_MODE_CPU:
+        return " on a CPU";
+    case SAMPLER_MODE_GIL:
+        return " holding the GIL";
+    case SAMPLER_MODE_EXCEPTION:
+        return " handling an exception";
+    case SAMPLER_MODE_WALL:
+    case SAMPLER_MODE_COUNT:
+        break;
+    }
+    return "";
+}
+
 /* ---- JSON ---- */
 
 static void json_head(void *ctx, struct snapshot_json_out *w)
@@ -58,7 +82,8 @@ static void json_head(void *ctx, struct snapshot_json_out *w)
     struct strbuf *sb = snapshot_json_buf(w);
     /* rate_hz is always a number or null, so that numeric filters work on it; --rate max has
      * no rate to ask for, and says so in rate_max. */
-    strbuf_puts(sb, ",\"sampling\":{\"rate_hz\":");
+    strbuf_printf(sb, ",\"sampling\":{\"mode\":\"%s\",\"active_only\":%s,\"rate_hz\":",
+                  sampler_mode_name(st->mode), st->active_only ? "true" : "false");
     if (st->rate_hz > 0) {
         put_json_number(sb, st->rate_hz, 1);
     } else {
@@ -110,10 +135,10 @@ static void json_thread(void *ctx, struct snapshot_json_out *w, const struct sna
     struct strbuf *sb = snapshot_json_buf(w);
     const struct sampler_thread *th = sampler_stats_find_thread(st, in->id, t->tid, t->thread_id);
     if (th == NULL) {
-        strbuf_puts(sb, ",\"gil_pct\":null,\"cpu_pct\":null,\"gc_pct\":null");
+        strbuf_puts(sb, ",\"samples\":0,\"gil_pct\":null,\"cpu_pct\":null,\"gc_pct\":null");
         return;
     }
-    strbuf_puts(sb, ",\"gil_pct\":");
+    strbuf_printf(sb, ",\"samples\":%" PRIu64 ",\"gil_pct\":", th->samples);
     put_json_number(sb, th->gil_pct, 1);
     strbuf_puts(sb, ",\"cpu_pct\":");
     put_json_number(sb, th->cpu_pct, 1);
@@ -137,7 +162,11 @@ static void json_tail(void *ctx, struct snapshot_json_out *w)
         } else {
             strbuf_puts(sb, ",\"line\":null");
         }
-        strbuf_printf(sb, ",\"own\":%" PRIu64 ",\"total\":%" PRIu64 "}", f->own, f->total);
+        strbuf_printf(sb, ",\"own\":%" PRIu64 ",\"total\":%" PRIu64 ",\"own_state_samples\":%" PRIu64
+                          ",\"own_cpu_pct\":",
+                      f->own, f->total, f->own_state);
+        put_json_number(sb, cpu_share(f), 1);
+        strbuf_puts(sb, "}");
         snapshot_json_flush(w);
     }
     strbuf_puts(sb, "]");
@@ -247,6 +276,16 @@ static void text_sampling(struct strbuf *sb, const struct sampler_stats *st)
     strbuf_printf(sb, ", errors: %" PRIu64 " (", st->errors);
     put_number(sb, tries > 0 ? 100.0 * (double)st->errors / (double)tries : 0, 1, false, "?");
     strbuf_puts(sb, "%)\n");
+    if (st->mode != SAMPLER_MODE_WALL || st->active_only) {
+        strbuf_printf(sb, "Mode: %s: %s%s%s\n", sampler_mode_name(st->mode),
+                      st->mode == SAMPLER_MODE_WALL ? "every thread-sample counts"
+                                                    : "only thread-samples",
+                      mode_words(st), st->mode == SAMPLER_MODE_WALL ? "" : " count");
+        if (st->active_only) {
+            strbuf_puts(sb, "Active only: each sample reads the stack of the thread holding the "
+                            "GIL, no other\n");
+        }
+    }
     if (st->last_error.ptr != NULL) {
         strbuf_puts(sb, "Last error: ");
         strbuf_text(sb, st->last_error.ptr, st->last_error.len);
@@ -284,9 +323,18 @@ static void text_threads(struct strbuf *sb, const struct sampler_stats *st)
         } else {
             strbuf_printf(sb, "%8s", "?");
         }
-        put_cell(sb, t->gil_pct);
+        /* A thread seen whose samples never matched the mode has no share but its CPU time. */
+        if (t->samples == 0) {
+            strbuf_printf(sb, " %6s", "-");
+        } else {
+            put_cell(sb, t->gil_pct);
+        }
         put_cell(sb, t->cpu_pct);
-        put_cell(sb, t->gc_pct);
+        if (t->samples == 0) {
+            strbuf_printf(sb, " %6s", "-");
+        } else {
+            put_cell(sb, t->gc_pct);
+        }
         strbuf_printf(sb, " %8" PRIu64 "  ", t->samples);
         if (t->name.ptr != NULL) {
             strbuf_text_quoted(sb, t->name.ptr, t->name.len);
@@ -305,15 +353,22 @@ static void text_functions(struct text_out *w, const struct sampler_stats *st, s
     struct strbuf *sb = &w->sb;
     size_t n = st->n_functions < top ? st->n_functions : top;
     strbuf_printf(sb,
-                  "\nFunctions: %zu of %zu, by own samples (%% of %" PRIu64 " thread-samples)\n", n,
-                  st->n_functions, st->thread_samples);
-    strbuf_printf(sb, "%6s %6s %8s %8s  %s\n", "OWN%", "TOTAL%", "OWN", "TOTAL", "FUNCTION");
+                  "\nFunctions: %zu of %zu, by own samples (%% of %" PRIu64 " thread-samples%s)\n",
+                  n, st->n_functions, st->thread_samples, mode_words(st));
+    strbuf_printf(sb, "%6s %6s %8s %8s %5s  %s\n", "OWN%", "TOTAL%", "OWN", "TOTAL", "CPU%",
+                  "FUNCTION");
     for (size_t i = 0; i < n; i++) {
         const struct sampler_function *f = &st->functions[i];
         uint64_t base = st->thread_samples;
         put_cell(sb, base > 0 ? 100.0 * (double)f->own / (double)base : 0);
         put_cell(sb, base > 0 ? 100.0 * (double)f->total / (double)base : 0);
-        strbuf_printf(sb, " %8" PRIu64 " %8" PRIu64 "  ", f->own, f->total);
+        strbuf_printf(sb, " %8" PRIu64 " %8" PRIu64, f->own, f->total);
+        double cpu = cpu_share(f);
+        if (isnan(cpu)) {
+            strbuf_printf(sb, " %5s  ", "-");
+        } else {
+            strbuf_printf(sb, " %5.0f  ", cpu);
+        }
         strbuf_text(sb, f->function.ptr != NULL ? f->function.ptr : "?",
                     f->function.ptr != NULL ? f->function.len : 1);
         if (f->unreadable != SNAP_UNREADABLE_NONE) {

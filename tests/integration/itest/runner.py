@@ -13,6 +13,7 @@ from .scen_hostile import check_hostile
 from .scen_batch import (check_batch, check_churn, check_codereuse, check_forkname, check_idle,
                          check_latename, check_manythreads)
 from .scen_exec import check_exec
+from .scen_modes import check_modes
 from .scen_output import check_incident, check_output
 
 
@@ -39,7 +40,8 @@ def run_target_scenario(ctx, py, scenario, notes):
                      "gcwait": check_gcwait,
                      "hostile": check_hostile, "exec": check_exec,
                      "output": check_output,
-                     "incident": check_incident}.get(scenario, check_target)
+                     "incident": check_incident,
+                     "modes": check_modes}.get(scenario, check_target)
             check(ctx, py, proc, outfile, log_path, workdir, notes)
             ok = True
         finally:

@@ -247,13 +247,17 @@ def scenario_errors(ctx, notes):
         CHILDREN.kill(sleeper)
     for args in (["--no-such-option"], ["-p"], ["-p", "not-a-pid", "--dump"],
                  ["-p", "1", "--dump", "--bogus"], ["-p", "1", "-b", "--at-exit"],
-                 ["-p", "1", "--dump", "--window", "0"], ["-p", "1", "--window", "x"]):
+                 ["-p", "1", "--dump", "--window", "0"], ["-p", "1", "--window", "x"],
+                 ["-p", "1", "-b", "--mode", "CPU"], ["-p", "1", "--mode"]):
         expect(args, 2, None, "bad usage")
     # An option that changes nothing is bad usage, not silently ignored.
     for args, pattern in ((["-p", str(pid), "-n", "3"], r"-n .*-b"),
                           (["-p", str(pid), "--dump", "-n", "3"], r"-n .*-b"),
                           (["-p", str(pid), "-o", "x.txt"], r"-o .*--dump"),
-                          (["-p", str(pid), "--dump", "--force"], r"--force .*-o")):
+                          (["-p", str(pid), "--dump", "--force"], r"--force .*-o"),
+                          (["-p", str(pid), "--dump", "--mode", "cpu"], r"--mode .*--window"),
+                          (["-p", str(pid), "--dump", "--active-only"],
+                           r"--active-only .*--window")):
         expect(args, 2, pattern, "an option without the mode it goes with")
     # -o never replaces a file nor writes through a symlink: said before the target is read
     # (the pid is unused, so a read would give 1).

@@ -1,0 +1,158 @@
+"""Sampling modes (pytop --mode, --active-only): the modes scenario."""
+import json
+
+from .harness import (Fail, PYTOP_TIMEOUT, Problem, REMOTE_MODES, TARGET_START_TIMEOUT,
+                      clean_env, run)
+from .compare import all_threads
+from .scen_batch import json_lines, pytop_batch
+from .scen_stacks import wait_for_report
+
+# Which threads of targets/modes.py a mode must count (some samples) and must not (none); the
+# ones in neither may go either way (the hasher takes the GIL for a moment between hashes).
+MODE_COUNTS = {
+    "wall": ({"spinner", "waiter", "hasher", "sleeper", "handler", "main"}, set()),
+    "cpu": ({"spinner", "waiter", "hasher"}, {"sleeper", "handler", "main"}),
+    "gil": ({"spinner", "waiter"}, {"sleeper", "handler", "main"}),
+    "exception": ({"handler"}, {"spinner", "waiter", "hasher", "sleeper", "main"}),
+}
+# The function each role runs, innermost.
+ROLE_FUNCTION = {"spinner": "spin", "waiter": "spin_too", "hasher": "hash_loop"}
+MODE_ARGS = ["-n", "1", "-d", "1.5", "-r", "200", "--json"]
+REMOTE_SAMPLES = 150
+
+
+def role_samples(doc, roles):
+    """{role: the thread's samples in DOC (the count of its thread-samples the mode counted)}."""
+    by_tid = {t.get("tid"): t for _, t in all_threads(doc)}
+    return {role: (by_tid.get(tid) or {}).get("samples") for role, tid in roles.items()}
+
+
+def mode_problems(mode, doc, roles, what):
+    problems = []
+    sampling = doc.get("sampling") or {}
+    if sampling.get("mode") != mode:
+        problems.append(Problem("%s: sampling.mode is %r, not %r" % (what, sampling.get("mode"),
+                                                                     mode)))
+    counted = role_samples(doc, roles)
+    must, must_not = MODE_COUNTS[mode]
+    for role in sorted(must):
+        if not counted.get(role):
+            problems.append(Problem("%s: the %s thread (tid %s) has %r samples, expected some"
+                                    % (what, role, roles[role], counted.get(role))))
+    for role in sorted(must_not):
+        if counted.get(role) != 0:
+            problems.append(Problem("%s: the %s thread (tid %s) has %r samples, expected 0 "
+                                    "(listed with samples 0)" % (what, role, roles[role],
+                                                                 counted.get(role))))
+    total = sum(v for v in counted.values() if isinstance(v, int))
+    if sampling.get("thread_samples") != total:
+        problems.append(Problem("%s: sampling.thread_samples %r is not the threads' samples "
+                                "added up (%d)" % (what, sampling.get("thread_samples"), total)))
+    names = {f.get("function") for f in doc.get("functions") or [] if f.get("own")}
+    for role in sorted(must_not):
+        if ROLE_FUNCTION.get(role) in names:
+            problems.append(Problem("%s: function %s of the %s thread has own samples"
+                                    % (what, ROLE_FUNCTION[role], role)))
+    return problems
+
+
+def remote_problems(ctx, py, pid, mode, roles, notes):
+    """On 3.15+, CPython's unwinder in the same mode must count the same threads."""
+    r = run([py.path, REMOTE_MODES, str(pid), mode, str(REMOTE_SAMPLES)], timeout=PYTOP_TIMEOUT,
+            env=clean_env())
+    try:
+        remote = json.loads(r.stdout.decode("utf-8", "replace"))
+    except ValueError:
+        return [Problem("remote_modes.py %s: no JSON (exit %s)" % (mode, r.returncode),
+                        r.err.splitlines()[:5])]
+    if "error" in remote:
+        return [Problem("remote_modes.py %s: %s" % (mode, remote["error"]))]
+    seen = {int(k): v for k, v in remote.get("tids", {}).items()}
+    must, must_not = MODE_COUNTS[mode]
+    problems = []
+    for role in sorted(must | must_not):
+        if (seen.get(roles[role], 0) > 0) != (role in must):
+            problems.append(Problem("CPython's unwinder, mode %s: the %s thread listed in %d of %d "
+                                    "samples; pytop %s it" % (mode, role, seen.get(roles[role], 0),
+                                                              remote.get("samples"),
+                                                              "counts" if role in must
+                                                              else "does not count")))
+    notes.append("%s: CPython's unwinder agrees (%s)" % (mode, ", ".join(
+        "%s %d" % (role, seen.get(tid, 0)) for role, tid in sorted(roles.items()))))
+    return problems
+
+
+def check_modes(ctx, py, proc, outfile, log_path, workdir, notes):
+    """pytop -b --mode M for each mode, and --active-only: which threads and functions count,
+    compared with what each thread does (and on 3.15+ with CPython's unwinder in that mode);
+    the Functions table's CPU share tells the spinner from the sleepers in wall mode."""
+    expect = wait_for_report(proc, outfile, log_path, TARGET_START_TIMEOUT)
+    roles = dict(expect["tids"])
+    roles["main"] = expect["main"]
+    problems = []
+    for mode in ("wall", "cpu", "gil", "exception"):
+        args = MODE_ARGS + (["--mode", mode] if mode != "wall" else [])
+        docs = json_lines(pytop_batch(ctx, proc.pid, args).stdout.decode("utf-8", "replace"),
+                          "pytop -b --mode %s" % mode)
+        if len(docs) != 1:
+            problems.append(Problem("pytop -b --mode %s: %d documents" % (mode, len(docs))))
+            continue
+        doc = docs[0]
+        problems += mode_problems(mode, doc, roles, "--mode %s" % mode)
+        notes.append("%s: %s" % (mode, ", ".join("%s %s" % kv for kv in
+                                                 sorted(role_samples(doc, roles).items()))))
+        if mode == "wall":
+            problems += cpu_share_problems(doc)
+        if mode != "wall" and py.minor >= (3, 15):
+            problems += remote_problems(ctx, py, proc.pid, mode, roles, notes)
+    docs = json_lines(pytop_batch(ctx, proc.pid, MODE_ARGS + ["--active-only"]).stdout.decode(
+        "utf-8", "replace"), "pytop -b --active-only")
+    if docs:
+        doc = docs[0]
+        if (doc.get("sampling") or {}).get("active_only") is not True:
+            problems.append(Problem("--active-only: sampling.active_only is not true"))
+        counted = role_samples(doc, roles)
+        for role in ("sleeper", "handler", "main"):
+            if counted.get(role) != 0:
+                problems.append(Problem("--active-only: the %s thread, which never holds the "
+                                        "GIL, has %r samples" % (role, counted.get(role))))
+        if not counted.get("spinner"):
+            problems.append(Problem("--active-only: the spinner has no samples"))
+        notes.append("active-only: %s" % ", ".join("%s %s" % kv for kv in sorted(counted.items())))
+    text = pytop_batch(ctx, proc.pid, ["-n", "1", "-d", "0.5", "--mode", "cpu"]).stdout.decode(
+        "utf-8", "replace")
+    for needle in ("Mode: cpu", "thread-samples on a CPU)", "CPU%"):
+        if needle not in text:
+            problems.append(Problem("pytop -b --mode cpu (text): no %r" % needle,
+                                    text.splitlines()[:12]))
+    if problems:
+        raise Fail(problems)
+
+
+# The spinners share the GIL (each waits for it, asleep, about half the time) and the machine's
+# CPUs with the hasher: their own samples' CPU share stays well above this, the parked ones' 0.
+CPU_SHARE_ON = 20
+
+
+def cpu_share_problems(doc):
+    """Wall mode reads threads' states in turn: the spinning functions' own samples are often on
+    a CPU, the parked threads' (innermost in threading's Condition.wait) never."""
+    problems = []
+    funcs = {f.get("function"): f for f in doc.get("functions") or []}
+    # Before 3.11 Event.wait and Condition.wait are both "wait": the one the threads park in
+    # has the own samples.
+    waits = [f for f in doc.get("functions") or []
+             if f.get("function") in ("Condition.wait", "wait")]
+    parked = max(waits, key=lambda f: f.get("own") or 0) if waits else None
+    for name, on in (("spin", True), ("spin_too", True), ("hash_loop", True), ("wait", False)):
+        f = parked if name == "wait" else funcs.get(name)
+        if f is None or not f.get("own_state_samples"):
+            problems.append(Problem("--mode wall: no own sample of %s had its CPU state read" % name,
+                                    [json.dumps(f)]))
+            continue
+        pct = f.get("own_cpu_pct")
+        if not isinstance(pct, (int, float)) or (pct < CPU_SHARE_ON if on else pct > 0):
+            problems.append(Problem("--mode wall: %s's own_cpu_pct is %r (%s)" % (
+                name, pct, "spinning: above %d" % CPU_SHARE_ON if on else "parked: 0"),
+                [json.dumps(f)]))
+    return problems
