@@ -512,16 +512,11 @@ static enum ui_redraw cycle_window(void *ctx, const struct ui_model *m, const Te
  * exception, and round; they start afresh. */
 static enum ui_redraw cycle_mode(void *ctx, const struct ui_model *m, const TermKeyKey *key)
 {
-    static const char *const what[SAMPLER_MODE_COUNT] = {
-        "every thread-sample",
-        "thread-samples on a CPU",
-        "thread-samples holding the GIL",
-        "thread-samples raising or handling an exception",
-    };
     ui.mode = (enum sampler_mode)((ui.mode + 1) % SAMPLER_MODE_COUNT);
     live_set_mode(ui.live, ui.mode);
-    set_message(false, "mode %s: statistics count %s, from now on", sampler_mode_name(ui.mode),
-                what[ui.mode]);
+    set_message(false, "mode %s: the statistics count %sthread-samples%s, from now on",
+                sampler_mode_name(ui.mode), ui.mode == SAMPLER_MODE_WALL ? "all " : "",
+                sampler_mode_words(ui.mode));
     return UI_REDRAW_LINES;
 }
 

@@ -220,8 +220,9 @@ static void draw_summary(WINDOW *w, int width, const struct ui_model *m)
     const struct sampler_stats *s = stats_of(m);
     wmove(w, 0, 1);
     draw_whose(w, width, m);
-    ui_text_printf(w, width - getcurx(w), st, ": %llu thread-samples in %llu samples over %.1f s",
+    ui_text_printf(w, width - getcurx(w), st, ": %llu thread-samples%s in %llu samples over %.1f s",
                    (unsigned long long)(s != NULL ? s->thread_samples : 0),
+                   s != NULL ? sampler_mode_words(s->mode) : "",
                    (unsigned long long)(s != NULL ? s->samples : 0), s != NULL ? s->window_s : 0.0);
     wattrset(w, st->attr[UI_DIM]);
     ui_text_puts(w, m->focus_tid != 0 ? "  (t: all threads)" : "  (t: the selected thread only)",

@@ -594,6 +594,13 @@ const char *sampler_mode_name(enum sampler_mode m)
     return (unsigned)m < SAMPLER_MODE_COUNT ? names[m] : "?";
 }
 
+const char *sampler_mode_words(enum sampler_mode m)
+{
+    static const char *const words[SAMPLER_MODE_COUNT] = {"", " on a CPU", " holding the GIL",
+                                                          " handling an exception"};
+    return (unsigned)m < SAMPLER_MODE_COUNT ? words[m] : "";
+}
+
 int sampler_mode_parse(const char *name)
 {
     for (int m = 0; m < SAMPLER_MODE_COUNT; m++) {

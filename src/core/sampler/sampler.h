@@ -40,6 +40,9 @@ enum sampler_mode {
 
 /* "wall", "cpu", "gil", "exception". */
 const char *sampler_mode_name(enum sampler_mode m);
+/* What the thread-samples a mode counts are, for "N thread-samples ...": "" (wall), " on a
+ * CPU", " holding the GIL", " handling an exception". */
+const char *sampler_mode_words(enum sampler_mode m);
 /* The mode named NAME; -1 for no mode. */
 int sampler_mode_parse(const char *name);
 

@@ -57,23 +57,6 @@ static double cpu_share(const struct sampler_function *f)
     return f->own_state > 0 ? 100.0 * (double)f->own_on_cpu / (double)f->own_state : NAN;
 }
 
-/* What the thread-samples counted in ST's mode are, for "% of N thread-samples ...". */
-static const char *mode_words(const struct sampler_stats *st)
-{
-    switch (st->mode) {
-    case SAMPLER_MODE_CPU:
-        return " on a CPU";
-    case SAMPLER_MODE_GIL:
-        return " holding the GIL";
-    case SAMPLER_MODE_EXCEPTION:
-        return " handling an exception";
-    case SAMPLER_MODE_WALL:
-    case SAMPLER_MODE_COUNT:
-        break;
-    }
-    return "";
-}
-
 /* ---- JSON ---- */
 
 static void json_head(void *ctx, struct snapshot_json_out *w)
@@ -280,7 +263,7 @@ static void text_sampling(struct strbuf *sb, const struct sampler_stats *st)
         strbuf_printf(sb, "Mode: %s: %s%s%s\n", sampler_mode_name(st->mode),
                       st->mode == SAMPLER_MODE_WALL ? "every thread-sample counts"
                                                     : "only thread-samples",
-                      mode_words(st), st->mode == SAMPLER_MODE_WALL ? "" : " count");
+                      sampler_mode_words(st->mode), st->mode == SAMPLER_MODE_WALL ? "" : " count");
         if (st->active_only) {
             strbuf_puts(sb, "Active only: each sample reads the stack of the thread holding the "
                             "GIL, no other\n");
@@ -354,7 +337,7 @@ static void text_functions(struct text_out *w, const struct sampler_stats *st, s
     size_t n = st->n_functions < top ? st->n_functions : top;
     strbuf_printf(sb,
                   "\nFunctions: %zu of %zu, by own samples (%% of %" PRIu64 " thread-samples%s)\n",
-                  n, st->n_functions, st->thread_samples, mode_words(st));
+                  n, st->n_functions, st->thread_samples, sampler_mode_words(st->mode));
     strbuf_printf(sb, "%6s %6s %8s %8s %5s  %s\n", "OWN%", "TOTAL%", "OWN", "TOTAL", "CPU%",
                   "FUNCTION");
     for (size_t i = 0; i < n; i++) {
