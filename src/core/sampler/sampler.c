@@ -46,7 +46,7 @@ static const double EXEC_VERSION_WAIT_S = 1.0;
 /* Outside --mode cpu, which reads every thread's state with every sample, the states behind the
  * Functions view's CPU column are read a few threads a sample, in turn, taking at most this
  * share of the time sampling takes (a state is a read of /proc/PID/task/TID/stat, 2-3 us). */
-static const double STATE_SHARE = 0.25;
+static const double STATE_SHARE = 0.10;
 
 /* Each thread's CPU time (ns) as the kernel counted it at the last look. */
 struct cpu_seen {
