@@ -86,6 +86,7 @@ struct ui {
     double delay;
     double window; /* how far back the statistics reach; INFINITY: since the reset */
     enum sampler_mode mode; /* which thread-samples the statistics count (m) */
+    bool reader_line;       /* the bottom line shows the reader's costs (i) */
     char message[PATH_MAX + 128];
     bool message_is_error;
     double message_until;
@@ -234,6 +235,7 @@ static struct ui_screen screen_info(const char *const *titles)
         .rate_hz = ui.opts->rate_hz,
         .mode = ui.mode,
         .active_only = ui.opts->active_only,
+        .reader_line = ui.reader_line,
         .delay = ui.delay,
         .window_s = ui.window,
         .late_s = late,
@@ -520,6 +522,13 @@ static enum ui_redraw cycle_mode(void *ctx, const struct ui_model *m, const Term
     return UI_REDRAW_LINES;
 }
 
+/* 'i': the bottom line shows what reading the target costs, or the key hints again. */
+static enum ui_redraw toggle_reader(void *ctx, const struct ui_model *m, const TermKeyKey *key)
+{
+    ui.reader_line = !ui.reader_line;
+    return UI_REDRAW_LINES;
+}
+
 /* 't': the Functions view counts the thread selected in the Threads view alone, or all. */
 static enum ui_redraw toggle_focus(void *ctx, const struct ui_model *m, const TermKeyKey *key)
 {
@@ -603,6 +612,12 @@ const struct ui_binding ui_bindings[] = {
      UI_HELP_PICTURE,
      "mode: count every thread-sample (wall), those on a CPU (cpu),\n"
      "holding the GIL (gil) or handling an exception; starts afresh"},
+    {"i",
+     {{UI_KEY_CHAR, 'i'}},
+     toggle_reader,
+     UI_HELP_PICTURE,
+     "the bottom line: what reading costs (reads, bytes a sample, code\n"
+     "cache hits, failed reads, kept stacks) / the key hints"},
     {"+ / -",
      {{UI_KEY_CHAR, '+'}, {UI_KEY_CHAR, '-'}},
      change_delay,

@@ -3,6 +3,7 @@
 
 #include "ui/ui_screen.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -410,6 +411,28 @@ static void key_hints(WINDOW *w, const struct ui_screen *s, int width, const str
     wattrset(w, st->attr[UI_NORMAL]);
 }
 
+/* "reader: 2.0 reads 14.2 KiB a sample  code cache 99.9% hits, 57 held  failed reads 0  stacks
+ * kept 91%": what reading the target has cost since the statistics' reset (snapshots included). */
+static void reader_text(char *buf, size_t size, const struct sampler_stats *stats)
+{
+    if (stats == NULL || !stats->has_reader || stats->reader_samples == 0) {
+        snprintf(buf, size, "reader: no sample yet");
+        return;
+    }
+    const struct unwind_counters *r = &stats->reader;
+    double n = (double)stats->reader_samples;
+    uint64_t lookups = r->code_hits + r->code_misses;
+    char hits[32] = "-";
+    if (lookups > 0) {
+        snprintf(hits, sizeof hits, "%.1f%%", 100.0 * (double)r->code_hits / (double)lookups);
+    }
+    snprintf(buf, size,
+             "reader: %.1f reads %.1f KiB a sample  code cache %s hits, %" PRIu64
+             " held  failed reads %" PRIu64 "  stacks kept %" PRIu64 "  (%" PRIu64 " samples)",
+             (double)r->reads / n, (double)r->bytes / n / 1024.0, hits, r->code_entries,
+             r->failed_reads, r->kept_stacks, stats->reader_samples);
+}
+
 void ui_screen_footer(WINDOW *w, const struct ui_screen *s, const struct ui_style *st)
 {
     int width = getmaxx(w);
@@ -418,6 +441,12 @@ void ui_screen_footer(WINDOW *w, const struct ui_screen *s, const struct ui_styl
     if (s->message != NULL && s->message[0] != '\0') {
         wattrset(w, st->attr[s->message_is_error ? UI_ALERT : UI_HEADER]);
         ui_text_puts(w, s->message, width, st);
+        wattrset(w, st->attr[UI_NORMAL]);
+    } else if (s->reader_line) {
+        char text[256];
+        reader_text(text, sizeof text, s->frame != NULL ? s->frame->stats : NULL);
+        wattrset(w, st->attr[UI_DIM]);
+        ui_text_puts(w, text, width, st);
         wattrset(w, st->attr[UI_NORMAL]);
     } else {
         key_hints(w, s, width, st);

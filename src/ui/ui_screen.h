@@ -30,6 +30,7 @@ struct ui_screen {
     double rate_hz;       /* requested; 0 = max */
     enum sampler_mode mode; /* which thread-samples the statistics count */
     bool active_only;     /* samples read only the GIL holder */
+    bool reader_line;     /* the bottom line shows what reading costs, not the key hints (i) */
     double delay;
     double window_s;           /* the statistics' window asked for; INFINITY: since the reset */
     double late_s;             /* seconds since the newest sample, when overdue; else 0 */

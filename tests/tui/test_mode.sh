@@ -3,7 +3,7 @@
 # gil, exception (the statistics start afresh, a message says what now counts); in cpu mode the
 # Functions view counts the spinner and not the sleepers, and its CPU% column tells the
 # spinner's function (on a CPU) from the sleepers' (0) in wall mode; --mode and --active-only
-# choose at start.
+# choose at start. i shows the reader's costs in the bottom line.
 . "$(dirname "$0")/lib.sh"
 start_watching
 
@@ -37,6 +37,12 @@ wait_for 'mode exception'
 keys m
 wait_for 'mode wall'
 wait_for 'the statistics count all thread-samples'
+
+# i: the bottom line tells what reading costs, then the key hints again.
+keys i
+wait_for 'reader: [0-9.]+ reads [0-9.]+ KiB a sample  code cache [0-9.]+% hits'
+keys i
+wait_for 'q quit'
 
 # The Threads view keeps every thread in every mode; --active-only says what it reads.
 stop_tui

@@ -70,6 +70,7 @@ struct sampler {
     size_t n_cpu;
     struct cpu_seen *cpu_next;
     struct unwind_counters reader_base; /* the reader's counters at the last reset */
+    uint64_t reader_samples;            /* samples taken since then */
     /* A run of failed samples: how many, the period between them now, when the next may be
      * tried, and why the newest failed. */
     unsigned fail_run;
@@ -159,6 +160,7 @@ struct sampler *sampler_new(struct proc *p, const struct runtime *rt,
         }
     }
     s->reader_base = sampler_reader_counters(s);
+    s->reader_samples = 0;
     s->cpu_period = cpu_period(s->opts.window_s);
     return s;
 }
@@ -176,6 +178,7 @@ int sampler_set_window(struct sampler *s, double window_s, double now, struct pt
     if (!longer || rc < 0) {
         /* The counts start afresh, as at a reset. */
         s->reader_base = sampler_reader_counters(s);
+        s->reader_samples = 0;
         s->execed = false;
     }
     return rc;
@@ -413,6 +416,7 @@ int sampler_sample(struct sampler *s, double now, struct pt_error *err)
         return -1;
     }
     s->fail_run = 0;
+    s->reader_samples++;
     /* States are read once the target runs again (--blocking): a stopped thread resumes the
      * state it had, running or asleep. */
     const enum snap_bool *on_cpu = read_states(s, smp, clock_now() - start);
@@ -521,6 +525,7 @@ int sampler_follow_exec(struct sampler *s, struct runtime *rt, struct pt_error *
         return -1;
     }
     s->reader_base = sampler_reader_counters(s);
+    s->reader_samples = 0;
     s->execed = true;
     s->exec_time = clock_wall();
     snprintf(s->exec_program, sizeof s->exec_program, "%s", program);
@@ -630,6 +635,7 @@ void sampler_reset(struct sampler *s)
 {
     sampler_window_clear(&s->window);
     s->reader_base = sampler_reader_counters(s);
+    s->reader_samples = 0;
     s->execed = false;
 }
 
@@ -797,6 +803,7 @@ static struct sampler_stats *stats_build(const struct sampler *s, double now,
         struct unwind_counters now_c = unwind_get_counters(s->unwind);
         const struct unwind_counters *b = &s->reader_base;
         st->has_reader = true;
+        st->reader_samples = s->reader_samples;
         st->reader = (struct unwind_counters){
             now_c.reads - b->reads,
             now_c.bytes - b->bytes,

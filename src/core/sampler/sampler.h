@@ -116,6 +116,8 @@ struct sampler_stats {
     bool functions_truncated; /* some frame seen in the window was not counted (bounds) */
     bool has_reader;          /* READER holds what the target's reader did since the reset */
     struct unwind_counters reader; /* code_entries: held now */
+    uint64_t reader_samples;       /* the samples READER's counts include (with the snapshots
+                                    * taken meanwhile) */
     struct snap_str last_error;    /* why the newest failed sample of the window failed; ptr NULL
                                     * when none failed */
     double backoff_s; /* > 0: failed samples in a row, so the next is tried only this long

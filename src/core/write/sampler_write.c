@@ -105,9 +105,9 @@ static void json_head(void *ctx, struct snapshot_json_out *w)
                       ",\"reader\":{\"reads\":%" PRIu64 ",\"bytes\":%" PRIu64
                       ",\"failed_reads\":%" PRIu64 ",\"code_cache\":{\"hits\":%" PRIu64
                       ",\"misses\":%" PRIu64 ",\"entries\":%" PRIu64 "},\"kept_stacks\":%" PRIu64
-                      "}",
+                      ",\"samples\":%" PRIu64 "}",
                       r->reads, r->bytes, r->failed_reads, r->code_hits, r->code_misses,
-                      r->code_entries, r->kept_stacks);
+                      r->code_entries, r->kept_stacks, st->reader_samples);
     }
 }
 

@@ -103,6 +103,10 @@ def check_modes(ctx, py, proc, outfile, log_path, workdir, notes):
                                                  sorted(role_samples(doc, roles).items()))))
         if mode == "wall":
             problems += cpu_share_problems(doc)
+            reader, sampling = doc.get("reader") or {}, doc.get("sampling") or {}
+            if reader.get("samples") != sampling.get("samples"):
+                problems.append(Problem("reader.samples %r is not the interval's samples %r"
+                                        % (reader.get("samples"), sampling.get("samples"))))
         if mode != "wall" and py.minor >= (3, 15):
             problems += remote_problems(ctx, py, proc.pid, mode, roles, notes)
     docs = json_lines(pytop_batch(ctx, proc.pid, MODE_ARGS + ["--active-only"]).stdout.decode(
