@@ -33,6 +33,7 @@ enum {
     OPT_AT_EXIT,
     OPT_MODE,
     OPT_ACTIVE_ONLY,
+    OPT_NO_GC_FRAMES,
 };
 
 static const char USAGE[] =
@@ -60,6 +61,7 @@ static const char USAGE[] =
     "                        the default), cpu (on a CPU), gil (holding the GIL),\n"
     "                        exception (raising or handling one)\n"
     "      --active-only     read only the stack of the thread holding the GIL\n"
+    "      --no-gc-frames    no <GC> frame above the call that started a collection\n"
     "      --blocking        pause the target while each sample is read\n"
     "      --filter TEXT     start with this filter\n"
     "      --no-color        no colours (NO_COLOR is honoured too)\n"
@@ -203,6 +205,9 @@ static int parse_option(int c, const char *arg, struct cli_options *o)
     case OPT_ACTIVE_ONLY:
         o->active_only = true;
         return 0;
+    case OPT_NO_GC_FRAMES:
+        o->no_gc_frames = true;
+        return 0;
     case 'h':
         o->mode = CLI_MODE_HELP;
         return 0;
@@ -233,6 +238,7 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
         {"at-exit", no_argument, NULL, OPT_AT_EXIT},
         {"mode", required_argument, NULL, OPT_MODE},
         {"active-only", no_argument, NULL, OPT_ACTIVE_ONLY},
+        {"no-gc-frames", no_argument, NULL, OPT_NO_GC_FRAMES},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -512,6 +518,9 @@ void cli_settings_text(const struct cli_options *o, double window_s, double dela
     }
     if (n >= 0 && (size_t)n < size && o->active_only) {
         n += snprintf(buf + n, size - (size_t)n, " --active-only");
+    }
+    if (n >= 0 && (size_t)n < size && o->no_gc_frames) {
+        n += snprintf(buf + n, size - (size_t)n, " --no-gc-frames");
     }
     if (n >= 0 && (size_t)n < size && o->filter != NULL && o->filter[0] != '\0') {
         n += snprintf(buf + n, size - (size_t)n, " --filter '%s'", o->filter);

@@ -40,6 +40,7 @@ struct cli_options {
     bool at_exit;       /* --dump --at-exit: the last snapshot before the target ends */
     enum sampler_mode sample_mode; /* --mode */
     bool active_only;   /* --active-only */
+    bool no_gc_frames;  /* --no-gc-frames */
 };
 
 /* Parses ARGV into OPTS. Returns 0, or -1 after printing a one-line reason to stderr. */

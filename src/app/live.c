@@ -298,6 +298,7 @@ static int attach(struct live *l, const struct requests *rq, struct pt_error *er
         .blocking = l->opts.blocking,
         .mode = rq->mode,
         .active_only = l->opts.active_only,
+        .no_gc_frames = l->opts.no_gc_frames,
     };
     l->window_s = rq->window_s;
     l->mode = rq->mode;

@@ -31,6 +31,7 @@ struct live_opts {
     bool blocking;       /* pause the target while each sample is read */
     enum sampler_mode mode; /* which thread-samples the statistics count */
     bool active_only;    /* samples read only the GIL holders' stacks */
+    bool no_gc_frames;   /* no <GC> frames */
     bool wait_for_frame; /* a command just started: sample once its main thread runs Python */
     int wake_fd;         /* a byte is written here whenever a frame is ready; -1 for none */
 };

@@ -50,6 +50,7 @@ static int start_target(const struct cli_options *o, double window, int wake_fd,
         .blocking = o->blocking,
         .mode = o->sample_mode,
         .active_only = o->active_only,
+        .no_gc_frames = o->no_gc_frames,
         .wait_for_frame = o->command != NULL,
         .wake_fd = wake_fd,
     };

@@ -122,6 +122,16 @@ static double cpu_period(double window_s)
     return p < CPU_PERIOD_MIN_S ? CPU_PERIOD_MIN_S : p > CPU_PERIOD_MAX_S ? CPU_PERIOD_MAX_S : p;
 }
 
+/* Gives the unwinder (a new one after an exec too) the options that concern it. */
+static void configure_unwind(struct sampler *s)
+{
+    if (s->unwind != NULL) {
+        unwind_set_once(s->unwind, s->opts.once);
+        unwind_set_active_only(s->unwind, picks_gil_holders(&s->opts));
+        unwind_set_gc_frames(s->unwind, !s->opts.no_gc_frames);
+    }
+}
+
 struct sampler *sampler_new(struct proc *p, const struct runtime *rt,
                             const struct sampler_opts *opts, struct pt_error *err)
 {
@@ -145,10 +155,7 @@ struct sampler *sampler_new(struct proc *p, const struct runtime *rt,
     }
     s->opts.mode = (unsigned)opts->mode < SAMPLER_MODE_COUNT ? opts->mode : SAMPLER_MODE_WALL;
     s->window.mode = s->opts.mode;
-    if (s->unwind != NULL) {
-        unwind_set_once(s->unwind, opts->once);
-        unwind_set_active_only(s->unwind, picks_gil_holders(&s->opts));
-    }
+    configure_unwind(s);
     s->proc = p;
     if (s->unwind != NULL) {
         s->cpu = malloc((size_t)LIMIT_THREADS * sizeof *s->cpu);
@@ -524,6 +531,7 @@ int sampler_follow_exec(struct sampler *s, struct runtime *rt, struct pt_error *
     if ((s->unwind = unwind_new(s->proc, rt, err)) == NULL) {
         return -1;
     }
+    configure_unwind(s);
     s->reader_base = sampler_reader_counters(s);
     s->reader_samples = 0;
     s->execed = true;

@@ -55,6 +55,7 @@ struct sampler_opts {
                           * to be read ahead for a next one (unwind_set_once()) */
     enum sampler_mode mode;
     bool active_only;    /* samples read only the threads holding the GIL (--active-only) */
+    bool no_gc_frames;   /* no <GC> frame above a collection's start (--no-gc-frames) */
 };
 
 /* One thread over the window. Shares are of that thread's own samples (0-100); a flag the

@@ -429,7 +429,7 @@ static void fill_thread(struct unwind *u, uint64_t interp, const struct thread_c
     }
     long gc_at = gc_frame_index(t, in);
     out->in_gc = thread_in_gc(t, in, gc_at);
-    if (build_frames(u, t, gc_at, out) < 0) {
+    if (build_frames(u, t, u->no_gc_frames ? -1 : gc_at, out) < 0) {
         unwind_warn(u, "out of memory building frames");
     }
 }
@@ -494,7 +494,8 @@ static void sample_threads(struct unwind *u, uint64_t interp, const struct inter
         const struct thread_ctx *t = &ts[i];
         const struct frames_thread *fr = &t->fr;
         long gc_at = gc_frame_index(t, in);
-        size_t nf = fr->n_frames + (gc_at >= 0);
+        long gc_shown = u->no_gc_frames ? -1 : gc_at;
+        size_t nf = fr->n_frames + (gc_shown >= 0);
         if (!sample_reserve((void **)&sb->frames, &sb->cap_frames, sb->n_frames + nf,
                             sizeof *sb->frames)) {
             unwind_warn(u, "out of memory for the sample");
@@ -524,7 +525,7 @@ static void sample_threads(struct unwind *u, uint64_t interp, const struct inter
         const struct frames_raw *raws = fr->frames;
         const size_t n_raw = fr->n_frames;
         for (size_t j = 0; j < n_raw && !cut; j++) {
-            if ((long)j == gc_at) { /* gc_at < 0: no such frame */
+            if ((long)j == gc_shown) { /* < 0: no such frame */
                 f[nf++] = (struct sample_frame){NULL, 0, SAMPLE_OFFSET_UNKNOWN, SNAP_FRAME_GC,
                                                 SNAP_UNREADABLE_NONE};
             }
@@ -647,6 +648,11 @@ static int unwind_interp(struct unwind *u, uint64_t interp, struct interp_fields
 void unwind_set_active_only(struct unwind *u, bool on)
 {
     u->active_only = on;
+}
+
+void unwind_set_gc_frames(struct unwind *u, bool on)
+{
+    u->no_gc_frames = !on;
 }
 
 void unwind_name_python(const struct runtime *rt, struct snapshot *s)

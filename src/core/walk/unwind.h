@@ -60,6 +60,11 @@ void unwind_set_tasks(struct unwind *u, bool on);
  * default. */
 void unwind_set_active_only(struct unwind *u, bool on);
 
+/* Whether snapshots and samples list a frame of kind gc (function "<GC>") above the frame that
+ * started a running collection, where the interpreter marks it (3.15+). On by default; off
+ * (--no-gc-frames), the thread's in_gc still says it collects. */
+void unwind_set_gc_frames(struct unwind *u, bool on);
+
 /* Whether U takes one snapshot and no other (a one-shot dump): then what a snapshot reads is
  * not recorded to be read ahead by the next (memory a one-shot run would only fill, hundreds
  * of kilobytes with a thousand tasks). Off by default. */

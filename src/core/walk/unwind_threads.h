@@ -205,6 +205,7 @@ struct unwind {
     bool tasks_wanted;    /* unwind_set_tasks(on): NULL tasks then means out of memory */
     bool once;            /* unwind_set_once(): no read-ahead record for a next snapshot */
     bool active_only;     /* unwind_set_active_only(): samples read the GIL holders' stacks */
+    bool no_gc_frames;    /* unwind_set_gc_frames(off) */
     struct gc_reader *gc; /* NULL: the GC's generations are not read (in_gc still is) */
     uint8_t *gc_buf;      /* GC_STATE_MAX bytes */
     /* Who collects, before 3.15 (gcwatch.c): its state, and where the head batch reads the

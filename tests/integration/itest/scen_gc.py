@@ -132,6 +132,14 @@ def check_gc(ctx, py, proc, outfile, log_path, workdir, notes):
         elif ours != theirs or "<GC>" not in ours:
             problems.append(Problem("collector's frames differ from RemoteUnwinder(gc=True)",
                                     ["RemoteUnwinder: %s" % theirs, "pytop:          %s" % ours]))
+        # --no-gc-frames: the same stack without the marker, the thread still in GC.
+        bare = json.loads(pytop_dump(ctx, proc.pid, True, ["--no-gc-frames"]).stdout.decode())
+        mine = {t.get("tid"): t for _, t in all_threads(bare)}.get(collector) or {}
+        frames = [f.get("function") for f in mine.get("frames") or []]
+        if frames != [f for f in ours if f != "<GC>"] or mine.get("in_gc") is not True:
+            problems.append(Problem("--no-gc-frames: collector's frames %s, in_gc %r; expected "
+                                    "%s without <GC>, in_gc true" % (frames, mine.get("in_gc"),
+                                                                     ours)))
     elif "<GC>" in ours or not ours or ours[0] != "Spinner.__del__" and ours[0] != "__del__":
         problems.append(Problem("collector's frames: %s, expected Spinner.__del__ innermost "
                                 "and no <GC> frame (the version marks none)" % ours))

@@ -67,8 +67,9 @@ def tail(path, n=15):
     return ["target output: " + l for l in lines[-n:]]
 
 
-def pytop_dump(ctx, pid, json_output):
-    args = [ctx.pytop, "-p", str(pid), "--dump"] + (["--json"] if json_output else [])
+def pytop_dump(ctx, pid, json_output, extra=()):
+    args = [ctx.pytop, "-p", str(pid), "--dump"] + (["--json"] if json_output else []) + \
+        list(extra)
     r = run(args, timeout=PYTOP_TIMEOUT, env=clean_env())
     cmd = " ".join(args[1:])
     if r.returncode is None:
