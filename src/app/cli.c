@@ -34,6 +34,7 @@ enum {
     OPT_MODE,
     OPT_ACTIVE_ONLY,
     OPT_NO_GC_FRAMES,
+    OPT_OPCODES,
 };
 
 static const char USAGE[] =
@@ -61,6 +62,7 @@ static const char USAGE[] =
     "                        the default), cpu (on a CPU), gil (holding the GIL),\n"
     "                        exception (raising or handling one)\n"
     "      --active-only     read only the stack of the thread holding the GIL\n"
+    "      --opcodes         the instruction each frame is at ([LOAD_ATTR])\n"
     "      --no-gc-frames    no <GC> frame above the call that started a collection\n"
     "      --blocking        pause the target while each sample is read\n"
     "      --filter TEXT     start with this filter\n"
@@ -208,6 +210,9 @@ static int parse_option(int c, const char *arg, struct cli_options *o)
     case OPT_NO_GC_FRAMES:
         o->no_gc_frames = true;
         return 0;
+    case OPT_OPCODES:
+        o->opcodes = true;
+        return 0;
     case 'h':
         o->mode = CLI_MODE_HELP;
         return 0;
@@ -239,6 +244,7 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
         {"mode", required_argument, NULL, OPT_MODE},
         {"active-only", no_argument, NULL, OPT_ACTIVE_ONLY},
         {"no-gc-frames", no_argument, NULL, OPT_NO_GC_FRAMES},
+        {"opcodes", no_argument, NULL, OPT_OPCODES},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -518,6 +524,9 @@ void cli_settings_text(const struct cli_options *o, double window_s, double dela
     }
     if (n >= 0 && (size_t)n < size && o->active_only) {
         n += snprintf(buf + n, size - (size_t)n, " --active-only");
+    }
+    if (n >= 0 && (size_t)n < size && o->opcodes) {
+        n += snprintf(buf + n, size - (size_t)n, " --opcodes");
     }
     if (n >= 0 && (size_t)n < size && o->no_gc_frames) {
         n += snprintf(buf + n, size - (size_t)n, " --no-gc-frames");

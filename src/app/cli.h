@@ -41,6 +41,7 @@ struct cli_options {
     enum sampler_mode sample_mode; /* --mode */
     bool active_only;   /* --active-only */
     bool no_gc_frames;  /* --no-gc-frames */
+    bool opcodes;       /* --opcodes */
 };
 
 /* Parses ARGV into OPTS. Returns 0, or -1 after printing a one-line reason to stderr. */

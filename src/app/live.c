@@ -37,6 +37,7 @@ struct requests {
     double period_s;
     double window_s;
     enum sampler_mode mode;
+    bool opcodes;
 };
 
 struct live {
@@ -59,6 +60,7 @@ struct live {
     size_t n_focus;
     double window_s; /* the sampler's window */
     enum sampler_mode mode; /* the sampler's mode */
+    bool opcodes;           /* the sampler reads instructions */
     double started;
     double next_frame;
     double last_sample;
@@ -299,9 +301,11 @@ static int attach(struct live *l, const struct requests *rq, struct pt_error *er
         .mode = rq->mode,
         .active_only = l->opts.active_only,
         .no_gc_frames = l->opts.no_gc_frames,
+        .opcodes = rq->opcodes,
     };
     l->window_s = rq->window_s;
     l->mode = rq->mode;
+    l->opcodes = rq->opcodes;
     if (runtime_locate(p, &l->rt, err) < 0 ||
         (l->opts.wait_for_frame && !target_runs_python(p, &l->rt, err)) ||
         (l->sampler = sampler_new(p, &l->rt, &so, err)) == NULL) {
@@ -356,6 +360,11 @@ static void apply_requests(struct live *l, const struct requests *rq, double now
         /* Out of memory leaves the new window, empty: nothing else to do. */
         sampler_set_window(l->sampler, rq->window_s, now, NULL);
         l->window_s = rq->window_s;
+        l->next_frame = now;
+    }
+    if (rq->opcodes != l->opcodes) {
+        sampler_set_opcodes(l->sampler, rq->opcodes);
+        l->opcodes = rq->opcodes;
         l->next_frame = now;
     }
     if (rq->mode != l->mode) {
@@ -496,6 +505,7 @@ struct live *live_open(const struct live_opts *opts, struct pt_error *err)
     l->asked.period_s = opts->period_s;
     l->asked.window_s = opts->window_s;
     l->asked.mode = opts->mode;
+    l->asked.opcodes = opts->opcodes;
     l->age_s = -1;
     l->started = clock_now();
     l->next_frame = l->started;
@@ -586,6 +596,14 @@ void live_set_window(struct live *l, double window_s)
 {
     pthread_mutex_lock(&l->lock);
     l->asked.window_s = window_s;
+    poke(l);
+    pthread_mutex_unlock(&l->lock);
+}
+
+void live_set_opcodes(struct live *l, bool on)
+{
+    pthread_mutex_lock(&l->lock);
+    l->asked.opcodes = on;
     poke(l);
     pthread_mutex_unlock(&l->lock);
 }

@@ -32,6 +32,7 @@ struct live_opts {
     enum sampler_mode mode; /* which thread-samples the statistics count */
     bool active_only;    /* samples read only the GIL holders' stacks */
     bool no_gc_frames;   /* no <GC> frames */
+    bool opcodes;        /* snapshots read each frame's instruction (o toggles it) */
     bool wait_for_frame; /* a command just started: sample once its main thread runs Python */
     int wake_fd;         /* a byte is written here whenever a frame is ready; -1 for none */
 };
@@ -89,6 +90,8 @@ void live_set_window(struct live *l, double window_s);
 /* Changes which thread-samples the statistics count, starting them afresh
  * (sampler_set_mode()). */
 void live_set_mode(struct live *l, enum sampler_mode mode);
+/* Whether the frames read from now on carry each frame's instruction. */
+void live_set_opcodes(struct live *l, bool on);
 
 /* Source lines of the target's files, once sampling has started (else NULL), read through a
  * target handle of the caller's own: the sampling thread's is never touched. For one thread

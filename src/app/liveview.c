@@ -51,6 +51,7 @@ static int start_target(const struct cli_options *o, double window, int wake_fd,
         .mode = o->sample_mode,
         .active_only = o->active_only,
         .no_gc_frames = o->no_gc_frames,
+        .opcodes = o->opcodes,
         .wait_for_frame = o->command != NULL,
         .wake_fd = wake_fd,
     };

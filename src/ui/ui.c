@@ -87,6 +87,7 @@ struct ui {
     double window; /* how far back the statistics reach; INFINITY: since the reset */
     enum sampler_mode mode; /* which thread-samples the statistics count (m) */
     bool reader_line;       /* the bottom line shows the reader's costs (i) */
+    bool opcodes;           /* frames carry their instruction (--opcodes, o) */
     char message[PATH_MAX + 128];
     bool message_is_error;
     double message_until;
@@ -522,6 +523,16 @@ static enum ui_redraw cycle_mode(void *ctx, const struct ui_model *m, const Term
     return UI_REDRAW_LINES;
 }
 
+/* 'o': the next pictures' frames carry their instruction, or no longer. */
+static enum ui_redraw toggle_opcodes(void *ctx, const struct ui_model *m, const TermKeyKey *key)
+{
+    ui.opcodes = !ui.opcodes;
+    live_set_opcodes(ui.live, ui.opcodes);
+    set_message(false, ui.opcodes ? "instructions: each frame shows the one it is at (o: off)"
+                                  : "instructions: off");
+    return UI_REDRAW_LINES;
+}
+
 /* 'i': the bottom line shows what reading the target costs, or the key hints again. */
 static enum ui_redraw toggle_reader(void *ctx, const struct ui_model *m, const TermKeyKey *key)
 {
@@ -612,6 +623,12 @@ const struct ui_binding ui_bindings[] = {
      UI_HELP_PICTURE,
      "mode: count every thread-sample (wall), those on a CPU (cpu),\n"
      "holding the GIL (gil) or handling an exception; starts afresh"},
+    {"o",
+     {{UI_KEY_CHAR, 'o'}},
+     toggle_opcodes,
+     UI_HELP_PICTURE,
+     "instructions: each frame of the stacks shows the one it is at,\n"
+     "[LOAD_ATTR] and its specialised form / no more"},
     {"i",
      {{UI_KEY_CHAR, 'i'}},
      toggle_reader,
@@ -773,6 +790,7 @@ int ui_open(const struct cli_options *opts, double window, const int wake[2])
     ui.delay = opts->delay;
     ui.window = window;
     ui.mode = opts->sample_mode;
+    ui.opcodes = opts->opcodes;
     ui.wake[0] = wake[0];
     ui.wake[1] = wake[1];
     if (opts->filter != NULL) {

@@ -1,6 +1,7 @@
 /* ui_stack: a thread drawn as text: its state in short, where it is, and its whole stack. */
 #include "config.h"
 
+#include "core/layout/opcodes.h"
 #include "core/model/snapshot_words.h"
 #include "core/write/snapshot_write.h"
 #include "ui/ui_stack.h"
@@ -223,6 +224,23 @@ static void draw_frame(WINDOW *w, int width, const struct snap_frame *f, const s
         return;
     }
     int used = 2 + ui_text_put(w, f->function, width - 2, st);
+    /* --opcodes (o): the instruction, as dis names it, then the specialised form. */
+    char instr[96] = "";
+    if (f->op1 != 0 && m->snap != NULL && m->snap->opcodes != NULL) {
+        struct opcode_name n = opcode_describe(m->snap->opcodes, f->op1 - 1);
+        if (n.base_name != NULL) {
+            if (n.specialised != NULL) {
+                snprintf(instr, sizeof instr, " [%s %s]", n.base_name, n.specialised);
+            } else {
+                snprintf(instr, sizeof instr, " [%s]", n.base_name);
+            }
+        }
+    }
+    if (instr[0] != '\0' && used + (int)strlen(instr) + 4 < width) {
+        wattrset(w, st->attr[UI_KEY]);
+        used += ui_text_puts(w, instr, width - used, st);
+        wattrset(w, st->attr[hit ? UI_MATCH : UI_NORMAL]);
+    }
     if (used + 4 < width) {
         ui_text_puts(w, "  ", 2, st);
         wattrset(w, st->attr[hit ? UI_MATCH : UI_DIM]);

@@ -1,6 +1,6 @@
 """Prints, as one JSON document, what CPython's own remote unwinder sees in a process.
 
-Usage: python3.14+ remote_unwind.py PID. Run with the target's own interpreter: it is the oracle
+Usage: python3.14+ remote_unwind.py PID [--opcodes]. Run with the target's own interpreter: it is the oracle
 run-integration compares pytop with. The result's shape differs between versions and is
 detected here, not assumed:
   3.14: a flat list of ThreadInfo(thread_id, frame_info=[FrameInfo(filename, lineno,
@@ -44,6 +44,8 @@ def convert_frame(frame):
     out["end_lineno"] = _field(location, "end_lineno", 1)
     out["col_offset"] = _field(location, "col_offset", 2)
     out["end_col_offset"] = _field(location, "end_col_offset", 3)
+    if getattr(frame, "opcode", None) is not None:
+        out["opcode"] = frame.opcode  # with --opcodes (3.15+): the code unit's opcode
     return out
 
 
@@ -55,8 +57,9 @@ def convert_thread(thread):
     }
 
 
-def stack_trace(pid):
-    unwinder = _remote_debugging.RemoteUnwinder(pid, all_threads=True)
+def stack_trace(pid, opcodes=False):
+    kwargs = {"opcodes": True} if opcodes else {}
+    unwinder = _remote_debugging.RemoteUnwinder(pid, all_threads=True, **kwargs)
     # A read can race with the target; it is parked, so a retry settles it.
     for attempt in range(5):
         try:
@@ -68,7 +71,7 @@ def stack_trace(pid):
 
 
 def main():
-    result = stack_trace(int(sys.argv[1]))
+    result = stack_trace(int(sys.argv[1]), "--opcodes" in sys.argv[2:])
     grouped = bool(result) and hasattr(result[0], "interpreter_id")
     if grouped:
         interpreters = [{"id": i.interpreter_id, "threads": [convert_thread(t) for t in i.threads]}

@@ -3,7 +3,7 @@
 # gil, exception (the statistics start afresh, a message says what now counts); in cpu mode the
 # Functions view counts the spinner and not the sleepers, and its CPU% column tells the
 # spinner's function (on a CPU) from the sleepers' (0) in wall mode; --mode and --active-only
-# choose at start. i shows the reader's costs in the bottom line.
+# choose at start. o shows each frame's instruction; i the reader's costs in the bottom line.
 . "$(dirname "$0")/lib.sh"
 start_watching
 
@@ -37,6 +37,18 @@ wait_for 'mode exception'
 keys m
 wait_for 'mode wall'
 wait_for 'the statistics count all thread-samples'
+
+# o: each frame of the stack pane shows its instruction; o again: no more.
+keys 1
+keys Enter
+keys o
+wait_for 'instructions: each frame shows the one it is at'
+wait_for 'alpha_spin \[[A-Z_]+'
+wait_for 'beta_wait \[CALL'
+keys o
+wait_for 'instructions: off'
+sleep 1.5
+shows ' alpha_spin \[' && fail "o off: the instruction still shows"
 
 # i: the bottom line tells what reading costs, then the key hints again.
 keys i

@@ -117,6 +117,7 @@ struct layout_gen {
     int64_t code_lnotab;
     int64_t code_firstlineno;
     int64_t code_code_adaptive;
+    int64_t code_code;
     int64_t object_ob_type;
     int64_t bytes_size;
     int64_t bytes_ob_size;

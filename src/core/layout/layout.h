@@ -146,6 +146,8 @@ struct py_layout {
         uint64_t linetable;
         uint64_t firstlineno;
         uint64_t code_adaptive;      /* start of the bytecode inside the code object */
+        uint64_t code;               /* co_code, the bytecode's bytes object (until 3.10); else
+                                      * LAYOUT_NONE */
         uint64_t firsttraceable;     /* int: a frame before this code unit has not started
                                       * (_PyFrame_IsIncomplete, 3.11+); LAYOUT_NONE before */
         uint64_t ob_size;            /* its code units (3.11+); else LAYOUT_NONE */

@@ -141,6 +141,7 @@ static void fill_frames(const struct layout_gen *g, struct py_layout *L)
         L->frame.instr_width = 4;
     }
     L->code.code_adaptive = g->code_code_adaptive >= 0 ? (uint64_t)g->code_code_adaptive : 0;
+    L->code.code = layout_gen_offset(g->code_code);
     /* With the bytecode inside the code object (3.11+) it is a variable-size object whose
      * ob_size counts the code units, at ob_size's offset in every such object
      * (Include/cpython/code.h: PyObject_VAR_HEAD). */

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 struct pt_error;
+struct opcode_table;
 
 enum { SNAPSHOT_MAX_WARNINGS = 256 };
 
@@ -60,6 +61,11 @@ struct snap_frame {
     int col;
     int end_col;
     int first_line;             /* co_firstlineno: where the function starts; -1 unknown */
+    uint32_t op_offset;         /* with OP1: the instruction's offset, bytes from the code's
+                                 * start */
+    uint16_t op1;               /* the instruction's opcode (the code unit as the interpreter
+                                 * holds it, a specialised form's own number) + 1; 0: not read
+                                 * (snapshot.opcodes names it) */
     enum snap_frame_kind kind;
     enum snap_unreadable unreadable; /* with kind SNAP_FRAME_UNREADABLE; else NONE */
 };
@@ -181,6 +187,8 @@ struct snapshot {
                                  * unknown */
     double time;                /* seconds since the epoch */
     struct snap_python python;
+    const struct opcode_table *opcodes; /* the target's instruction names (frames' op1); NULL
+                                         * when instructions were not read */
     struct snap_interp *interps;
     size_t n_interps;
     struct snap_str *warnings;  /* each a short reason something is missing */

@@ -129,7 +129,14 @@ static void configure_unwind(struct sampler *s)
         unwind_set_once(s->unwind, s->opts.once);
         unwind_set_active_only(s->unwind, picks_gil_holders(&s->opts));
         unwind_set_gc_frames(s->unwind, !s->opts.no_gc_frames);
+        unwind_set_opcodes(s->unwind, s->opts.opcodes);
     }
+}
+
+void sampler_set_opcodes(struct sampler *s, bool on)
+{
+    s->opts.opcodes = on;
+    configure_unwind(s);
 }
 
 struct sampler *sampler_new(struct proc *p, const struct runtime *rt,

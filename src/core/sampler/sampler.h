@@ -56,6 +56,7 @@ struct sampler_opts {
     enum sampler_mode mode;
     bool active_only;    /* samples read only the threads holding the GIL (--active-only) */
     bool no_gc_frames;   /* no <GC> frame above a collection's start (--no-gc-frames) */
+    bool opcodes;        /* snapshots read each frame's instruction (--opcodes) */
 };
 
 /* One thread over the window. Shares are of that thread's own samples (0-100); a flag the
@@ -221,6 +222,9 @@ const struct sampler_thread *sampler_stats_find_thread(const struct sampler_stat
  * (the `m` key). */
 void sampler_set_mode(struct sampler *s, enum sampler_mode mode);
 enum sampler_mode sampler_get_mode(const struct sampler *s);
+
+/* Whether the snapshots taken from now on read each frame's instruction (the `o` key). */
+void sampler_set_opcodes(struct sampler *s, bool on);
 
 /* Forgets everything counted so far (the `r` key). The latest snapshot stays. */
 void sampler_reset(struct sampler *s);

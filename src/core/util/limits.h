@@ -18,6 +18,8 @@ enum {
     LIMIT_ELF_SYMBOLS = 1 << 22,     /* symbols scanned in one symbol table */
     LIMIT_ELF_FILE = 1 << 30,        /* bytes of an ELF file pytop maps */
     LIMIT_DEBUG_OFFSETS = 4096,      /* bytes of _Py_DebugOffsets read */
+    LIMIT_OPCODE_FRAMES = 1 << 20,   /* frames of one snapshot whose instruction is read */
+    LIMIT_OPCODE_BYTES = 32 << 20,   /* bytecode read to find them (3.11, 3.12) */
     LIMIT_OBJECT_READ = 1 << 16,     /* bytes of one fixed-size struct read (thread, code) */
     LIMIT_DICT_ENTRIES = 1 << 16,    /* entries scanned in one target dict */
     LIMIT_ASYNCIO_TASKS = 1 << 17,   /* asyncio tasks read per interpreter; more are cut off */

@@ -18,6 +18,7 @@
 #include "core/walk/frames.h"
 #include "core/walk/gc.h"
 #include "core/layout/layout.h"
+#include "core/layout/opcodes.h"
 #include "core/util/limits.h"
 #include "core/target/proc.h"
 #include "core/target/pthreadtid.h"
@@ -108,6 +109,7 @@ void unwind_free(struct unwind *u)
     threadnames_free(u->names);
     pthreadtid_free(u->tids);
     free(u->code_buf);
+    free(u->instr);
     free(u->known.addrs);
     free(u->snap_strs);
     free(u->ts_buf);
@@ -392,6 +394,7 @@ static int build_frames(struct unwind *u, const struct thread_ctx *t, long gc_at
             unwind_warn(u, "thread %" PRIu64 ": frame %zu (%.*s): %s", t->native_id, i,
                         (int)ci->qualname_len, ci->qualname, e.msg);
         }
+        unwind_instr_add(u, f, ci, fr->frames[i].instr_ptr);
         f->line = loc.line;
         f->end_line = loc.end_line;
         f->col = loc.col;
@@ -650,6 +653,11 @@ void unwind_set_active_only(struct unwind *u, bool on)
     u->active_only = on;
 }
 
+void unwind_set_opcodes(struct unwind *u, bool on)
+{
+    u->opcodes = on;
+}
+
 void unwind_set_gc_frames(struct unwind *u, bool on)
 {
     u->no_gc_frames = !on;
@@ -755,12 +763,23 @@ struct snapshot *unwind_snapshot(struct unwind *u, struct pt_error *err)
     if (!u->once) {
         proc_readahead_begin(u->proc);
     }
+    u->n_instr = 0;
     int rc = walk(u, interps, &n, err);
     proc_readahead_end(u->proc);
     u->snap = NULL;
     if (rc < 0) {
         snapshot_free(s);
         return NULL;
+    }
+    if (u->opcodes) {
+        s->opcodes = opcode_table_for((int)(u->L->hexversion >> 24 & 0xff),
+                                      (int)(u->L->hexversion >> 16 & 0xff));
+        if (s->opcodes != NULL) {
+            unwind_instr_read(u, s);
+        } else {
+            snapshot_warn(s, "instructions not read: no instruction table for this version");
+        }
+        u->n_instr = 0;
     }
     s->interps = snapshot_alloc(s, (n ? n : 1) * sizeof *s->interps);
     if (s->interps == NULL) {

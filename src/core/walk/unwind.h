@@ -60,6 +60,10 @@ void unwind_set_tasks(struct unwind *u, bool on);
  * default. */
 void unwind_set_active_only(struct unwind *u, bool on);
 
+/* Whether snapshots read the instruction each Python frame is at (--opcodes: the frames' op1
+ * and op_offset, the snapshot's opcodes table). Off by default. */
+void unwind_set_opcodes(struct unwind *u, bool on);
+
 /* Whether snapshots and samples list a frame of kind gc (function "<GC>") above the frame that
  * started a running collection, where the interpreter marks it (3.15+). On by default; off
  * (--no-gc-frames), the thread's in_gc still says it collects. */

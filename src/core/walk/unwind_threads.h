@@ -206,6 +206,11 @@ struct unwind {
     bool once;            /* unwind_set_once(): no read-ahead record for a next snapshot */
     bool active_only;     /* unwind_set_active_only(): samples read the GIL holders' stacks */
     bool no_gc_frames;    /* unwind_set_gc_frames(off) */
+    bool opcodes;         /* unwind_set_opcodes(): snapshots read each frame's instruction */
+    struct unwind_instr *instr; /* the frames of the snapshot being taken whose instruction is
+                                 * to be read (unwind_instr.c) */
+    size_t n_instr;
+    size_t cap_instr;
     struct gc_reader *gc; /* NULL: the GC's generations are not read (in_gc still is) */
     uint8_t *gc_buf;      /* GC_STATE_MAX bytes */
     /* Who collects, before 3.15 (gcwatch.c): its state, and where the head batch reads the
@@ -353,5 +358,12 @@ void unwind_code_settle(struct unwind *u, struct thread_ctx *t);
  * *WHY saying why there is none. */
 struct code_info *unwind_code_of(const struct unwind *u, const struct frames_raw *f,
                                  enum snap_unreadable *why);
+
+/* unwind_instr.c (--opcodes): queues snapshot frame F, of code CI at INSTR_PTR, to have its
+ * instruction read; unwind_instr_read() reads every queued one into its frame (op1,
+ * op_offset), with a warning in S for those it could not. */
+void unwind_instr_add(struct unwind *u, struct snap_frame *f, const struct code_info *ci,
+                      uint64_t instr_ptr);
+void unwind_instr_read(struct unwind *u, struct snapshot *s);
 
 #endif

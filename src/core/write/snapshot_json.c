@@ -1,6 +1,7 @@
 /* snapshot_json: writes a snapshot as one JSON document, in the shape DESIGN.md describes. */
 #include "config.h"
 
+#include "core/layout/opcodes.h"
 #include "core/model/snapshot.h"
 
 #include <errno.h>
@@ -24,6 +25,7 @@ struct snapshot_json_out {
     int write_errno;            /* nonzero once a write fell short */
     const struct snapshot_json_extra *extra;    /* NULL: none */
     size_t n_warnings;                          /* entries of "warnings" written so far */
+    const struct opcode_table *ops;             /* names the frames' instructions */
 };
 
 static void flush(struct snapshot_json_out *w, bool force)
@@ -123,7 +125,27 @@ static const char *kind_name(enum snap_frame_kind kind)
     return NULL;
 }
 
-static void write_frame(struct strbuf *sb, const struct snap_frame *f)
+/* "instruction": {"offset", "opcode" (the code unit's, as CPython's unwinder reports it),
+ * "base_opcode", "name" (the base instruction, as dis shows it), "specialized" (the specialised
+ * form's name, or null)} of a frame whose instruction was read. */
+static void write_instruction(struct strbuf *sb, const struct snap_frame *f,
+                              const struct opcode_table *ops)
+{
+    if (f->op1 == 0 || ops == NULL) {
+        return;
+    }
+    struct opcode_name n = opcode_describe(ops, f->op1 - 1);
+    strbuf_printf(sb, ",\"instruction\":{\"offset\":%" PRIu32 ",\"opcode\":%d,\"base_opcode\":%d,"
+                      "\"name\":",
+                  f->op_offset, f->op1 - 1, n.base);
+    strbuf_json_string(sb, n.base_name, n.base_name != NULL ? strlen(n.base_name) : 0);
+    strbuf_puts(sb, ",\"specialized\":");
+    strbuf_json_string(sb, n.specialised, n.specialised != NULL ? strlen(n.specialised) : 0);
+    strbuf_puts(sb, "}");
+}
+
+static void write_frame(struct strbuf *sb, const struct snap_frame *f,
+                        const struct opcode_table *ops)
 {
     const char *kind = kind_name(f->kind);
     strbuf_puts(sb, "{\"function\":");
@@ -147,6 +169,7 @@ static void write_frame(struct strbuf *sb, const struct snap_frame *f)
         strbuf_puts(sb, ",\"reason\":");
         strbuf_json_string(sb, why, strlen(why));
     }
+    write_instruction(sb, f, ops);
     strbuf_puts(sb, "}");
 }
 
@@ -181,7 +204,7 @@ static void write_thread(struct snapshot_json_out *w, const struct snap_interp *
         if (i > 0) {
             strbuf_puts(sb, ",");
         }
-        write_frame(sb, &t->frames[i]);
+        write_frame(sb, &t->frames[i], w->ops);
         flush(w, false);
     }
     strbuf_puts(sb, "]");
@@ -264,7 +287,7 @@ static void write_frames(struct strbuf *sb, const struct snap_frame *frames, siz
         if (i > 0) {
             strbuf_puts(sb, ",");
         }
-        write_frame(sb, &frames[i]);
+        write_frame(sb, &frames[i], NULL);
     }
     strbuf_puts(sb, "]");
 }
@@ -391,7 +414,7 @@ int snapshot_write_json(const struct snapshot *s, FILE *out, bool newline, struc
 int snapshot_write_json_extra(const struct snapshot *s, FILE *out, bool newline,
                               const struct snapshot_json_extra *extra, struct pt_error *err)
 {
-    struct snapshot_json_out w = {.out = out, .extra = extra};
+    struct snapshot_json_out w = {.out = out, .extra = extra, .ops = s->opcodes};
     write_head(&w.sb, s);
     if (extra != NULL && extra->head != NULL) {
         extra->head(extra->ctx, &w);

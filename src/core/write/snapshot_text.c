@@ -1,6 +1,7 @@
 /* snapshot_text: writes a snapshot as a traceback-like text dump for people and grep. */
 #include "config.h"
 
+#include "core/layout/opcodes.h"
 #include "core/model/snapshot.h"
 
 #include <errno.h>
@@ -27,6 +28,7 @@ struct text_out {
     FILE *out;
     struct strbuf sb;
     int write_errno;            /* nonzero once a write fell short */
+    const struct opcode_table *ops; /* names the frames' instructions */
 };
 
 static void flush(struct text_out *w, bool force)
@@ -179,7 +181,7 @@ static void write_source(struct strbuf *sb, const struct snap_frame *f,
 }
 
 static void write_frame(struct strbuf *sb, const struct snap_frame *f,
-                        const struct snapshot_source *src)
+                        const struct snapshot_source *src, const struct opcode_table *ops)
 {
     if (f->kind != SNAP_FRAME_PYTHON) {
         /* The interpreter's own marker frames have no source to show. */
@@ -204,6 +206,15 @@ static void write_frame(struct strbuf *sb, const struct snap_frame *f,
         strbuf_puts(sb, ", line ?, in ");
     }
     put_str(sb, f->function);
+    /* --opcodes: the instruction, as dis names it (with the specialised form). */
+    if (f->op1 != 0 && ops != NULL) {
+        struct opcode_name n = opcode_describe(ops, f->op1 - 1);
+        if (n.specialised != NULL) {
+            strbuf_printf(sb, " [%s %s]", n.base_name, n.specialised);
+        } else if (n.base_name != NULL) {
+            strbuf_printf(sb, " [%s]", n.base_name);
+        }
+    }
     strbuf_puts(sb, "\n");
     write_source(sb, f, src);
 }
@@ -235,7 +246,7 @@ static void write_thread(struct text_out *w, const struct snap_thread *t,
         strbuf_puts(sb, "  (no Python frames)\n");
     }
     for (size_t i = n; i-- > 0;) {
-        write_frame(sb, &t->frames[i], src);
+        write_frame(sb, &t->frames[i], src, w->ops);
         flush(w, false);
     }
 }
@@ -480,7 +491,7 @@ int snapshot_write_text_parts(const struct snapshot *s, FILE *out,
                               const struct snapshot_source *src, enum snapshot_text_parts parts,
                               struct pt_error *err)
 {
-    struct text_out w = {.out = out};
+    struct text_out w = {.out = out, .ops = s->opcodes};
     size_t n = s->interps != NULL ? s->n_interps : 0;
     if (parts & SNAPSHOT_TEXT_HEADER) {
         write_header(&w.sb, s);

@@ -98,8 +98,19 @@ def thread_label(tid, name, interp_id):
 
 # ---------------------------------------------------------------- (a) pytop vs the target
 
-def compare_self_report(expect, snap, version):
-    """Problems between the target's own view (EXPECT) and pytop's JSON (SNAP)."""
+def with_instr(snap):
+    """SNAP (pytop --dump --json --opcodes) with each frame's instruction as the target reports
+    its own ("instr": [offset, name], or None)."""
+    for _, t in all_threads(snap):
+        for f in t.get("frames") or []:
+            i = f.get("instruction")
+            f["instr"] = [i.get("offset"), i.get("name")] if i else None
+    return snap
+
+
+def compare_self_report(expect, snap, version, extra_fields=()):
+    """Problems between the target's own view (EXPECT) and pytop's JSON (SNAP); EXTRA_FIELDS
+    are compared in every frame as well."""
     problems = []
     if snap.get("pid") != expect["pid"]:
         problems.append(Problem("pid %r, expected %r" % (snap.get("pid"), expect["pid"])))
@@ -119,7 +130,7 @@ def compare_self_report(expect, snap, version):
     if sorted(got_interps, key=str) != sorted(want_interps, key=str):
         problems.append(Problem("interpreters %s, expected %s" % (
             sorted(got_interps, key=str), sorted(want_interps))))
-    fields = ["function", "name", "file", "line"]
+    fields = ["function", "name", "file", "line"] + list(extra_fields)
     if version >= (3, 11):
         fields += COLUMN_FIELDS
     for interp_id, want_interp in sorted(want_interps.items()):

@@ -9,7 +9,7 @@ from .harness import (Fail, MAX_DUMP_SECONDS, PYTOP_TIMEOUT, Problem, REMOTE_UNW
                       TARGET_START_TIMEOUT, THREADS_GONE_TIMEOUT, UNSUPPORTED_RE, clean_env, run)
 from .compare import (CPYTHON_HEADER_RE, PYTOP_HEADER_RE, all_threads, compare_cpython_dump,
                       compare_remote, compare_self_report, compare_text_with_json, parse_text_dump,
-                      python_frames)
+                      python_frames, with_instr)
 
 
 # ---------------------------------------------------------------- scenarios
@@ -113,6 +113,33 @@ def labelled(check, problems):
     return problems
 
 
+def remote_opcode_problems(py, pid, snap, notes):
+    """3.15+: each parked frame's opcode (the code unit as the interpreter holds it) as CPython's
+    unwinder reports it with opcodes=True, frame for frame."""
+    r = run([py.path, REMOTE_UNWIND, str(pid), "--opcodes"], timeout=PYTOP_TIMEOUT,
+            env=clean_env())
+    if r.returncode != 0:
+        return [Problem("remote_unwind.py --opcodes failed (exit %s)" % r.returncode,
+                        r.err.splitlines()[-5:])]
+    remote = json.loads(r.stdout.decode("utf-8"))
+    theirs = {t["tid"]: [f.get("opcode") for f in t["frames"]
+                         if f["funcname"] not in ("<native>", "<GC>", "<shim>")]
+              for i in remote["interpreters"] for t in i["threads"]}
+    problems = []
+    compared = 0
+    for _, t in all_threads(snap):
+        want = theirs.get(t.get("tid"))
+        if want is None:
+            continue
+        ours = [(f.get("instruction") or {}).get("opcode") for f in python_frames(t)]
+        compared += len(ours)
+        if ours != want:
+            problems.append(Problem("thread %s: opcodes %s, RemoteUnwinder %s"
+                                    % (t.get("tid"), ours, want)))
+    notes.append("(e) RemoteUnwinder(opcodes=True): %d frames' opcodes compared" % compared)
+    return problems
+
+
 def check_target(ctx, py, proc, outfile, log_path, workdir, notes):
     expect = wait_for_report(proc, outfile, log_path, TARGET_START_TIMEOUT)
     tids = {t["native_id"] for i in expect["interpreters"] for t in i["threads"]}
@@ -134,6 +161,16 @@ def check_target(ctx, py, proc, outfile, log_path, workdir, notes):
     if r.seconds > MAX_DUMP_SECONDS:
         problems.append(Problem("pytop --dump --json took %.1f s (limit %.1f s, "
                                 "PYTOP_TEST_MAX_DUMP_SECONDS)" % (r.seconds, MAX_DUMP_SECONDS)))
+
+    # --opcodes: each frame's instruction (offset, name as dis gives it) as the target reports.
+    ops = json.loads(pytop_dump(ctx, proc.pid, True, ["--opcodes"]).stdout.decode("utf-8"))
+    found = compare_self_report(expect, with_instr(ops), py.version, ["instr"])
+    problems += labelled("pytop --opcodes vs target", found)
+    notes.append("(e) --opcodes: %d frames with their instruction" % sum(
+        1 for _, t in all_threads(ops) for f in t.get("frames") or [] if f.get("instruction")))
+    if py.version >= (3, 15):
+        problems += labelled("pytop --opcodes vs RemoteUnwinder(opcodes=True)",
+                             remote_opcode_problems(py, proc.pid, ops, notes))
 
     text = pytop_dump(ctx, proc.pid, json_output=False).stdout.decode("utf-8", "replace")
     problems += labelled("pytop text vs JSON", compare_text_with_json(text, snap))

@@ -68,6 +68,25 @@ def interpreter_id():
 
 
 _positions_cache = {}
+_opnames_cache = {}
+
+
+def _instruction_at(code, offset):
+    """[start, name] of the instruction of CODE whose code units hold byte OFFSET (its inline
+    caches included: 3.11 and 3.12 frames point at the last unit they ran), as dis names it;
+    None when there is none."""
+    starts = _opnames_cache.get(code)
+    if starts is None:
+        import dis
+        starts = [(i.offset, i.opname) for i in dis.get_instructions(code)
+                  if i.opname != "CACHE"]
+        _opnames_cache[code] = starts
+    found = None
+    for start, name in starts:
+        if start > offset:
+            break
+        found = [start, name]
+    return found
 
 
 def _positions(code):
@@ -89,6 +108,8 @@ def describe_frame(frame):
         "end_line": None,
         "col": None,
         "end_col": None,
+        # [byte offset, instruction name]: what pytop --opcodes must say of the frame.
+        "instr": _instruction_at(code, frame.f_lasti) if frame.f_lasti >= 0 else None,
     }
     if hasattr(code, "co_positions"):
         # 3.11+: one co_positions() entry per code unit; f_lasti is a byte offset of the
