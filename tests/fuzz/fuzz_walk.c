@@ -34,7 +34,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-/* What pytop --dump and a live view do: one snapshot with tasks, written both ways, then
+/* What pytop --dump --opcodes and a live view do: one snapshot with tasks and instructions,
+ * written both ways, then
  * samples (the first fills the code cache, the second is served by it). */
 static void walk(struct proc *p, const struct runtime *rt)
 {
@@ -44,6 +45,7 @@ static void walk(struct proc *p, const struct runtime *rt)
         return;
     }
     unwind_set_tasks(u, true);
+    unwind_set_opcodes(u, true); /* --opcodes: each frame's code unit, read from the image */
     struct snapshot *s = unwind_snapshot(u, &err);
     if (s != NULL && out != NULL) {
         snapshot_write_json(s, out, true, &err);
