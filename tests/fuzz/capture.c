@@ -107,6 +107,7 @@ static struct snapshot *walk(struct proc *p, struct runtime *rt, struct taken *t
         return NULL;
     }
     unwind_set_tasks(*u, true);
+    unwind_set_opcodes(*u, true); /* the instructions' code units join the image */
     struct snapshot *s = unwind_snapshot(*u, err);
     keep_read(p, t);
     /* What tasks.c finds through the mapped files, which an image has not. */

@@ -765,13 +765,9 @@ struct snapshot *unwind_snapshot(struct unwind *u, struct pt_error *err)
     }
     u->n_instr = 0;
     int rc = walk(u, interps, &n, err);
-    proc_readahead_end(u->proc);
-    u->snap = NULL;
-    if (rc < 0) {
-        snapshot_free(s);
-        return NULL;
-    }
-    if (u->opcodes) {
+    /* --opcodes: the instructions' units, read as part of the snapshot (and so read ahead by
+     * the next one). */
+    if (rc == 0 && u->opcodes) {
         s->opcodes = opcode_table_for((int)(u->L->hexversion >> 24 & 0xff),
                                       (int)(u->L->hexversion >> 16 & 0xff));
         if (s->opcodes != NULL) {
@@ -779,7 +775,13 @@ struct snapshot *unwind_snapshot(struct unwind *u, struct pt_error *err)
         } else {
             snapshot_warn(s, "instructions not read: no instruction table for this version");
         }
-        u->n_instr = 0;
+    }
+    u->n_instr = 0;
+    proc_readahead_end(u->proc);
+    u->snap = NULL;
+    if (rc < 0) {
+        snapshot_free(s);
+        return NULL;
     }
     s->interps = snapshot_alloc(s, (n ? n : 1) * sizeof *s->interps);
     if (s->interps == NULL) {
