@@ -277,6 +277,7 @@ int batch_run(const struct cli_options *o)
         .active_only = o->active_only,
         .no_gc_frames = o->no_gc_frames,
         .opcodes = o->opcodes,
+        .native = o->native,
     };
     /* A command being waited for is given up at the first signal, as the batch is. */
     stopsig_catch();

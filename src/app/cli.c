@@ -35,6 +35,7 @@ enum {
     OPT_ACTIVE_ONLY,
     OPT_NO_GC_FRAMES,
     OPT_OPCODES,
+    OPT_NATIVE,
 };
 
 static const char USAGE[] =
@@ -63,6 +64,7 @@ static const char USAGE[] =
     "                        exception (raising or handling one)\n"
     "      --active-only     read only the stack of the thread holding the GIL\n"
     "      --opcodes         the instruction each frame is at ([LOAD_ATTR])\n"
+    "      --native          <native> frames where C code called into Python (3.12+)\n"
     "      --no-gc-frames    no <GC> frame above the call that started a collection\n"
     "      --blocking        pause the target while each sample is read\n"
     "      --filter TEXT     start with this filter\n"
@@ -213,6 +215,9 @@ static int parse_option(int c, const char *arg, struct cli_options *o)
     case OPT_OPCODES:
         o->opcodes = true;
         return 0;
+    case OPT_NATIVE:
+        o->native = true;
+        return 0;
     case 'h':
         o->mode = CLI_MODE_HELP;
         return 0;
@@ -245,6 +250,7 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
         {"active-only", no_argument, NULL, OPT_ACTIVE_ONLY},
         {"no-gc-frames", no_argument, NULL, OPT_NO_GC_FRAMES},
         {"opcodes", no_argument, NULL, OPT_OPCODES},
+        {"native", no_argument, NULL, OPT_NATIVE},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -524,6 +530,9 @@ void cli_settings_text(const struct cli_options *o, double window_s, double dela
     }
     if (n >= 0 && (size_t)n < size && o->active_only) {
         n += snprintf(buf + n, size - (size_t)n, " --active-only");
+    }
+    if (n >= 0 && (size_t)n < size && o->native) {
+        n += snprintf(buf + n, size - (size_t)n, " --native");
     }
     if (n >= 0 && (size_t)n < size && o->opcodes) {
         n += snprintf(buf + n, size - (size_t)n, " --opcodes");

@@ -42,6 +42,7 @@ struct cli_options {
     bool active_only;   /* --active-only */
     bool no_gc_frames;  /* --no-gc-frames */
     bool opcodes;       /* --opcodes */
+    bool native;        /* --native */
 };
 
 /* Parses ARGV into OPTS. Returns 0, or -1 after printing a one-line reason to stderr. */

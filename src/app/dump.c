@@ -285,6 +285,7 @@ static int dump_target(struct dump *d, FILE **out)
                               .active_only = o->active_only,
                               .no_gc_frames = o->no_gc_frames,
                               .opcodes = o->opcodes,
+                              .native = o->native,
                               .once = true};
     if ((d->sampler = sampler_new(d->t.proc, &d->t.rt, &so, &err)) == NULL) {
         return cli_target_error(&err, d->t.pid);

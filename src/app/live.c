@@ -302,6 +302,7 @@ static int attach(struct live *l, const struct requests *rq, struct pt_error *er
         .active_only = l->opts.active_only,
         .no_gc_frames = l->opts.no_gc_frames,
         .opcodes = rq->opcodes,
+        .native = l->opts.native,
     };
     l->window_s = rq->window_s;
     l->mode = rq->mode;

@@ -33,6 +33,7 @@ struct live_opts {
     bool active_only;    /* samples read only the GIL holders' stacks */
     bool no_gc_frames;   /* no <GC> frames */
     bool opcodes;        /* snapshots read each frame's instruction (o toggles it) */
+    bool native;         /* <native> frames */
     bool wait_for_frame; /* a command just started: sample once its main thread runs Python */
     int wake_fd;         /* a byte is written here whenever a frame is ready; -1 for none */
 };

@@ -52,6 +52,7 @@ static int start_target(const struct cli_options *o, double window, int wake_fd,
         .active_only = o->active_only,
         .no_gc_frames = o->no_gc_frames,
         .opcodes = o->opcodes,
+        .native = o->native,
         .wait_for_frame = o->command != NULL,
         .wake_fd = wake_fd,
     };

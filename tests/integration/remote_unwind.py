@@ -1,6 +1,6 @@
 """Prints, as one JSON document, what CPython's own remote unwinder sees in a process.
 
-Usage: python3.14+ remote_unwind.py PID [--opcodes]. Run with the target's own interpreter: it is the oracle
+Usage: python3.14+ remote_unwind.py PID [--opcodes] [--native]. Run with the target's own interpreter: it is the oracle
 run-integration compares pytop with. The result's shape differs between versions and is
 detected here, not assumed:
   3.14: a flat list of ThreadInfo(thread_id, frame_info=[FrameInfo(filename, lineno,
@@ -57,8 +57,10 @@ def convert_thread(thread):
     }
 
 
-def stack_trace(pid, opcodes=False):
+def stack_trace(pid, opcodes=False, native=False):
     kwargs = {"opcodes": True} if opcodes else {}
+    if native:
+        kwargs["native"] = True
     unwinder = _remote_debugging.RemoteUnwinder(pid, all_threads=True, **kwargs)
     # A read can race with the target; it is parked, so a retry settles it.
     for attempt in range(5):
@@ -71,7 +73,7 @@ def stack_trace(pid, opcodes=False):
 
 
 def main():
-    result = stack_trace(int(sys.argv[1]), "--opcodes" in sys.argv[2:])
+    result = stack_trace(int(sys.argv[1]), "--opcodes" in sys.argv[2:], "--native" in sys.argv[2:])
     grouped = bool(result) and hasattr(result[0], "interpreter_id")
     if grouped:
         interpreters = [{"id": i.interpreter_id, "threads": [convert_thread(t) for t in i.threads]}

@@ -57,6 +57,7 @@ struct sampler_opts {
     bool active_only;    /* samples read only the threads holding the GIL (--active-only) */
     bool no_gc_frames;   /* no <GC> frame above a collection's start (--no-gc-frames) */
     bool opcodes;        /* snapshots read each frame's instruction (--opcodes) */
+    bool native;         /* <native> frames where C called into Python (--native) */
 };
 
 /* One thread over the window. Shares are of that thread's own samples (0-100); a flag the

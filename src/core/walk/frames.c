@@ -378,6 +378,11 @@ static void take_frame(const struct py_layout *L, const struct frames_fast *fp,
      * own unwinder skips them too. */
     bool shim = (int)owner == L->frame.owner_cstack || (int)owner == L->frame.owner_interpreter;
     t->last_owner = (int)owner;
+    /* A shim below a Python frame, with more chain below it, marks where C code called into
+     * Python (--native); one before any Python frame is C code being returned into. */
+    if (shim && t->n_frames > 0 && link.previous != 0) {
+        t->frames[t->n_frames - 1].native_below = true;
+    }
     if (!shim && link.code_addr != 0) {
         struct frames_raw taken = {
             .addr = t->pending,
@@ -402,6 +407,7 @@ static void take_frame(const struct py_layout *L, const struct frames_fast *fp,
             f->exc_known == taken.exc_known && f->exc_value == taken.exc_value &&
             f->exc_previous == taken.exc_previous) {
             t->n_same++; /* as the last walk left it, code and offset included */
+            f->native_below = false; /* the chain below says so again */
         } else {
             *f = taken;
         }
@@ -546,7 +552,10 @@ static void in_chunk_run(const struct py_layout *L, const struct frames_fast *fp
                 f->exc_value = 0;
                 f->exc_previous = 0;
             }
+            f->native_below = false;
             n_frames++;
+        } else if (((python_owners >> owner) & 1) == 0 && n_frames > 0 && previous != 0) {
+            frames[n_frames - 1].native_below = true; /* a shim: C called in (--native) */
         }
         if (previous >= addr && previous - base < len) {
             t->pending = previous;

@@ -25,6 +25,9 @@ struct frames_raw {
     uint64_t exc_value;
     uint64_t exc_previous;
     bool generator; /* owned by a generator or coroutine (embedded in it) */
+    bool native_below; /* an entry shim (C code calling into Python) lies between this frame and
+                        * its caller, or below it (with the chain going on) when it is the
+                        * oldest */
     bool exc_known; /* exc_value and exc_previous were read */
 };
 

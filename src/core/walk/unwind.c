@@ -297,11 +297,26 @@ static uint64_t confirmed_collector(const struct thread_ctx *ts, size_t n, uint6
 }
 
 /* The synthetic frame that stands for the collector, called from the frame after it. */
-static void gc_frame(struct snapshot *s, struct snap_frame *f)
+/* How many <native> frames T's stack gets with --native (none without it). */
+static size_t natives_in(const struct unwind *u, const struct frames_thread *fr)
 {
-    const char *name = snapshot_frame_label(SNAP_FRAME_GC);
+    size_t n = 0;
+    if (!u->native) {
+        return 0;
+    }
+    for (size_t i = 0; i < fr->n_frames; i++) {
+        n += fr->frames[i].native_below;
+    }
+    return n;
+}
+
+/* A frame the interpreter marks (KIND: SNAP_FRAME_GC or SNAP_FRAME_NATIVE), named as CPython's
+ * unwinder names it ("<GC>", "<native>"). */
+static void marker_frame(struct snapshot *s, struct snap_frame *f, enum snap_frame_kind kind)
+{
+    const char *name = snapshot_frame_label(kind);
     memset(f, 0, sizeof *f);
-    f->kind = SNAP_FRAME_GC;
+    f->kind = kind;
     f->function = snapshot_strdup(s, name, strlen(name));
     f->name = f->function;
     f->line = f->end_line = f->col = f->end_col = f->first_line = -1;
@@ -355,6 +370,29 @@ static void code_strings(struct unwind *u, uint64_t code_addr, const struct code
     }
 }
 
+/* Frame I of T's chain, of code CI, as a snapshot frame F: names, position, and (--opcodes)
+ * queued for its instruction. */
+static void python_frame(struct unwind *u, const struct thread_ctx *t, size_t i,
+                         struct code_info *ci, struct snap_frame *f)
+{
+    const struct frames_raw *raw = &t->fr.frames[i];
+    struct linetable_loc loc = {-1, -1, -1, -1};
+    struct pt_error e = {0};
+    f->kind = SNAP_FRAME_PYTHON;
+    f->line = f->end_line = f->col = f->end_col = f->first_line = -1;
+    code_strings(u, raw->code_addr, ci, f);
+    f->first_line = ci->firstlineno;
+    if (code_location(ci, u->L, raw->instr_ptr, &loc, &e) < 0) {
+        unwind_warn(u, "thread %" PRIu64 ": frame %zu (%.*s): %s", t->native_id, i,
+                    (int)ci->qualname_len, ci->qualname, e.msg);
+    }
+    unwind_instr_add(u, f, ci, raw->instr_ptr);
+    f->line = loc.line;
+    f->end_line = loc.end_line;
+    f->col = loc.col;
+    f->end_col = loc.end_col;
+}
+
 /* Turns a thread's raw frames into snapshot frames. A frame whose code object could not be
  * read is an unreadable frame; when it names no code object at all the frames beyond it were
  * reached through memory that was no frame, and are left out (the stack is marked truncated).
@@ -365,7 +403,7 @@ static int build_frames(struct unwind *u, const struct thread_ctx *t, long gc_at
 {
     struct snapshot *s = u->snap;
     const struct frames_thread *fr = &t->fr;
-    size_t n = fr->n_frames + (gc_at >= 0);
+    size_t n = fr->n_frames + (gc_at >= 0) + natives_in(u, fr);
     out->frames = snapshot_alloc_array(s, n ? n : 1, sizeof *out->frames);
     if (out->frames == NULL) {
         return -1;
@@ -374,31 +412,22 @@ static int build_frames(struct unwind *u, const struct thread_ctx *t, long gc_at
     bool cut = false;
     for (size_t i = 0; i < fr->n_frames && !cut; i++) {
         if (gc_at >= 0 && (long)i == gc_at) {
-            gc_frame(s, &out->frames[k++]);
+            marker_frame(s, &out->frames[k++], SNAP_FRAME_GC);
         }
         struct snap_frame *f = &out->frames[k++];
         enum snap_unreadable why;
         struct code_info *ci = unwind_code_of(u, &fr->frames[i], &why);
-        struct linetable_loc loc = {-1, -1, -1, -1};
-        struct pt_error e = {0};
         if (ci == NULL) {
             unreadable_frame(s, f, why);
             cut = why == SNAP_UNREADABLE_STACK;
-            continue;
+        } else {
+            python_frame(u, t, i, ci, f);
         }
-        f->kind = SNAP_FRAME_PYTHON;
-        f->line = f->end_line = f->col = f->end_col = f->first_line = -1;
-        code_strings(u, fr->frames[i].code_addr, ci, f);
-        f->first_line = ci->firstlineno;
-        if (code_location(ci, u->L, fr->frames[i].instr_ptr, &loc, &e) < 0) {
-            unwind_warn(u, "thread %" PRIu64 ": frame %zu (%.*s): %s", t->native_id, i,
-                        (int)ci->qualname_len, ci->qualname, e.msg);
+        /* --native: below this frame, where C code called into it (a <GC> frame there says
+         * more). */
+        if (u->native && fr->frames[i].native_below && !cut && (long)i + 1 != gc_at) {
+            marker_frame(s, &out->frames[k++], SNAP_FRAME_NATIVE);
         }
-        unwind_instr_add(u, f, ci, fr->frames[i].instr_ptr);
-        f->line = loc.line;
-        f->end_line = loc.end_line;
-        f->col = loc.col;
-        f->end_col = loc.end_col;
     }
     out->n_frames = k;
     out->frames_truncated = fr->truncated || fr->failed || cut;
@@ -498,7 +527,7 @@ static void sample_threads(struct unwind *u, uint64_t interp, const struct inter
         const struct frames_thread *fr = &t->fr;
         long gc_at = gc_frame_index(t, in);
         long gc_shown = u->no_gc_frames ? -1 : gc_at;
-        size_t nf = fr->n_frames + (gc_shown >= 0);
+        size_t nf = fr->n_frames + (gc_shown >= 0) + natives_in(u, fr);
         if (!sample_reserve((void **)&sb->frames, &sb->cap_frames, sb->n_frames + nf,
                             sizeof *sb->frames)) {
             unwind_warn(u, "out of memory for the sample");
@@ -527,6 +556,8 @@ static void sample_threads(struct unwind *u, uint64_t interp, const struct inter
          * frame carries its cache entry (unwind_code_of()'s answer, without the call). */
         const struct frames_raw *raws = fr->frames;
         const size_t n_raw = fr->n_frames;
+        static const struct sample_frame native = {NULL, 0, SAMPLE_OFFSET_UNKNOWN,
+                                                   SNAP_FRAME_NATIVE, SNAP_UNREADABLE_NONE};
         for (size_t j = 0; j < n_raw && !cut; j++) {
             if ((long)j == gc_shown) { /* < 0: no such frame */
                 f[nf++] = (struct sample_frame){NULL, 0, SAMPLE_OFFSET_UNKNOWN, SNAP_FRAME_GC,
@@ -537,13 +568,16 @@ static void sample_threads(struct unwind *u, uint64_t interp, const struct inter
             if (ci != NULL) {
                 f[nf++] = (struct sample_frame){ci, ci->serial, raw->offset, SNAP_FRAME_PYTHON,
                                                 SNAP_UNREADABLE_NONE};
-                continue;
+            } else {
+                enum snap_unreadable why;
+                unwind_code_of(u, raw, &why);
+                f[nf++] = (struct sample_frame){NULL, 0, SAMPLE_OFFSET_UNKNOWN,
+                                                SNAP_FRAME_UNREADABLE, why};
+                cut = why == SNAP_UNREADABLE_STACK;
             }
-            enum snap_unreadable why;
-            unwind_code_of(u, raw, &why);
-            f[nf++] = (struct sample_frame){NULL, 0, SAMPLE_OFFSET_UNKNOWN, SNAP_FRAME_UNREADABLE,
-                                            why};
-            cut = why == SNAP_UNREADABLE_STACK;
+            if (u->native && raw->native_below && !cut && (long)j + 1 != gc_shown) {
+                f[nf++] = native;
+            }
         }
         out->frames_truncated = fr->truncated || fr->failed || cut;
         out->n_frames = nf;
@@ -651,6 +685,11 @@ static int unwind_interp(struct unwind *u, uint64_t interp, struct interp_fields
 void unwind_set_active_only(struct unwind *u, bool on)
 {
     u->active_only = on;
+}
+
+void unwind_set_native(struct unwind *u, bool on)
+{
+    u->native = on;
 }
 
 void unwind_set_opcodes(struct unwind *u, bool on)

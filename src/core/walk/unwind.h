@@ -60,6 +60,12 @@ void unwind_set_tasks(struct unwind *u, bool on);
  * default. */
 void unwind_set_active_only(struct unwind *u, bool on);
 
+/* Whether snapshots and samples list a frame of kind native ("<native>") where C code called
+ * into Python: below each frame an entry shim follows in the chain, the chain going on (3.12+,
+ * where the interpreter marks them; as CPython's RemoteUnwinder(native=True) places them), except
+ * where a <GC> frame comes next. Off by default. */
+void unwind_set_native(struct unwind *u, bool on);
+
 /* Whether snapshots read the instruction each Python frame is at (--opcodes: the frames' op1
  * and op_offset, the snapshot's opcodes table). Off by default. */
 void unwind_set_opcodes(struct unwind *u, bool on);

@@ -207,6 +207,7 @@ struct unwind {
     bool active_only;     /* unwind_set_active_only(): samples read the GIL holders' stacks */
     bool no_gc_frames;    /* unwind_set_gc_frames(off) */
     bool opcodes;         /* unwind_set_opcodes(): snapshots read each frame's instruction */
+    bool native;          /* unwind_set_native(): <native> frames where C called Python */
     struct unwind_instr *instr; /* the frames of the snapshot being taken whose instruction is
                                  * to be read (unwind_instr.c) */
     size_t n_instr;

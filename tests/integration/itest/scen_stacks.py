@@ -9,7 +9,7 @@ from .harness import (Fail, MAX_DUMP_SECONDS, PYTOP_TIMEOUT, Problem, REMOTE_UNW
                       TARGET_START_TIMEOUT, THREADS_GONE_TIMEOUT, UNSUPPORTED_RE, clean_env, run)
 from .compare import (CPYTHON_HEADER_RE, PYTOP_HEADER_RE, all_threads, compare_cpython_dump,
                       compare_remote, compare_self_report, compare_text_with_json, parse_text_dump,
-                      python_frames, with_instr)
+                      is_init_shim, python_frames, with_instr)
 
 
 # ---------------------------------------------------------------- scenarios
@@ -113,6 +113,18 @@ def labelled(check, problems):
     return problems
 
 
+def remote_threads(remote):
+    """{(interpreter id, tid): frames} of remote_unwind.py's output, without the __init__
+    cleanup shim pytop leaves out (compare.is_init_shim())."""
+    out = {}
+    for i in remote["interpreters"]:
+        for t in i["threads"]:
+            out[(i["id"], t["tid"])] = [
+                f for f in t["frames"] if not is_init_shim(
+                    {"function": f["funcname"], "file": f["filename"], "line": f.get("lineno")})]
+    return out
+
+
 def remote_opcode_problems(py, pid, snap, notes):
     """3.15+: each parked frame's opcode (the code unit as the interpreter holds it) as CPython's
     unwinder reports it with opcodes=True, frame for frame."""
@@ -121,14 +133,13 @@ def remote_opcode_problems(py, pid, snap, notes):
     if r.returncode != 0:
         return [Problem("remote_unwind.py --opcodes failed (exit %s)" % r.returncode,
                         r.err.splitlines()[-5:])]
-    remote = json.loads(r.stdout.decode("utf-8"))
-    theirs = {t["tid"]: [f.get("opcode") for f in t["frames"]
-                         if f["funcname"] not in ("<native>", "<GC>", "<shim>")]
-              for i in remote["interpreters"] for t in i["threads"]}
+    theirs = {key: [f.get("opcode") for f in frames
+                    if f["funcname"] not in ("<native>", "<GC>", "<shim>")]
+              for key, frames in remote_threads(json.loads(r.stdout.decode("utf-8"))).items()}
     problems = []
     compared = 0
-    for _, t in all_threads(snap):
-        want = theirs.get(t.get("tid"))
+    for interp_id, t in all_threads(snap):
+        want = theirs.get((interp_id, t.get("tid")))
         if want is None:
             continue
         ours = [(f.get("instruction") or {}).get("opcode") for f in python_frames(t)]
@@ -137,6 +148,31 @@ def remote_opcode_problems(py, pid, snap, notes):
             problems.append(Problem("thread %s: opcodes %s, RemoteUnwinder %s"
                                     % (t.get("tid"), ours, want)))
     notes.append("(e) RemoteUnwinder(opcodes=True): %d frames' opcodes compared" % compared)
+    return problems
+
+
+def remote_native_problems(py, pid, snap, notes):
+    """3.15+: the frames with <native> where C called into Python, as CPython's unwinder lists
+    them with native=True, frame for frame."""
+    r = run([py.path, REMOTE_UNWIND, str(pid), "--native"], timeout=PYTOP_TIMEOUT,
+            env=clean_env())
+    if r.returncode != 0:
+        return [Problem("remote_unwind.py --native failed (exit %s)" % r.returncode,
+                        r.err.splitlines()[-5:])]
+    theirs = {key: [f["funcname"] for f in frames]
+              for key, frames in remote_threads(json.loads(r.stdout.decode("utf-8"))).items()}
+    problems = []
+    natives = 0
+    for interp_id, t in all_threads(snap):
+        want = theirs.get((interp_id, t.get("tid")))
+        if want is None:
+            continue
+        ours = [f.get("function") for f in t.get("frames") or []]
+        natives += ours.count("<native>")
+        if ours != want:
+            problems.append(Problem("thread %s: frames differ" % t.get("tid"),
+                                    ["RemoteUnwinder: %s" % want, "pytop:          %s" % ours]))
+    notes.append("(f) --native: %d <native> frames, as RemoteUnwinder(native=True)" % natives)
     return problems
 
 
@@ -171,6 +207,9 @@ def check_target(ctx, py, proc, outfile, log_path, workdir, notes):
     if py.version >= (3, 15):
         problems += labelled("pytop --opcodes vs RemoteUnwinder(opcodes=True)",
                              remote_opcode_problems(py, proc.pid, ops, notes))
+        native = json.loads(pytop_dump(ctx, proc.pid, True, ["--native"]).stdout.decode("utf-8"))
+        problems += labelled("pytop --native vs RemoteUnwinder(native=True)",
+                             remote_native_problems(py, proc.pid, native, notes))
 
     text = pytop_dump(ctx, proc.pid, json_output=False).stdout.decode("utf-8", "replace")
     problems += labelled("pytop text vs JSON", compare_text_with_json(text, snap))
