@@ -125,17 +125,21 @@ def remote_threads(remote):
     return out
 
 
+def remote_with(py, pid, flag):
+    """remote_unwind.py PID FLAG's threads (remote_threads()), or raises Fail when it fails."""
+    r = run([py.path, REMOTE_UNWIND, str(pid), flag], timeout=PYTOP_TIMEOUT, env=clean_env())
+    if r.returncode != 0:
+        raise Fail([Problem("remote_unwind.py %s failed (exit %s)" % (flag, r.returncode),
+                            r.err.splitlines()[-5:])])
+    return remote_threads(json.loads(r.stdout.decode("utf-8")))
+
+
 def remote_opcode_problems(py, pid, snap, notes):
     """3.15+: each parked frame's opcode (the code unit as the interpreter holds it) as CPython's
     unwinder reports it with opcodes=True, frame for frame."""
-    r = run([py.path, REMOTE_UNWIND, str(pid), "--opcodes"], timeout=PYTOP_TIMEOUT,
-            env=clean_env())
-    if r.returncode != 0:
-        return [Problem("remote_unwind.py --opcodes failed (exit %s)" % r.returncode,
-                        r.err.splitlines()[-5:])]
     theirs = {key: [f.get("opcode") for f in frames
                     if f["funcname"] not in ("<native>", "<GC>", "<shim>")]
-              for key, frames in remote_threads(json.loads(r.stdout.decode("utf-8"))).items()}
+              for key, frames in remote_with(py, pid, "--opcodes").items()}
     problems = []
     compared = 0
     for interp_id, t in all_threads(snap):
@@ -154,13 +158,8 @@ def remote_opcode_problems(py, pid, snap, notes):
 def remote_native_problems(py, pid, snap, notes):
     """3.15+: the frames with <native> where C called into Python, as CPython's unwinder lists
     them with native=True, frame for frame."""
-    r = run([py.path, REMOTE_UNWIND, str(pid), "--native"], timeout=PYTOP_TIMEOUT,
-            env=clean_env())
-    if r.returncode != 0:
-        return [Problem("remote_unwind.py --native failed (exit %s)" % r.returncode,
-                        r.err.splitlines()[-5:])]
     theirs = {key: [f["funcname"] for f in frames]
-              for key, frames in remote_threads(json.loads(r.stdout.decode("utf-8"))).items()}
+              for key, frames in remote_with(py, pid, "--native").items()}
     problems = []
     natives = 0
     for interp_id, t in all_threads(snap):
