@@ -41,7 +41,7 @@ for pattern in "^Process $TARGET_PID: " "^Command: .*$PY .*/target\.py\$" \
     '^Dumped by: pytop [^ ]+ --rate 100 --window 1 --delay 1 \(live view, d on the frozen picture\)$' \
     '^Statistics over the window \(1 s\):$' '^Samples: [1-9][0-9]* in ' \
     '^ +TID +%GIL +%CPU +%GC +SAMPLES +NAME$' '^Functions: [0-9]+ of [0-9]+, by own samples' \
-    '^ +OWN% +TOTAL% +OWN +TOTAL +FUNCTION$' '^Thread [0-9]+ '; do
+    '^ +OWN% +TOTAL% +OWN +TOTAL +CPU% +FUNCTION$' '^Thread [0-9]+ '; do
     at=$(line_of "$pattern")
     [ -n "$at" ] || fail "the dump has no line like: $pattern"
     [ "$at" -gt "$prev" ] || fail "'$pattern' (line $at) comes before what should precede it"
@@ -57,7 +57,8 @@ for tid in $(sed 's/^[ *]*//' "$WORK/rows" | cut -d' ' -f1); do
     grep -qE "^ +$tid +[0-9.?]+ +[0-9.?]+ +[0-9.?]+ +[0-9]+ " "$file" ||
         fail "thread $tid has no statistics row in $name"
 done
-grep -qE '^ +[0-9.]+ +[0-9.]+ +[1-9][0-9]* +[0-9]+  alpha_spin \(.*target\.py:[0-9]+\)$' "$file" ||
+grep -qE '^ +[0-9.]+ +[0-9.]+ +[1-9][0-9]* +[0-9]+ +([0-9]+|-)  alpha_spin \(.*target\.py:[0-9]+\)$' \
+    "$file" ||
     fail "alpha_spin is not in the dump's functions table"
 
 # A second dump of the same frozen snapshot: a new file, the first left as it was.

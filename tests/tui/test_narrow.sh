@@ -16,7 +16,7 @@ wait_for "threads 3  GIL: billing-reconciler-main \($holder\)  in GC: [0-9]+%$"
 wait_for "^ +$holder billing-reconciler-?[a-z]*(…)? +GIL +[0-9.]+ "
 wait_for "^ +$exporter billing-exporter-2 +wait GIL +[0-9.]+ "
 wait_for "^ +$TARGET_PID MainThread +(CPU )?wait GIL +[0-9.]+ "
-wait_for 'rate [0-9]+/100 Hz  failed [0-9.]+%'
+wait_for 'rate [0-9]+/100 Hz  mode wall  failed [0-9.]+%'
 keys p
 wait_for "^pytop  PID $TARGET_PID .* FROZEN$"
 wait_for "GIL: billing-reconciler-main \($holder\)  in GC: [0-9]+%$"

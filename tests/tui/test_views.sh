@@ -5,9 +5,9 @@
 start_watching
 
 keys 2
-wait_for 'OWN%.*TOTAL%.*OWN s.*TOTAL s.*FUNCTION.*FILE:LINE'
+wait_for 'OWN%.*TOTAL%.*OWN s.*TOTAL s.*CPU%.*FUNCTION.*FILE:LINE'
 wait_for 'All threads: [0-9]+ thread-samples'
-wait_for '^ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+  alpha_spin '
+wait_for '^ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +([0-9]+|-)  alpha_spin '
 keys s
 wait_for 'TOTAL%[▼v]'
 keys S S
