@@ -29,8 +29,17 @@ sleeper=$(tid_of beta-sleeper) || fail "no thread beta-sleeper in /proc/$TARGET_
 waiter=$(tid_of gamma-waiter) || fail "no thread gamma-waiter in /proc/$TARGET_PID/task"
 wait_for "^[ *]+$sleeper +beta-sleeper +no GIL "
 wait_for "^[ *]+$waiter +gamma-waiter +no GIL "
-# The main thread's stack title, in the dump's words.
-wait_for "Thread $TARGET_PID \"MainThread\" \(main thread, no GIL; most recent call first\)"
+# The main thread's stack title, in the dump's words (picked with the filter: after a pid wrap
+# the main thread's tid need not be the lowest, and so the row selected first).
+show_main() {
+    keys /
+    type_text MainThread
+    keys Enter
+    wait_for "Thread $TARGET_PID \"MainThread\" \(main thread, $1; most recent call first\)"
+    keys c
+    wait_for 'beta-sleeper'
+}
+show_main "no GIL"
 if screen | grep -qE '^[ *]+[0-9]+ +[^ ]+ +idle( |$)'; then
     fail "a row says idle on $("$PY" -V 2>&1), where no thread's wish for the GIL is known"
 fi
@@ -46,7 +55,7 @@ if [ -x "$bin/python3.15" ] && with_gil "$bin/python3.15"; then
     wait_for 'alpha-spinner'
     sleeper=$(tid_of beta-sleeper) || fail "no thread beta-sleeper in /proc/$TARGET_PID/task"
     wait_for "^[ *]+$sleeper +beta-sleeper +idle "
-    wait_for "Thread $TARGET_PID \"MainThread\" \(main thread, idle; most recent call first\)"
+    show_main idle
     if screen | grep -qE '^[ *]+[0-9]+ +[^ ]+ +no GIL'; then
         fail "a row says no GIL on 3.15, which knows each thread's wish for the GIL"
     fi

@@ -47,6 +47,9 @@ static const double EXEC_VERSION_WAIT_S = 1.0;
  * Functions view's CPU column are read a few threads a sample, in turn, taking at most this
  * share of the time sampling takes (a state is a read of /proc/PID/task/TID/stat, 2-3 us). */
 static const double STATE_SHARE = 0.10;
+/* ... but at least one state every this many samples, so that a loaded machine (where a read
+ * seems to take long) still gives the column a basis. */
+static const unsigned STATE_FLOOR_SAMPLES = 8;
 
 /* Each thread's CPU time (ns) as the kernel counted it at the last look. */
 struct cpu_seen {
@@ -92,6 +95,7 @@ struct sampler {
     double state_s;
     double sample_s;
     double state_cost; /* seconds one state read took lately */
+    unsigned since_state; /* samples since a state was last read */
 };
 
 /* Whether samples read only the threads holding the GIL: asked for, or all the mode counts. */
@@ -303,6 +307,7 @@ static enum snap_bool thread_on_cpu(struct sampler *s, pid_t tid)
 
 /* The state of SMP's threads into s->on_cpu: of every thread read in --mode cpu (whose counting
  * depends on it), else of the next few in turn within STATE_SHARE of the time sampling took
+ * (and one at least every STATE_FLOOR_SAMPLES samples)
  * (SPENT: this sample). NULL on out of memory (no state is then known). */
 static const enum snap_bool *read_states(struct sampler *s, const struct sample *smp, double spent)
 {
@@ -329,7 +334,9 @@ static const enum snap_bool *read_states(struct sampler *s, const struct sample 
     s->sample_s += spent > 0 ? spent : 0;
     double start = clock_now();
     size_t k = 0;
-    while (k < n && s->state_s + (double)(k + 1) * s->state_cost <= STATE_SHARE * s->sample_s) {
+    bool due = ++s->since_state >= STATE_FLOOR_SAMPLES;
+    while (k < n && ((k == 0 && due) ||
+                     s->state_s + (double)(k + 1) * s->state_cost <= STATE_SHARE * s->sample_s)) {
         size_t i = s->state_next++ % n;
         if (!smp->threads[i].not_read) {
             s->on_cpu[i] = thread_on_cpu(s, smp->threads[i].tid);
@@ -337,6 +344,7 @@ static const enum snap_bool *read_states(struct sampler *s, const struct sample 
         k++;
     }
     if (k > 0) {
+        s->since_state = 0;
         double took = clock_now() - start;
         s->state_s += took;
         s->state_cost = 0.75 * s->state_cost + 0.25 * (took / (double)k);
