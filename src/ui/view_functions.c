@@ -61,13 +61,6 @@ static int compare_counts(uint64_t a, uint64_t b)
     return (a < b) - (a > b); /* most first */
 }
 
-/* The share of F's own samples, among those whose thread's state was read, that were on a CPU;
- * NAN when no state was read. */
-static double cpu_share(const struct sampler_function *f)
-{
-    return f->own_state > 0 ? 100.0 * (double)f->own_on_cpu / (double)f->own_state : NAN;
-}
-
 /* Most first; unknown last. */
 static int compare_shares(double a, double b)
 {
@@ -94,7 +87,7 @@ static int compare_rows(const void *pa, const void *pb)
         c = c != 0 ? c : compare_counts(a->own, b->own);
         break;
     case SORT_CPU:
-        c = compare_shares(cpu_share(a), cpu_share(b));
+        c = compare_shares(sampler_function_cpu_pct(a), sampler_function_cpu_pct(b));
         c = c != 0 ? c : compare_counts(a->own, b->own);
         break;
     case SORT_FUNCTION:
@@ -317,7 +310,7 @@ static void draw_row(const struct sampler_function *f, bool selected, WINDOW *w,
     ui_text_printf(w, c.fn - c.own, st, "%6.1f %7.1f %8.2f %8.2f", 100.0 * (double)f->own / base,
                    100.0 * (double)f->total / base, (double)f->own * per, (double)f->total * per);
     /* CPU%: of the function's own samples whose thread's state was read, those on a CPU. */
-    double cpu = cpu_share(f);
+    double cpu = sampler_function_cpu_pct(f);
     char cpu_text[16] = "-";
     if (!isnan(cpu)) {
         snprintf(cpu_text, sizeof cpu_text, "%.0f", cpu);

@@ -617,6 +617,11 @@ struct snapshot *sampler_take_latest(struct sampler *s)
     return snap;
 }
 
+double sampler_function_cpu_pct(const struct sampler_function *f)
+{
+    return f->own_state > 0 ? 100.0 * (double)f->own_on_cpu / (double)f->own_state : NAN;
+}
+
 const char *sampler_mode_name(enum sampler_mode m)
 {
     static const char *const names[SAMPLER_MODE_COUNT] = {"wall", "cpu", "gil", "exception"};

@@ -219,6 +219,10 @@ const struct sampler_thread *sampler_stats_find_thread(const struct sampler_stat
                                                        int64_t interp_id, pid_t tid,
                                                        uint64_t thread_id);
 
+/* The share (0-100) of F's own samples, among those whose thread's state was read, that were
+ * on a CPU; NAN when none was read. */
+double sampler_function_cpu_pct(const struct sampler_function *f);
+
 /* Counts only the thread-samples that match MODE from now on, forgetting what was counted
  * (the `m` key). */
 void sampler_set_mode(struct sampler *s, enum sampler_mode mode);

@@ -50,13 +50,6 @@ static void put_json_number(struct strbuf *sb, double v, int decimals)
     put_number(sb, v, decimals, true, "null");
 }
 
-/* The share of F's own samples, among those whose thread's state was read, that were on a CPU;
- * NAN when none was read. */
-static double cpu_share(const struct sampler_function *f)
-{
-    return f->own_state > 0 ? 100.0 * (double)f->own_on_cpu / (double)f->own_state : NAN;
-}
-
 /* ---- JSON ---- */
 
 static void json_head(void *ctx, struct snapshot_json_out *w)
@@ -148,7 +141,7 @@ static void json_tail(void *ctx, struct snapshot_json_out *w)
         strbuf_printf(sb, ",\"own\":%" PRIu64 ",\"total\":%" PRIu64 ",\"own_state_samples\":%" PRIu64
                           ",\"own_cpu_pct\":",
                       f->own, f->total, f->own_state);
-        put_json_number(sb, cpu_share(f), 1);
+        put_json_number(sb, sampler_function_cpu_pct(f), 1);
         strbuf_puts(sb, "}");
         snapshot_json_flush(w);
     }
@@ -346,7 +339,7 @@ static void text_functions(struct text_out *w, const struct sampler_stats *st, s
         put_cell(sb, base > 0 ? 100.0 * (double)f->own / (double)base : 0);
         put_cell(sb, base > 0 ? 100.0 * (double)f->total / (double)base : 0);
         strbuf_printf(sb, " %8" PRIu64 " %8" PRIu64, f->own, f->total);
-        double cpu = cpu_share(f);
+        double cpu = sampler_function_cpu_pct(f);
         if (isnan(cpu)) {
             strbuf_printf(sb, " %5s  ", "-");
         } else {
