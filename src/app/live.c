@@ -4,6 +4,7 @@
 #include "app/live.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,6 +39,7 @@ struct requests {
     double window_s;
     enum sampler_mode mode;
     bool opcodes;
+    struct live_heat_key heat; /* the source heat view's function; heat.no 0: none asked yet */
 };
 
 struct live {
@@ -61,6 +63,8 @@ struct live {
     double window_s; /* the sampler's window */
     enum sampler_mode mode; /* the sampler's mode */
     bool opcodes;           /* the sampler reads instructions */
+    unsigned heat_no;       /* the heat request the sampler counts for */
+    bool heat_on;
     double started;
     double next_frame;
     double last_sample;
@@ -84,6 +88,7 @@ void live_frame_free(struct live_frame *f)
     snapshot_free(f->tasks);
     sampler_stats_free(f->stats);
     sampler_stats_free(f->focus);
+    free(f->heat);
     free(f);
 }
 
@@ -132,7 +137,11 @@ static bool take_requests(struct live *l, struct requests *rq)
 {
     pthread_mutex_lock(&l->lock);
     bool stop = l->stop;
-    *rq = l->asked;
+    /* The heat key is large and rarely changes: copied only when it did. */
+    memcpy(rq, &l->asked, offsetof(struct requests, heat));
+    if (rq->heat.no != l->asked.heat.no) {
+        rq->heat = l->asked.heat;
+    }
     l->asked.reset = false;
     pthread_mutex_unlock(&l->lock);
     return !stop;
@@ -266,6 +275,10 @@ static void publish(struct live *l, double now)
         memcpy(f->focus_keys, l->focus, l->n_focus * sizeof *l->focus);
         f->n_focus = l->n_focus;
     }
+    if (l->sampler != NULL && l->heat_on) {
+        f->heat = sampler_heat(l->sampler, now);
+        f->heat_no = l->heat_no;
+    }
     if (l->proc != NULL && l->state == LIVE_SAMPLING) {
         proc_age(l->proc, &l->age_s, NULL);
     }
@@ -284,6 +297,23 @@ static void publish(struct live *l, double now)
         ssize_t w = write(l->opts.wake_fd, "f", 1);
         (void)w; /* a full pipe already holds a wake-up */
     }
+}
+
+/* Counts for the source heat view as last asked. */
+static void apply_heat(struct live *l, const struct requests *rq, double now)
+{
+    if (rq->heat.no == l->heat_no) {
+        return;
+    }
+    const struct live_heat_key *k = &rq->heat;
+    l->heat_no = k->no;
+    l->heat_on = k->on && sampler_set_heat(l->sampler, k->function, k->function_len,
+                                           k->has_file ? k->file : NULL, k->file_len,
+                                           k->first_line, now, NULL) == 0;
+    if (!k->on) {
+        sampler_set_heat(l->sampler, NULL, 0, NULL, 0, 0, now, NULL);
+    }
+    l->next_frame = now;
 }
 
 /* Finds the interpreter and gets ready to sample it, over the window asked for. Returns 0, or
@@ -314,6 +344,9 @@ static int attach(struct live *l, const struct requests *rq, struct pt_error *er
         return -1;
     }
     l->proc = p;
+    l->heat_no = 0;
+    l->heat_on = false;
+    apply_heat(l, rq, clock_now());
     if (proc_cmdline(p, l->command, sizeof l->command, NULL) < 0) {
         l->command[0] = '\0';
     }
@@ -378,6 +411,7 @@ static void apply_requests(struct live *l, const struct requests *rq, double now
         l->n_focus = rq->n_focus;
         l->next_frame = now;
     }
+    apply_heat(l, rq, now);
 }
 
 /* The target exec()ed: samples the new program on when it is a Python pytop can read (the
@@ -450,7 +484,7 @@ static double step_sampling(struct live *l, const struct requests *rq, double no
 static void *run(void *arg)
 {
     struct live *l = arg;
-    struct requests rq;
+    struct requests rq = {0};
     double next = clock_now();
     while (take_requests(l, &rq)) {
         double now = clock_now();
@@ -607,6 +641,31 @@ void live_set_opcodes(struct live *l, bool on)
     l->asked.opcodes = on;
     poke(l);
     pthread_mutex_unlock(&l->lock);
+}
+
+unsigned live_set_heat(struct live *l, const struct snap_str *function,
+                       const struct snap_str *file, int first_line)
+{
+    pthread_mutex_lock(&l->lock);
+    struct live_heat_key *k = &l->asked.heat;
+    k->no++;
+    k->on = function != NULL && function->ptr != NULL &&
+            function->len <= sizeof k->function && (file == NULL || file->ptr == NULL ||
+                                                    file->len <= sizeof k->file);
+    if (k->on) {
+        memcpy(k->function, function->ptr, function->len);
+        k->function_len = function->len;
+        k->has_file = file != NULL && file->ptr != NULL;
+        k->file_len = k->has_file ? file->len : 0;
+        if (k->has_file) {
+            memcpy(k->file, file->ptr, file->len);
+        }
+        k->first_line = first_line;
+    }
+    unsigned no = k->on ? k->no : 0;
+    poke(l);
+    pthread_mutex_unlock(&l->lock);
+    return no;
 }
 
 void live_set_mode(struct live *l, enum sampler_mode mode)

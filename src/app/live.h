@@ -38,6 +38,18 @@ struct live_opts {
     int wake_fd;         /* a byte is written here whenever a frame is ready; -1 for none */
 };
 
+/* The function the source heat view asks about (live_set_heat()). */
+struct live_heat_key {
+    unsigned no; /* counts the requests */
+    bool on;
+    char function[1024];
+    size_t function_len;
+    char file[4096];
+    size_t file_len;
+    bool has_file;
+    int first_line;
+};
+
 /* One picture for the screen. Everything in it is owned by the frame. */
 struct live_frame {
     enum live_state state;
@@ -49,6 +61,8 @@ struct live_frame {
                                   * added up); NULL: not asked, or out of memory */
     struct sampler_thread_key focus_keys[LIVE_FOCUS_MAX]; /* the threads FOCUS is about */
     size_t n_focus;                                       /* 0 = none */
+    struct sampler_heat *heat;   /* the source heat view's counts (free()); NULL: none asked */
+    unsigned heat_no;            /* the live_set_heat() request HEAT answers */
     double made;                 /* when the frame was made (clock_now()) */
     double last_sample;          /* when the newest sample, good or failed, ended; 0 none */
     double age_s;                /* how long the target had run; < 0 unknown */
@@ -91,6 +105,12 @@ void live_set_window(struct live *l, double window_s);
 /* Changes which thread-samples the statistics count, starting them afresh
  * (sampler_set_mode()). */
 void live_set_mode(struct live *l, enum sampler_mode mode);
+/* Asks for the lines and instructions of the function (FUNCTION, FILE, FIRST_LINE) to be
+ * counted, from now on, for the source heat view (FUNCTION NULL: stop counting). Returns the
+ * request's number, which the frames that answer it carry in heat_no; 0 when nothing is
+ * counted (stopped, or a name longer than struct live_heat_key holds). */
+unsigned live_set_heat(struct live *l, const struct snap_str *function,
+                       const struct snap_str *file, int first_line);
 /* Whether the frames read from now on carry each frame's instruction. */
 void live_set_opcodes(struct live *l, bool on);
 

@@ -78,6 +78,11 @@ struct ui {
     bool frozen;
     void *views[VIEWS];
     int view;
+    /* The source heat view, shown over the views while HEAT; HEAT_NO: the request the frames
+     * answer (live_set_heat()). */
+    bool heat;
+    void *heat_view;
+    unsigned heat_no;
     bool help;
     char filter[FILTER_BYTES];
     char filter_before[FILTER_BYTES];
@@ -187,6 +192,17 @@ static void resize(void)
 
 /* --- drawing ----------------------------------------------------------------------------- */
 
+/* The view shown: the source heat view while open, else the current one. */
+static const struct view_ops *cur_ops(void)
+{
+    return ui.heat ? &view_source_ops : VIEW_OPS[ui.view];
+}
+
+static void *cur_state(void)
+{
+    return ui.heat ? ui.heat_view : ui.views[ui.view];
+}
+
 static struct ui_model model(void)
 {
     const struct live_frame *f = ui.shown;
@@ -210,6 +226,7 @@ static struct ui_model model(void)
         .filter = ui.filter,
         .frozen = ui.frozen,
         .source = ui.live != NULL ? live_source(ui.live) : NULL,
+        .heat = ui.heat && f != NULL && f->heat_no == ui.heat_no ? f->heat : NULL,
         .style = &ui.style,
         .waiting = waiting,
         .waiting_why = ui.why,
@@ -243,12 +260,12 @@ static struct ui_screen screen_info(const char *const *titles)
         .titles = titles,
         .n_views = VIEWS,
         .view = ui.view,
-        .enter_does = VIEW_OPS[ui.view]->enter_does,
+        .enter_does = cur_ops()->enter_does,
         .filter = ui.filter,
         .editing = ui.editing,
         .message = ui.message,
         .message_is_error = ui.message_is_error,
-        .sorts = VIEW_OPS[ui.view]->sort != NULL,
+        .sorts = cur_ops()->sort != NULL,
         .log_path = ui.spawn != NULL ? ui.spawn->log_path : NULL,
     };
     return s;
@@ -258,13 +275,14 @@ static struct ui_screen screen_info(const char *const *titles)
 size_t ui_help(struct ui_help_line *out, size_t cap)
 {
     static const struct ui_binding none[] = {{NULL}};
-    struct ui_keys_table tables[VIEWS + 3] = {{ui_bindings, NULL}, {ui_list_bindings, NULL}};
+    struct ui_keys_table tables[VIEWS + 4] = {{ui_bindings, NULL}, {ui_list_bindings, NULL}};
     for (int i = 0; i < VIEWS; i++) {
         const struct ui_binding *keys = VIEW_OPS[i]->keys != NULL ? VIEW_OPS[i]->keys : none;
         tables[2 + i] = (struct ui_keys_table){keys, VIEW_OPS[i]->title(ui.views[i])};
     }
-    tables[VIEWS + 2] = (struct ui_keys_table){ui_sort_bindings, NULL};
-    return ui_keys_help(tables, VIEWS + 3, out, cap);
+    tables[VIEWS + 2] = (struct ui_keys_table){view_source_ops.keys, "Source"};
+    tables[VIEWS + 3] = (struct ui_keys_table){ui_sort_bindings, NULL};
+    return ui_keys_help(tables, VIEWS + 4, out, cap);
 }
 
 static void draw_help(bool fresh)
@@ -291,12 +309,12 @@ static void draw_views(enum ui_redraw need, bool fresh)
     ui_screen_header(ui.term.header, &s, &ui.style);
     if (need >= UI_REDRAW_VIEW) {
         werase(ui.term.body);
-        VIEW_OPS[ui.view]->draw(ui.views[ui.view], &m, ui.term.body);
+        cur_ops()->draw(cur_state(), &m, ui.term.body);
     }
     /* What the filter hides is known once the view has drawn. */
     char note[128] = "";
-    if (VIEW_OPS[ui.view]->filter_note != NULL) {
-        VIEW_OPS[ui.view]->filter_note(ui.views[ui.view], &m, note, sizeof note);
+    if (cur_ops()->filter_note != NULL) {
+        cur_ops()->filter_note(cur_state(), &m, note, sizeof note);
     } else if (ui.filter[0] != '\0') {
         snprintf(note, sizeof note, "no effect in this view");
     }
@@ -394,9 +412,46 @@ static enum ui_redraw show_help(void *ctx, const struct ui_model *m, const TermK
     return UI_REDRAW_SCREEN;
 }
 
+/* Opens the source heat view: the sampling thread counts the function's lines from now on. */
+void ui_show_heat(struct snap_str function, struct snap_str file, int first_line)
+{
+    if (function.ptr == NULL || file.ptr == NULL) {
+        set_message(true, "no source: %.*s is no Python function pytop could read",
+                    function.ptr != NULL ? (int)(function.len < 64 ? function.len : 64) : 1,
+                    function.ptr != NULL ? function.ptr : "?");
+        return;
+    }
+    unsigned no = live_set_heat(ui.live, &function, &file, first_line);
+    if (no == 0) {
+        set_message(true, "source heat view: the function's name is too long");
+        return;
+    }
+    ui.heat_no = no;
+    ui.heat = true;
+    view_source_open(ui.heat_view, function, file, first_line);
+    set_message(false, "source heat: counting from now on (Esc: back)");
+    need(UI_REDRAW_VIEW);
+}
+
+void ui_close_heat(void)
+{
+    if (ui.heat) {
+        ui.heat = false;
+        live_set_heat(ui.live, NULL, NULL, 0);
+        need(UI_REDRAW_VIEW);
+    }
+}
+
 /* Tab: the next view (Shift-Tab: the one before); 1-4: that view. */
 static enum ui_redraw switch_view(void *ctx, const struct ui_model *m, const TermKeyKey *key)
 {
+    if (ui.heat) {
+        ui_close_heat();
+        if (key->type != TERMKEY_TYPE_KEYSYM) {
+            ui.view = (int)(key->code.codepoint - '1');
+        }
+        return UI_REDRAW_VIEW; /* Tab from the source goes back to where it was opened */
+    }
     if (key->type == TERMKEY_TYPE_KEYSYM) {
         bool back = (key->modifiers & TERMKEY_KEYMOD_SHIFT) != 0;
         ui.view = (ui.view + (back ? VIEWS - 1 : 1)) % VIEWS;
@@ -457,6 +512,17 @@ static enum ui_redraw dump(void *ctx, const struct ui_model *m, const TermKeyKey
     }
     char name[128];
     struct pt_error err = {0};
+    if (ui.heat) {
+        if (m->heat == NULL) {
+            set_message(true, "nothing to dump: no counts of the function yet");
+        } else if (ui_dump_heat(ui.shown, ui.pid, m->heat, live_source(ui.live), name,
+                                sizeof name, &err) < 0) {
+            set_message(true, "dump failed: %s", err.msg);
+        } else {
+            set_message(false, "dumped the annotated source to %s", name);
+        }
+        return UI_REDRAW_LINES;
+    }
     if (ui_dump_frame(ui.shown, ui.opts, ui.window, ui.delay, ui.frozen, live_source(ui.live), name,
                       sizeof name, &err) < 0) {
         set_message(true, "dump failed: %s", err.msg);
@@ -656,8 +722,8 @@ static enum ui_redraw offer_key(const TermKeyKey *key)
     if (ui.term.header == NULL) {
         return UI_REDRAW_NONE; /* too small: no view is shown */
     }
-    const struct view_ops *v = VIEW_OPS[ui.view];
-    void *state = ui.views[ui.view];
+    const struct view_ops *v = cur_ops();
+    void *state = cur_state();
     struct ui_list_mover mover = {v->move, state};
     if (v->sort != NULL && (b = ui_keys_find(ui_sort_bindings, key)) != NULL) {
         return b->action(v->sort(state), &m, key);
@@ -803,6 +869,11 @@ int ui_open(const struct cli_options *opts, double window, const int wake[2])
             return CLI_EXIT_TARGET;
         }
     }
+    ui.heat_view = view_source_ops.create();
+    if (ui.heat_view == NULL) {
+        fprintf(stderr, "pytop: out of memory\n");
+        return CLI_EXIT_TARGET;
+    }
     install_signals();
     struct pt_error err = {0};
     if (ui_term_open(&ui.term, !opts->no_color, &ui.style, &err) < 0) {
@@ -836,6 +907,9 @@ bool ui_close(void)
         VIEW_OPS[i]->destroy(ui.views[i]);
         ui.views[i] = NULL;
     }
+    view_source_ops.destroy(ui.heat_view);
+    ui.heat_view = NULL;
+    ui.heat = false;
     ui.wake[0] = -1;
     ui.wake[1] = -1; /* the caller closes the pipe: the signal handlers no longer write to it */
     ui.live = NULL;

@@ -13,6 +13,7 @@
 
 #include "app/cli.h"
 #include "core/util/error.h"
+#include "core/write/heat_text.h"
 #include "core/write/report.h"
 #include "core/sampler/sampler.h"
 #include "core/model/snapshot.h"
@@ -24,20 +25,22 @@ enum {
     DUMP_TOP_FUNCTIONS = 20, /* rows of the report's functions table */
 };
 
-/* Creates a file named after S that did not exist. Returns its fd, with its name in NAME. */
-static int create(const struct snapshot *s, char *name, size_t size, struct pt_error *err)
+/* Creates a file named after process PID at time WHEN (0: now), ending in SUFFIX, that did not
+ * exist. Returns its fd, with its name in NAME. */
+static int create_named(pid_t pid, double when, const char *suffix, char *name, size_t size,
+                        struct pt_error *err)
 {
     char stamp[32];
-    time_t t = s->time > 0 ? (time_t)s->time : time(NULL);
+    time_t t = when > 0 ? (time_t)when : time(NULL);
     struct tm tm;
     if (localtime_r(&t, &tm) == NULL || strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm) == 0) {
         snprintf(stamp, sizeof stamp, "%lld", (long long)t);
     }
     for (int i = 1; i <= DUMP_TRIES; i++) {
         if (i == 1) {
-            snprintf(name, size, "pytop-%d-%s.txt", (int)s->pid, stamp);
+            snprintf(name, size, "pytop-%d-%s%s.txt", (int)pid, stamp, suffix);
         } else {
-            snprintf(name, size, "pytop-%d-%s-%d.txt", (int)s->pid, stamp, i);
+            snprintf(name, size, "pytop-%d-%s%s-%d.txt", (int)pid, stamp, suffix, i);
         }
         int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd >= 0) {
@@ -48,6 +51,69 @@ static int create(const struct snapshot *s, char *name, size_t size, struct pt_e
         }
     }
     return pt_error_set(err, PT_E_IO, EEXIST, "%s and %d more exist already", name, DUMP_TRIES);
+}
+
+static int create(const struct snapshot *s, char *name, size_t size, struct pt_error *err)
+{
+    return create_named(s->pid, s->time, "", name, size, err);
+}
+
+/* Writes to the new file FD (named NAME) with WRITE, then closes it; a failure removes it. */
+static int write_file(int fd, const char *name,
+                      int (*write)(const void *ctx, FILE *f, struct pt_error *err),
+                      const void *ctx, struct pt_error *err)
+{
+    FILE *f = fdopen(fd, "w");
+    if (f == NULL) {
+        int e = errno;
+        close(fd);
+        unlink(name);
+        return pt_error_set(err, PT_E_IO, e, "cannot write %s: %s", name, strerror(e));
+    }
+    int rc = write(ctx, f, err);
+    if (fclose(f) != 0 && rc == 0) {
+        rc = pt_error_set(err, PT_E_IO, errno, "writing %s: %s", name, strerror(errno));
+    }
+    if (rc < 0) {
+        unlink(name);
+        return pt_error_prefix(err, "%s", name);
+    }
+    return 0;
+}
+
+struct heat_dump {
+    const struct sampler_heat *heat;
+    const struct snapshot_source *src;
+    const char *who;
+};
+
+static int write_heat(const void *ctx, FILE *f, struct pt_error *err)
+{
+    const struct heat_dump *d = ctx;
+    return heat_write_text(d->heat, d->src, d->who, f, err);
+}
+
+int ui_dump_heat(const struct live_frame *f, pid_t pid, const struct sampler_heat *h,
+                 const struct snapshot_source *src, char *name, size_t size, struct pt_error *err)
+{
+    const struct snapshot *s = f != NULL ? f->snap : NULL;
+    char who[768];
+    char when[32] = "?";
+    time_t t = time(NULL);
+    struct tm tm;
+    if (localtime_r(&t, &tm) != NULL) {
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+    }
+    snprintf(who, sizeof who, "Process %d (%.400s), Python %.*s, dumped at %s by pytop's source "
+             "heat view", (int)pid, f != NULL && f->command[0] != '\0' ? f->command : "?",
+             s != NULL && s->python.version.ptr != NULL ? (int)s->python.version.len : 1,
+             s != NULL && s->python.version.ptr != NULL ? s->python.version.ptr : "?", when);
+    int fd = create_named(pid, 0, "-source", name, size, err);
+    if (fd < 0) {
+        return -1;
+    }
+    struct heat_dump d = {h, src, who};
+    return write_file(fd, name, write_heat, &d, err);
 }
 
 int ui_dump_write(const struct snapshot *s, const struct snapshot *tasks,

@@ -5,10 +5,12 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 struct cli_options;
 struct live_frame;
 struct report_opts;
+struct sampler_heat;
 struct sampler_stats;
 struct snapshot;
 struct snapshot_source;
@@ -29,5 +31,11 @@ int ui_dump_write(const struct snapshot *s, const struct snapshot *tasks,
 int ui_dump_frame(const struct live_frame *f, const struct cli_options *opts, double window,
                   double delay, bool frozen, const struct snapshot_source *src, char *name,
                   size_t size, struct pt_error *err);
+
+/* The `d` key in the source heat view: the annotated source of H (heat_write_text(), lines from
+ * SRC) with the process F shows (may be NULL), to a new file pytop-PID-YYYYmmdd-HHMMSS-source.txt
+ * made as ui_dump_write() makes its own; its name in NAME. Errors: PT_E_IO. */
+int ui_dump_heat(const struct live_frame *f, pid_t pid, const struct sampler_heat *h,
+                 const struct snapshot_source *src, char *name, size_t size, struct pt_error *err);
 
 #endif

@@ -8,10 +8,12 @@
 #include <ncurses.h>
 #include <termkey.h>
 
+#include "core/model/snapshot.h"
 #include "ui/ui_keys.h"
 
 struct snapshot;
 struct snapshot_source;
+struct sampler_heat;
 struct sampler_stats;
 struct ui_binding;
 struct ui_sort;
@@ -66,6 +68,9 @@ struct ui_model {
     bool frozen;            /* the picture holds still: what is asked now comes when it moves */
     const struct snapshot_source *source; /* the target's source lines; may be NULL */
     const struct ui_style *style;
+    /* The source heat view's counts for the function it shows; NULL until the picture has
+     * them (or when it is closed). */
+    const struct sampler_heat *heat;
     bool waiting;            /* no interpreter to show yet */
     const char *waiting_why; /* why, when WAITING */
 };
@@ -96,6 +101,19 @@ struct view_ops {
     /* What Enter does here, in a word for the key hints ("fold"); NULL: nothing. */
     const char *enter_does;
 };
+
+/* The source heat view: not one of the views Tab goes through, but shown over them from
+ * Enter on a function or a frame (ui_show_heat()) until Esc. */
+extern const struct view_ops view_source_ops;
+/* Makes the source heat view (its STATE) show the function (FUNCTION, FILE, FIRST_LINE) from
+ * the start, the cursor following the hottest line. */
+void view_source_open(void *state, struct snap_str function, struct snap_str file, int first_line);
+
+/* Opens the source heat view on the function (FUNCTION, FILE, FIRST_LINE): its lines are
+ * counted from now on (ui.c). */
+void ui_show_heat(struct snap_str function, struct snap_str file, int first_line);
+/* Closes it (counting stops): the view it was opened from shows again. */
+void ui_close_heat(void);
 
 extern const struct view_ops view_threads_ops;
 extern const struct view_ops view_functions_ops;

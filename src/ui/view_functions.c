@@ -390,6 +390,28 @@ static enum ui_redraw move_rows(void *state, const struct ui_model *m, const Ter
     return ui_list_key(&v->list, key, v->n_rows) ? UI_REDRAW_VIEW : UI_REDRAW_NONE;
 }
 
+/* Enter: the source heat view of the function under the cursor. */
+static enum ui_redraw open_source(void *state, const struct ui_model *m, const TermKeyKey *key)
+{
+    struct functions_view *v = state;
+    if (stats_of(m) == NULL || !collect(v, m) || v->list.cursor >= v->n_rows) {
+        return UI_REDRAW_NONE;
+    }
+    const struct sampler_function *f = v->rows[v->list.cursor].f;
+    ui_show_heat(f->function, f->unreadable == SNAP_UNREADABLE_NONE ? f->file : (struct snap_str){0},
+                 f->first_line);
+    return UI_REDRAW_VIEW;
+}
+
+static const struct ui_binding KEYS[] = {
+    {"Enter",
+     {{UI_KEY_SYM, TERMKEY_SYM_ENTER}},
+     open_source,
+     UI_HELP_VIEWS,
+     "the function's source, each line's share of the samples"},
+    {NULL},
+};
+
 static struct ui_sort *sort_of(void *state)
 {
     struct functions_view *v = state;
@@ -420,7 +442,9 @@ const struct view_ops view_functions_ops = {
     .title = title,
     .draw = draw,
     .move = move_rows,
+    .keys = KEYS,
     .sort = sort_of,
     .selected_tid = NULL,
     .filter_note = filter_note,
+    .enter_does = "source",
 };

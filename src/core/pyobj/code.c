@@ -451,6 +451,8 @@ struct code_info *code_cache_get(struct code_cache *c, struct proc *p,
 
 static int locate(const struct code_info *ci, const struct py_layout *L, uint64_t instr,
                   struct linetable_loc *out, struct pt_error *err);
+static int locate_offset(const struct code_info *ci, const struct py_layout *L, uint64_t offset,
+                         struct linetable_loc *out, struct pt_error *err);
 
 bool code_instr_offset(const struct code_info *ci, const struct py_layout *L, uint64_t instr,
                         uint64_t *offset)
@@ -529,6 +531,21 @@ static int locate(const struct code_info *ci, const struct py_layout *L, uint64_
                             "instruction 0x%" PRIx64 " outside code at 0x%" PRIx64, instr,
                             ci->addr);
     }
+    return locate_offset(ci, L, offset, out, err);
+}
+
+int code_offset_line(const struct code_info *ci, const struct py_layout *L, uint64_t offset)
+{
+    struct linetable_loc loc;
+    if (offset >= (uint64_t)CODE_MAX_UNITS * 2 || locate_offset(ci, L, offset, &loc, NULL) < 0) {
+        return -1;
+    }
+    return loc.line;
+}
+
+static int locate_offset(const struct code_info *ci, const struct py_layout *L, uint64_t offset,
+                         struct linetable_loc *out, struct pt_error *err)
+{
     switch (L->linetable) {
     case LINETABLE_LOCATIONS:
         return linetable_locations_find(ci->linetable, ci->linetable_len, ci->firstlineno,

@@ -144,6 +144,10 @@ bool code_instr_inside(const struct code_info *ci, const struct py_layout *L, ui
 int code_location(struct code_info *ci, const struct py_layout *L, uint64_t instr,
                   struct linetable_loc *out, struct pt_error *err);
 
+/* The line of the instruction OFFSET bytes into CI's bytecode, as its line table says; -1 when
+ * the table gives none there or cannot be decoded (no error: statistics count it unknown). */
+int code_offset_line(const struct code_info *ci, const struct py_layout *L, uint64_t offset);
+
 /* What the cache has done since it was made, for the reader's counters. */
 struct code_cache_counters {
     uint64_t hits;    /* lookups served without decoding (validated or trusted) */

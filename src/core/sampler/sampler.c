@@ -16,7 +16,9 @@
 #include "core/target/proc.h"
 #include "core/target/runtime.h"
 #include "core/walk/sample.h"
+#include "core/sampler/sampler_heat.h"
 #include "core/sampler/sampler_window.h"
+#include "core/sampler/sampler_window_int.h"
 #include "core/model/snapshot_arena.h"
 #include "core/walk/unwind.h"
 
@@ -513,6 +515,52 @@ static int locate_new(struct sampler *s, struct runtime *next, char *program, si
     }
 }
 
+/* The source heat view after an exec: the same function asked about, counted afresh in the new
+ * program (its code objects are another cache's, whose serials may repeat). */
+static void rearm_heat(struct sampler *s)
+{
+    struct sampler_heat_state *h = s->window.heat;
+    if (h == NULL) {
+        return;
+    }
+    s->window.heat = NULL;
+    sampler_window_set_heat(&s->window, h->function, h->function_len, h->file, h->file_len,
+                            h->first_line, unwind_layout(s->unwind), clock_now(), NULL);
+    heat_free(h);
+}
+
+int sampler_set_heat(struct sampler *s, const char *function, size_t function_len,
+                     const char *file, size_t file_len, int first_line, double now,
+                     struct pt_error *err)
+{
+    const struct py_layout *L = s->unwind != NULL ? unwind_layout(s->unwind) : NULL;
+    return sampler_window_set_heat(&s->window, function, function_len, file, file_len,
+                                   first_line, L, now, err);
+}
+
+/* heat_stats()'s reader: a code object's bytecode through the sampler's unwinder. */
+static long read_bytecode(void *ctx, const struct heat_code *c, uint8_t *buf, size_t cap)
+{
+    struct sampler *s = ctx;
+    return unwind_read_bytecode(s->unwind, c->addr, c->n_units, buf, cap, NULL);
+}
+
+struct sampler_heat *sampler_heat(struct sampler *s, double now)
+{
+    struct sampler_heat_state *h = s->window.heat;
+    if (h == NULL) {
+        return NULL;
+    }
+    double span = sampler_window_span(&s->window, now);
+    if (isfinite(h->asked) && now - h->asked < span) {
+        span = now > h->asked ? now - h->asked : 0;
+    }
+    bool names = s->opts.opcodes && s->unwind != NULL;
+    return heat_stats(h, sampler_window_bucket_number(&s->window, now), span, s->opts.mode,
+                      names ? unwind_opcode_table(s->unwind) : NULL, names ? read_bytecode : NULL,
+                      s);
+}
+
 int sampler_follow_exec(struct sampler *s, struct runtime *rt, struct pt_error *err)
 {
     struct pt_error e = {0};
@@ -520,6 +568,9 @@ int sampler_follow_exec(struct sampler *s, struct runtime *rt, struct pt_error *
     char program[PATH_MAX];
     pid_t pid = proc_pid(s->proc);
     /* The old program's samples stay counted until the new one can be read. */
+    if (s->window.heat != NULL) {
+        s->window.heat->L = NULL; /* the old program's layout: no compact sample until rearmed */
+    }
     unwind_free(s->unwind);
     s->unwind = NULL;
     snapshot_free(s->latest);
@@ -545,9 +596,11 @@ int sampler_follow_exec(struct sampler *s, struct runtime *rt, struct pt_error *
     sampler_window_clear(&s->window);
     s->fail_run = 0;
     if ((s->unwind = unwind_new(s->proc, rt, err)) == NULL) {
+        sampler_window_set_heat(&s->window, NULL, 0, NULL, 0, 0, NULL, 0, NULL);
         return -1;
     }
     configure_unwind(s);
+    rearm_heat(s);
     s->reader_base = sampler_reader_counters(s);
     s->reader_samples = 0;
     s->execed = true;

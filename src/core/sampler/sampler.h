@@ -131,6 +131,45 @@ struct sampler_stats {
     struct snap_str exec_program; /* the new executable; ptr NULL when unknown */
 };
 
+/* The source heat view (DESIGN.md): one function's lines and instructions over the window.
+ * Shares are of THREAD_SAMPLES, as the Functions view's are. */
+enum { SAMPLER_HEAT_FORMS = 4 }; /* forms of one instruction told apart, at most */
+
+struct sampler_heat_line {
+    int line; /* -1: frames whose line was unknown */
+    uint64_t own;
+    uint64_t total; /* stacks in which the function was at this line (once per stack) */
+};
+
+struct sampler_heat_instr {
+    int line;
+    uint32_t offset; /* bytes into the bytecode: the instruction's start */
+    uint64_t own;
+    uint64_t total;
+    const char *name; /* as dis names it (static); NULL: not read */
+    /* The specialised forms the instruction was seen in while counted (static names). */
+    const char *forms[SAMPLER_HEAT_FORMS];
+    size_t n_forms;
+};
+
+struct sampler_heat {
+    struct snap_str function; /* what was asked: the key of struct sampler_function */
+    struct snap_str file;
+    int first_line;
+    enum sampler_mode mode;
+    double span_s;           /* seconds counted: since it was asked, within the window */
+    uint64_t thread_samples; /* over SPAN_S, matching the mode: the base of every share */
+    uint64_t own;            /* the function's, over SPAN_S */
+    uint64_t total;
+    struct sampler_heat_line *lines; /* by line, unknown first */
+    size_t n_lines;
+    struct sampler_heat_instr *instrs; /* by line, then offset; none without instructions */
+    size_t n_instrs;
+    bool instructions;       /* INSTRS named (--opcodes) */
+    char instr_note[96];     /* why they are not, when asked; "" */
+    bool truncated;          /* lines or code objects were left out (bounds) */
+};
+
 /* Which thread sampler_stats_thread() tells about: the fields of struct sampler_thread. */
 struct sampler_thread_key {
     int64_t interp_id;
@@ -230,6 +269,18 @@ enum sampler_mode sampler_get_mode(const struct sampler *s);
 
 /* Whether the snapshots taken from now on read each frame's instruction (the `o` key). */
 void sampler_set_opcodes(struct sampler *s, bool on);
+
+/* Counts, from NOW on, the lines and instructions of the function (FUNCTION, FILE, FIRST_LINE)
+ * (struct sampler_function's key; copied) for the source heat view, in every thread-sample
+ * the mode matches; FUNCTION NULL stops (nothing is counted, nothing costs). Asking for another
+ * function starts afresh. Errors: PT_E_NOMEM (then nothing is counted). */
+int sampler_set_heat(struct sampler *s, const char *function, size_t function_len,
+                     const char *file, size_t file_len, int first_line, double now,
+                     struct pt_error *err);
+/* What the source heat view shows at NOW: a copy the caller frees with free(); NULL when no
+ * function is asked about, or out of memory. With opcodes on (--opcodes, `o`), the function's
+ * bytecode is read (one read a code object) to name the instructions. */
+struct sampler_heat *sampler_heat(struct sampler *s, double now);
 
 /* Forgets everything counted so far (the `r` key). The latest snapshot stays. */
 void sampler_reset(struct sampler *s);

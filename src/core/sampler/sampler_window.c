@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/pyobj/code.h"
+#include "core/sampler/sampler_heat.h"
 #include "core/util/error.h"
 #include "core/walk/sample.h"
 #include "core/model/snapshot.h"
@@ -281,9 +282,9 @@ static uint32_t frame_pair(struct sampler_table *t, uint32_t *hint, uint32_t ti,
 
 /* Counts frame I of thread TI's stack: in OWN when it is the innermost (with the thread's CPU
  * state CPU, unknown when not read), in TOTAL the first time its function shows up in this
- * stack. HINT: the frame's entries in the thread's last stack, or NULL. Returns whether the
- * frame's function is counted in this stack (false: it was dropped for want of memory). */
-static bool count_frame(struct sampler_window *w, struct sampler_window_bucket *b, uint32_t ti,
+ * stack. HINT: the frame's entries in the thread's last stack, or NULL. Returns the frame's
+ * function entry, counted in this stack (NONE: it was dropped for want of memory). */
+static uint32_t count_frame(struct sampler_window *w, struct sampler_window_bucket *b, uint32_t ti,
                         const struct frame_source *src, size_t i, bool own, enum snap_bool cpu,
                         struct sampler_table_hint *hint)
 {
@@ -292,11 +293,11 @@ static bool count_frame(struct sampler_window *w, struct sampler_window_bucket *
     if (fi == SAMPLER_TABLE_NONE) {
         b->c.dropped_frames++;
         w->counts.dropped_frames++;
-        return false;
+        return SAMPLER_TABLE_NONE;
     }
     struct sampler_table_func *fe = sampler_table_func_at(t, fi);
     if (fe->stack_mark == w->stack_serial) {
-        return true;
+        return fi;
     }
     uint32_t pi = frame_pair(t, hint != NULL ? &hint->pair : NULL, ti, fi);
     struct pair_delta *d = pi != SAMPLER_TABLE_NONE ? pair_delta(w, b, pi) : NULL;
@@ -310,7 +311,7 @@ static bool count_frame(struct sampler_window *w, struct sampler_window_bucket *
         }
         b->c.dropped_frames++;
         w->counts.dropped_frames++;
-        return false;
+        return SAMPLER_TABLE_NONE;
     }
     struct sampler_table_pair *p = sampler_table_pair_at(t, pi);
     fe->stack_mark = w->stack_serial;
@@ -331,7 +332,7 @@ static bool count_frame(struct sampler_window *w, struct sampler_window_bucket *
             fe->own_on_cpu += on;
         }
     }
-    return true;
+    return fi;
 }
 
 /* What the window counts of one thread-sample besides its frames. */
@@ -371,6 +372,35 @@ static bool is_shim(const struct frame_source *src, size_t i)
                              : src->compact[i].kind == SNAP_FRAME_SHIM;
 }
 
+/* The source heat view: frame I counts there when it is of the function asked about (a code
+ * object known to be, or function entry FI; NONE: only by its code). */
+static void heat_look(struct sampler_window *w, const struct frame_source *src, size_t i,
+                      uint32_t fi, bool innermost)
+{
+    struct sampler_heat_state *h = w->heat;
+    if (src->compact != NULL) {
+        const struct sample_frame *f = &src->compact[i];
+        if (f->code == NULL) {
+            return;
+        }
+        int slot = heat_code_slot(h, f->code_serial);
+        if (slot < 0) {
+            if (fi == SAMPLER_TABLE_NONE || !heat_is_function(h, &w->table, fi)) {
+                return;
+            }
+            slot = heat_claim_code(h, f->code);
+        }
+        heat_compact_frame(h, slot, f->code, f->offset, innermost);
+        return;
+    }
+    const struct snap_frame *f = &src->snap[i];
+    if (fi != SAMPLER_TABLE_NONE && f->kind == SNAP_FRAME_PYTHON &&
+        heat_is_function(h, &w->table, fi)) {
+        heat_frame(h, HEAT_CODE_SNAPSHOT, f->line,
+                   f->op1 != 0 ? f->op_offset : (uint32_t)SAMPLE_OFFSET_UNKNOWN, innermost);
+    }
+}
+
 /* Counts one thread of a sample. */
 static void count_thread(struct sampler_window *w, struct sampler_window_bucket *b,
                          const struct thread_source *th, const struct frame_source *src)
@@ -404,6 +434,9 @@ static void count_thread(struct sampler_window *w, struct sampler_window_bucket 
     b->c.thread_samples++;
     w->counts.thread_samples++;
     w->stack_serial++;
+    if (w->heat != NULL) {
+        heat_thread_sample(w->heat, b->number);
+    }
     size_t n = src->n;
     /* Stacks grow and shrink at the innermost end: hints count from the outermost frame. */
     size_t n_hints = 0;
@@ -424,6 +457,9 @@ static void count_thread(struct sampler_window *w, struct sampler_window_bucket 
             }
             code = compact[i].code_serial;
             if (code != 0 && code == counted_code) {
+                if (w->heat != NULL) {
+                    heat_look(w, src, i, SAMPLER_TABLE_NONE, false);
+                }
                 continue;
             }
         } else if (is_shim(src, i)) {
@@ -431,7 +467,11 @@ static void count_thread(struct sampler_window *w, struct sampler_window_bucket 
         }
         size_t depth = n - 1 - i;
         struct sampler_table_hint *hint = hints != NULL && depth < n_hints ? &hints[depth] : NULL;
-        counted_code = count_frame(w, b, ti, src, i, innermost, th->cpu, hint) ? code : 0;
+        uint32_t fi = count_frame(w, b, ti, src, i, innermost, th->cpu, hint);
+        counted_code = fi != SAMPLER_TABLE_NONE ? code : 0;
+        if (w->heat != NULL && fi != SAMPLER_TABLE_NONE) {
+            heat_look(w, src, i, fi, innermost);
+        }
         innermost = false;
     }
 }
@@ -582,6 +622,25 @@ void sampler_window_clear(struct sampler_window *w)
     memset(&w->counts, 0, sizeof w->counts);
     w->newest = INT64_MIN;
     w->started = NAN;
+    if (w->heat != NULL) {
+        heat_clear(w->heat, w->heat->asked); /* the window's span starts afresh too */
+    }
+}
+
+int sampler_window_set_heat(struct sampler_window *w, const char *function, size_t function_len,
+                            const char *file, size_t file_len, int first_line,
+                            const struct py_layout *L, double now, struct pt_error *err)
+{
+    heat_free(w->heat);
+    w->heat = NULL;
+    if (function == NULL) {
+        return 0;
+    }
+    w->heat = heat_new(function, function_len, file, file_len, first_line, L, now);
+    if (w->heat == NULL) {
+        return pt_error_set(err, PT_E_NOMEM, 0, "source heat view");
+    }
+    return 0;
 }
 
 int sampler_window_init(struct sampler_window *w, double window_s, struct pt_error *err)
@@ -687,6 +746,10 @@ int sampler_window_resize(struct sampler_window *w, double window_s, double now,
     if (width == w->width) {
         return 0;
     }
+    if (w->heat != NULL) {
+        /* Its buckets were numbered by the old width: it starts afresh. */
+        heat_clear(w->heat, isfinite(now) ? now : w->last_now);
+    }
     if (width < w->width) {
         /* The buckets kept are too coarse to cut to a shorter window. */
         sampler_window_clear(w);
@@ -754,4 +817,6 @@ void sampler_window_free(struct sampler_window *w)
         w->buckets = NULL;
     }
     sampler_table_free(&w->table);
+    heat_free(w->heat);
+    w->heat = NULL;
 }

@@ -8,7 +8,9 @@
 #include "core/sampler/sampler.h"
 #include "core/sampler/sampler_table.h"
 
+struct py_layout;
 struct sample;
+struct sampler_heat_state;
 struct snapshot;
 
 /* Counters of whole samples, per bucket and summed over the window. */
@@ -36,6 +38,7 @@ struct sampler_window {
     struct sampler_table table; /* the entries' counts are the window's */
     enum sampler_mode mode;     /* which thread-samples count (sampler.h) */
     uint64_t stack_serial;      /* numbers the stacks counted, for recursion */
+    struct sampler_heat_state *heat; /* the source heat view's function; NULL: none */
 };
 
 /* Sets up an empty window reaching WINDOW_S seconds back (INFINITY: back to the last clear,
@@ -51,6 +54,17 @@ void sampler_window_clear(struct sampler_window *w);
  * PT_E_NOMEM (the window is then the new one, emptied). */
 int sampler_window_resize(struct sampler_window *w, double window_s, double now,
                           struct pt_error *err);
+
+/* Counts the lines and instructions of the function (FUNCTION, FILE, FIRST_LINE) from NOW on,
+ * forgetting any other's (FUNCTION NULL: none). L: the layout of compact samples' code
+ * objects (NULL for snapshots only). Errors: PT_E_NOMEM (then none is counted). */
+int sampler_window_set_heat(struct sampler_window *w, const char *function, size_t function_len,
+                            const char *file, size_t file_len, int first_line,
+                            const struct py_layout *L, double now, struct pt_error *err);
+
+/* How long the window at NOW reaches back: to the start of its oldest bucket, or to the first
+ * sample since the reset when that came later. */
+double sampler_window_span(const struct sampler_window *w, double now);
 
 /* Counts SNAP (which the caller keeps) as a sample at NOW, sliding the window up to NOW. */
 void sampler_window_add(struct sampler_window *w, const struct snapshot *snap, double now);

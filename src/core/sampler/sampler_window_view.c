@@ -67,7 +67,7 @@ static void view_fill(const struct sampler_window *w, struct sampler_window_view
 
 /* How long the window at NOW reaches back: to the start of its oldest bucket, or to the first
  * sample since the reset when that came later. */
-static double view_span(const struct sampler_window *w, double now)
+double sampler_window_span(const struct sampler_window *w, double now)
 {
     if (isnan(w->started) || !isfinite(now)) {
         return 0;
@@ -83,7 +83,7 @@ bool sampler_window_view(const struct sampler_window *w, double now, struct samp
 {
     const struct sampler_table *t = &w->table;
     v->counts = w->counts;
-    v->span = view_span(w, now);
+    v->span = sampler_window_span(w, now);
     v->threads = calloc(t->threads.n > 0 ? t->threads.n : 1, sizeof *v->threads);
     v->funcs = calloc(t->funcs.n > 0 ? t->funcs.n : 1, sizeof *v->funcs);
     if (v->threads == NULL || v->funcs == NULL) {

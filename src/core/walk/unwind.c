@@ -807,8 +807,7 @@ struct snapshot *unwind_snapshot(struct unwind *u, struct pt_error *err)
     /* --opcodes: the instructions' units, read as part of the snapshot (and so read ahead by
      * the next one). */
     if (rc == 0 && u->opcodes) {
-        s->opcodes = opcode_table_for((int)(u->L->hexversion >> 24 & 0xff),
-                                      (int)(u->L->hexversion >> 16 & 0xff));
+        s->opcodes = unwind_opcode_table(u);
         if (s->opcodes != NULL) {
             unwind_instr_read(u, s);
         } else {

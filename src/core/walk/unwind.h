@@ -5,7 +5,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct opcode_table;
 struct proc;
+struct py_layout;
 struct runtime;
 struct sample;
 struct snapshot;
@@ -79,5 +81,18 @@ void unwind_set_gc_frames(struct unwind *u, bool on);
  * not recorded to be read ahead by the next (memory a one-shot run would only fill, hundreds
  * of kilobytes with a thousand tasks). Off by default. */
 void unwind_set_once(struct unwind *u, bool on);
+
+/* The layout of the version U reads (for code_offset_line() over a sample's frames). */
+const struct py_layout *unwind_layout(const struct unwind *u);
+
+/* The instruction table of the version U reads; NULL when none was generated for it. */
+const struct opcode_table *unwind_opcode_table(const struct unwind *u);
+
+/* Reads the bytecode of the code object at CODE_ADDR, as the interpreter holds it now
+ * (specialised forms included), into BUF (CAP bytes): N_UNITS code units from 3.11 on (the
+ * code cache's n_units), before as long as its co_code is. Returns the bytes read, or -1:
+ * PT_E_READ, PT_E_FORMAT, PT_E_LIMIT (longer than CAP or LIMIT_OPCODE_BYTES). */
+long unwind_read_bytecode(struct unwind *u, uint64_t code_addr, uint64_t n_units, uint8_t *buf,
+                          size_t cap, struct pt_error *err);
 
 #endif

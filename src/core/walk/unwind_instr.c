@@ -3,6 +3,7 @@
  * walk is done. */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,7 +12,9 @@
 #include "core/model/snapshot.h"
 #include "core/pyobj/code.h"
 #include "core/target/proc.h"
+#include "core/util/error.h"
 #include "core/util/limits.h"
+#include "core/walk/unwind.h"
 #include "core/walk/unwind_threads.h"
 
 /* One frame whose instruction is to be read. */
@@ -195,4 +198,53 @@ done:
     free(iov);
     free(ok);
     free(sizes);
+}
+
+long unwind_read_bytecode(struct unwind *u, uint64_t code_addr, uint64_t n_units, uint8_t *buf,
+                          size_t cap, struct pt_error *err)
+{
+    const struct py_layout *L = u->L;
+    uint64_t start;
+    uint64_t len;
+    if (L->frames != FRAMES_OBJECTS) {
+        start = code_addr + L->code.code_adaptive;
+        len = n_units * 2;
+        if (n_units == 0) {
+            return pt_error_set(err, PT_E_FORMAT, 0, "code object of unknown length");
+        }
+    } else {
+        /* co_code: a bytes object, its length first. */
+        uint64_t bytes = 0;
+        int64_t size = 0;
+        if (!layout_has(L->code.code)) {
+            return pt_error_set(err, PT_E_BADLAYOUT, 0, "no co_code in this layout");
+        }
+        if (proc_read_bytes(u->proc, code_addr + L->code.code, &bytes, 8, err) < 0 ||
+            bytes == 0 || proc_read_bytes(u->proc, bytes + L->bytes.ob_size, &size, 8, err) < 0) {
+            return pt_error_set(err, PT_E_READ, 0, "co_code of 0x%" PRIx64 " not read", code_addr);
+        }
+        if (size < 0 || size % 2 != 0) {
+            return pt_error_set(err, PT_E_FORMAT, 0, "co_code of %" PRId64 " bytes", size);
+        }
+        start = bytes + L->bytes.ob_sval;
+        len = (uint64_t)size;
+    }
+    if (len > cap || len > LIMIT_OPCODE_BYTES) {
+        return pt_error_set(err, PT_E_LIMIT, 0, "bytecode of %" PRIu64 " bytes", len);
+    }
+    if (proc_read_bytes(u->proc, start, buf, (size_t)len, err) < 0) {
+        return -1;
+    }
+    return (long)len;
+}
+
+const struct opcode_table *unwind_opcode_table(const struct unwind *u)
+{
+    return opcode_table_for((int)(u->L->hexversion >> 24 & 0xff),
+                            (int)(u->L->hexversion >> 16 & 0xff));
+}
+
+const struct py_layout *unwind_layout(const struct unwind *u)
+{
+    return u->L;
 }
