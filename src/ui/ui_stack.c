@@ -202,25 +202,25 @@ size_t ui_stack_lines(const struct snap_thread *t, const struct ui_model *m)
     return ui_stack_text_lines(&s, m);
 }
 
-static void draw_frame(WINDOW *w, int width, const struct snap_frame *f, const struct ui_model *m)
+/* A frame's text after its two leading columns. SELECTED: all in the cursor's attribute. */
+static void draw_frame_body(WINDOW *w, int width, const struct snap_frame *f, bool selected,
+                            const struct ui_model *m)
 {
     const struct ui_style *st = m->style;
-    bool hit = m->filter[0] != '\0' && ui_stack_frame_matches(f, m->filter);
-    wattrset(w, st->attr[hit ? UI_MATCH : UI_NORMAL]);
-    waddstr(w, "  ");
+    bool hit = !selected && m->filter[0] != '\0' && ui_stack_frame_matches(f, m->filter);
+    enum ui_attr normal = selected ? UI_SELECTED : hit ? UI_MATCH : UI_NORMAL;
+    enum ui_attr dim = selected ? UI_SELECTED : hit ? UI_MATCH : UI_DIM;
     if (f->kind != SNAP_FRAME_PYTHON) {
         ui_text_puts(w, snapshot_frame_title(f), width - 2, st);
         if (snapshot_frame_named(f) && getcurx(w) + 5 < width) {
             ui_text_puts(w, " in ", 4, st);
             ui_text_put(w, f->function, width - getcurx(w), st);
         }
-        wattrset(w, st->attr[UI_NORMAL]);
         return;
     }
     if (f->function.ptr == NULL && f->file.ptr == NULL) {
-        wattrset(w, st->attr[UI_DIM]);
+        wattrset(w, st->attr[dim]);
         ui_text_puts(w, "? (this frame could not be read)", width - 2, st);
-        wattrset(w, st->attr[UI_NORMAL]);
         return;
     }
     int used = 2 + ui_text_put(w, f->function, width - 2, st);
@@ -237,16 +237,36 @@ static void draw_frame(WINDOW *w, int width, const struct snap_frame *f, const s
         }
     }
     if (instr[0] != '\0' && used + (int)strlen(instr) + 4 < width) {
-        wattrset(w, st->attr[UI_KEY]);
+        wattrset(w, st->attr[selected ? UI_SELECTED : UI_KEY]);
         used += ui_text_puts(w, instr, width - used, st);
-        wattrset(w, st->attr[hit ? UI_MATCH : UI_NORMAL]);
+        wattrset(w, st->attr[normal]);
     }
     if (used + 4 < width) {
         ui_text_puts(w, "  ", 2, st);
-        wattrset(w, st->attr[hit ? UI_MATCH : UI_DIM]);
+        wattrset(w, st->attr[dim]);
         draw_file_line(w, f->file, f->line, width - used - 2, st);
     }
-    wattrset(w, st->attr[UI_NORMAL]);
+}
+
+static void draw_frame(WINDOW *w, int width, const struct snap_frame *f, bool selected,
+                       const struct ui_model *m)
+{
+    const struct ui_style *st = m->style;
+    if (selected) {
+        /* The whole row in the cursor's attribute, a marker first (seen without colours). */
+        int y = getcury(w);
+        wattrset(w, st->attr[UI_SELECTED]);
+        mvwhline(w, y, 0, ' ', width);
+        wmove(w, y, 0);
+        waddstr(w, "> ");
+        draw_frame_body(w, width, f, true, m);
+        wattrset(w, st->attr[UI_NORMAL]);
+        return;
+    }
+    bool hit = m->filter[0] != '\0' && ui_stack_frame_matches(f, m->filter);
+    wattrset(w, st->attr[hit ? UI_MATCH : UI_NORMAL]);
+    waddstr(w, "  ");
+    draw_frame_body(w, width, f, false, m);
 }
 
 /* Draws line K of S's text (see ui_stack_text_lines()) on row Y. */
@@ -260,7 +280,8 @@ static void draw_line(WINDOW *w, int y, int width, const struct ui_stack_text *s
         s->head(w, width, k, s->ctx, m);
         break;
     case LINE_FRAME:
-        draw_frame(w, width, &s->frames[k], m);
+        draw_frame(w, width, &s->frames[k], s->cursor == k + 1, m);
+        wattrset(w, st->attr[UI_NORMAL]);
         break;
     case LINE_SOURCE: {
         size_t len = 0;
@@ -330,4 +351,23 @@ int ui_stack_draw(WINDOW *w, int y, int height, int width, const struct snap_thr
 {
     struct ui_stack_text s = thread_text(t);
     return ui_stack_text_draw(w, y, height, width, &s, skip, more, m);
+}
+
+int ui_stack_draw_cursor(WINDOW *w, int y, int height, int width, const struct snap_thread *t,
+                         size_t frame, const struct ui_model *m)
+{
+    struct ui_stack_text s = thread_text(t);
+    s.cursor = frame + 1;
+    /* The frame's line, and the rows it needs below it (its source line, and room for the
+     * "more" note). */
+    size_t line = s.n_head;
+    size_t len;
+    for (size_t i = 0; i < frame && i < t->n_frames; i++) {
+        line += 1 + (source_text(&t->frames[i], m, &len) != NULL ? 1 : 0);
+    }
+    size_t skip = 0;
+    if (height > 3 && line + 3 > (size_t)height) {
+        skip = line + 3 - (size_t)height;
+    }
+    return ui_stack_text_draw(w, y, height, width, &s, skip, true, m);
 }

@@ -42,6 +42,7 @@ struct ui_stack_text {
     bool truncated;
     const char *empty;     /* the note when there are no frames */
     const char *more_hint; /* the key that shows the rest, said after "N more lines"; or NULL */
+    size_t cursor;         /* 1 + the frame under a cursor (drawn selected); 0 none */
 };
 
 /* The lines ui_stack_text_draw() takes for S with room to spare. */
@@ -67,5 +68,10 @@ size_t ui_stack_lines(const struct snap_thread *t, const struct ui_model *m);
  * drawn. */
 int ui_stack_draw(WINDOW *w, int y, int height, int width, const struct snap_thread *t, size_t skip,
                   bool more, const struct ui_model *m);
+
+/* Draws T's stack as ui_stack_draw() does from line 0 with MORE, but with a cursor on frame
+ * FRAME (index into its frames), scrolled just enough for the frame to show. */
+int ui_stack_draw_cursor(WINDOW *w, int y, int height, int width, const struct snap_thread *t,
+                         size_t frame, const struct ui_model *m);
 
 #endif

@@ -247,6 +247,9 @@ static void draw_row(const struct row *r, bool selected, uint64_t top, WINDOW *w
         if (in->n_forms > 0) {
             ui_text_puts(w, ")", width - getcurx(w), st);
         }
+        if (selected) {
+            mvwaddstr(w, y, 0, ">");
+        }
         wattrset(w, st->attr[UI_NORMAL]);
         return;
     }

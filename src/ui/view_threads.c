@@ -50,6 +50,8 @@ struct threads_view {
     struct ui_list stacks; /* the all-stacks scroll */
     size_t stacks_skip;    /* its top line within the selected thread's stack */
     bool all_stacks;       /* Enter: every stack, one after the other, instead of the table */
+    bool in_stack;         /* Right: the cursor is on a frame of the selected thread's stack */
+    size_t frame;          /* that frame (innermost first), while IN_STACK */
     pid_t selected_tid;    /* the thread under the cursor, kept across frames */
     uint64_t selected_ident;
     struct ui_sort order;
@@ -436,13 +438,63 @@ static void draw(void *state, const struct ui_model *m, WINDOW *w)
         return;
     }
     const struct snap_thread *t = v->rows[v->table.cursor].t;
+    if (v->in_stack && t->n_frames > 0) {
+        v->frame = v->frame < t->n_frames ? v->frame : t->n_frames - 1;
+        ui_stack_draw_cursor(w, table, height - table, width, t, v->frame, m);
+        return;
+    }
     ui_stack_draw(w, table, height - table, width, t, 0, true, m);
 }
 
-/* Enter: every stack, one after the other, or the table and the selected thread's stack. */
+/* The selected thread, or NULL. */
+static const struct snap_thread *selected(struct threads_view *v, const struct ui_model *m)
+{
+    if (m->snap == NULL || !collect(v, m)) {
+        return NULL;
+    }
+    find_selected(v);
+    return v->table.cursor < v->n_rows ? v->rows[v->table.cursor].t : NULL;
+}
+
+/* Right: the cursor goes into the selected thread's stack, on its innermost frame. */
+static enum ui_redraw enter_stack(void *state, const struct ui_model *m, const TermKeyKey *key)
+{
+    struct threads_view *v = state;
+    const struct snap_thread *t = selected(v, m);
+    if (v->all_stacks || v->in_stack || t == NULL || t->n_frames == 0) {
+        return UI_REDRAW_NONE;
+    }
+    v->in_stack = true;
+    v->frame = 0;
+    return UI_REDRAW_VIEW;
+}
+
+/* Left, Esc: the cursor goes back to the table. */
+static enum ui_redraw leave_stack(void *state, const struct ui_model *m, const TermKeyKey *key)
+{
+    struct threads_view *v = state;
+    if (!v->in_stack) {
+        return UI_REDRAW_NONE;
+    }
+    v->in_stack = false;
+    return UI_REDRAW_VIEW;
+}
+
+/* Enter: every stack, one after the other, or the table and the selected thread's stack; on a
+ * frame of the stack, the source heat view of its function. */
 static enum ui_redraw all_stacks(void *state, const struct ui_model *m, const TermKeyKey *key)
 {
     struct threads_view *v = state;
+    if (v->in_stack) {
+        const struct snap_thread *t = selected(v, m);
+        if (t != NULL && v->frame < t->n_frames) {
+            const struct snap_frame *f = &t->frames[v->frame];
+            bool python = f->kind == SNAP_FRAME_PYTHON;
+            ui_show_heat(f->function, python ? f->file : (struct snap_str){0},
+                         python ? f->first_line : -1);
+        }
+        return UI_REDRAW_VIEW;
+    }
     if (!collect(v, m)) {
         return UI_REDRAW_NONE;
     }
@@ -467,6 +519,16 @@ static enum ui_redraw move_rows(void *state, const struct ui_model *m, const Ter
         set_anchor(v, m, v->stacks.top);
         return UI_REDRAW_VIEW;
     }
+    if (v->in_stack && v->table.cursor < v->n_rows) {
+        /* The frames, as a list of their own. */
+        const struct snap_thread *t = v->rows[v->table.cursor].t;
+        struct ui_list frames = {.cursor = v->frame, .height = v->table.height};
+        if (!ui_list_key(&frames, key, t->n_frames)) {
+            return UI_REDRAW_NONE;
+        }
+        v->frame = frames.cursor;
+        return UI_REDRAW_VIEW;
+    }
     if (ui_list_key(&v->table, key, v->n_rows)) {
         remember_selected(v);
         return UI_REDRAW_VIEW;
@@ -479,7 +541,18 @@ static const struct ui_binding KEYS[] = {
      {{UI_KEY_SYM, TERMKEY_SYM_ENTER}},
      all_stacks,
      UI_HELP_VIEWS,
-     "all stacks, scrollable / the selected thread's stack"},
+     "all stacks, scrollable / the selected thread's stack;\n"
+     "on a frame of the stack: its function's source heat view"},
+    {"Right",
+     {{UI_KEY_SYM, TERMKEY_SYM_RIGHT}},
+     enter_stack,
+     UI_HELP_VIEWS,
+     "the cursor into the selected thread's stack (frames)"},
+    {"Left, Esc",
+     {{UI_KEY_SYM, TERMKEY_SYM_LEFT}, {UI_KEY_SYM, TERMKEY_SYM_ESCAPE}},
+     leave_stack,
+     UI_HELP_VIEWS,
+     "the cursor back to the threads"},
     {NULL},
 };
 
