@@ -676,7 +676,8 @@ const struct ui_binding ui_bindings[] = {
      {{UI_KEY_CHAR, 'd'}},
      dump,
      UI_HELP_PICTURE,
-     "dump the frozen (or current) picture and its statistics to\npytop-PID-TIME.txt here"},
+     "dump the frozen (or current) picture and its statistics to\npytop-PID-TIME.txt here "
+     "(the source heat view: its annotated source)"},
     {"r", {{UI_KEY_CHAR, 'r'}}, reset, UI_HELP_PICTURE, "reset the statistics"},
     {"w",
      {{UI_KEY_CHAR, 'w'}},

@@ -370,9 +370,8 @@ static enum ui_redraw close_view(void *state, const struct ui_model *m, const Te
 }
 
 static const struct ui_binding KEYS[] = {
-    {"Esc, Left, Backspace",
-     {{UI_KEY_SYM, TERMKEY_SYM_ESCAPE}, {UI_KEY_SYM, TERMKEY_SYM_LEFT},
-      {UI_KEY_SYM, TERMKEY_SYM_BACKSPACE}, {UI_KEY_SYM, TERMKEY_SYM_DEL}},
+    {"Esc, Left",
+     {{UI_KEY_SYM, TERMKEY_SYM_ESCAPE}, {UI_KEY_SYM, TERMKEY_SYM_LEFT}},
      close_view,
      UI_HELP_VIEWS,
      "back to the view it was opened from"},
