@@ -62,7 +62,7 @@ static const char USAGE[] =
     "      --mode M          which thread-samples the statistics count: wall (all,\n"
     "                        the default), cpu (on a CPU), gil (holding the GIL),\n"
     "                        exception (raising or handling one)\n"
-    "      --active-only     read only the stack of the thread holding the GIL\n"
+    "      --active-only     read only the thread holding the GIL (and its stack)\n"
     "      --opcodes         the instruction each frame is at ([LOAD_ATTR])\n"
     "      --native          <native> frames where C code called into Python (3.12+)\n"
     "      --no-gc-frames    no <GC> frame above the call that started a collection\n"

@@ -134,6 +134,7 @@ static void configure_unwind(struct sampler *s)
     if (s->unwind != NULL) {
         unwind_set_once(s->unwind, s->opts.once);
         unwind_set_active_only(s->unwind, picks_gil_holders(&s->opts));
+        unwind_set_holder_only(s->unwind, s->opts.active_only);
         unwind_set_gc_frames(s->unwind, !s->opts.no_gc_frames);
         unwind_set_opcodes(s->unwind, s->opts.opcodes);
         unwind_set_native(s->unwind, s->opts.native);

@@ -682,6 +682,11 @@ static int unwind_interp(struct unwind *u, uint64_t interp, struct interp_fields
     return read_tasks(u, interp, in->modules, ts, n, out);
 }
 
+void unwind_set_holder_only(struct unwind *u, bool on)
+{
+    u->holder_only = on;
+}
+
 void unwind_set_active_only(struct unwind *u, bool on)
 {
     u->active_only = on;

@@ -62,6 +62,13 @@ void unwind_set_tasks(struct unwind *u, bool on);
  * default. */
 void unwind_set_active_only(struct unwind *u, bool on);
 
+/* Whether samples read only the thread state holding each interpreter's GIL, and its stack
+ * (--active-only: CPython's only_active_thread, the cheap way on thousands of threads): the
+ * other threads are not listed at all, and none while the GIL is free. Where the version does
+ * not say who holds the GIL, the whole list is read as unwind_set_active_only() does.
+ * Snapshots read every thread. Off by default. */
+void unwind_set_holder_only(struct unwind *u, bool on);
+
 /* Whether snapshots and samples list a frame of kind native ("<native>") where C code called
  * into Python: below each frame an entry shim follows in the chain, the chain going on (3.12+,
  * where the interpreter marks them; as CPython's RemoteUnwinder(native=True) places them), except

@@ -422,6 +422,17 @@ int unwind_threads_read_head(struct unwind *u, struct runtime_fields *rf, struct
         n += w;
         size_t room = PROC_IOV_MAX - n;
         size_t m = k->n < room ? k->n : room;
+        /* A sample of the GIL holders alone reads no other thread state (collect_holder()),
+         * but the last holder's ahead. */
+        u->holder_pre = false;
+        if (u->holder_only && u->snap == NULL) {
+            m = 0;
+            if (u->holder_guess != 0 && n < PROC_IOV_MAX && unwind_threads_reserve(u, 1)) {
+                iov[n++] = (struct proc_iov){u->holder_guess + u->ts_lo, u->ts_buf + u->ts_lo,
+                                             u->ts_len};
+                u->holder_pre = true;
+            }
+        }
         /* The walk that found them made room for them (unwind_threads_collect()). */
         m = unwind_threads_reserve(u, m) ? m : 0;
         for (size_t j = 0; j < m; j++) {
@@ -458,6 +469,7 @@ int unwind_threads_read_head(struct unwind *u, struct runtime_fields *rf, struct
         t->cframe_pre = ok && t->cframe_pre;
         t->tid_pre = ok && t->tid_pre;
     }
+    u->holder_pre = u->holder_pre && ok && rf->interpreters_head == k->interp;
     if (codes < u->n_code_guess) {
         u->n_code_guess = codes; /* the rest did not fit: not read ahead */
     }
@@ -690,11 +702,56 @@ static size_t guess_by_stride(struct unwind *u, size_t n, uint64_t addr)
     return n + k;
 }
 
+/* A sample of the GIL holders alone (unwind_set_holder_only(), CPython's only_active_thread):
+ * the thread state holding interpreter INTERP's GIL (its last holder while it is locked) is
+ * the one read. Returns 1, 0 when the GIL is free (or its holder is gone, or no thread), -1
+ * when the version does not say who holds it (then the whole list is read). */
+static long collect_holder(struct unwind *u, uint64_t interp, const struct interp_fields *in)
+{
+    const struct py_layout *L = u->L;
+    bool told = layout_has(L->interp.gil_holder)
+                    ? layout_has(L->interp.gil_locked)
+                    : layout_has(L->runtime.gil_holder) && layout_has(L->runtime.gil_locked);
+    /* The first walk reads the whole list: the head batches that follow read the main
+     * interpreter's fields (and the holder's thread state) ahead from where it found them. */
+    if (!told || u->known.interp == 0 || !unwind_threads_reserve(u, 1)) {
+        return -1;
+    }
+    if (in->gil_locked == 0 || in->gil_holder == 0) {
+        return 0;
+    }
+    struct pt_error e = {0};
+    uint8_t *buf = u->ts_buf;
+    bool main_interp = interp == u->known.interp;
+    bool pre = main_interp && u->holder_pre && in->gil_holder == u->holder_guess;
+    u->holder_pre = false;
+    if (main_interp) {
+        u->holder_guess = in->gil_holder;
+    }
+    if (!pre &&
+        proc_read_bytes(u->proc, in->gil_holder + u->ts_lo, buf + u->ts_lo, u->ts_len, &e) < 0) {
+        unwind_warn(u, "interpreter %" PRId64 ": the GIL holder's thread state not read: %s",
+                    (int64_t)in->id, e.msg);
+        return 0;
+    }
+    struct thread_ctx *t = &u->ts[0];
+    t->idle = false;
+    parse_thread(u, buf, in->gil_holder, in, t);
+    /* A holder that ended and was freed meanwhile names no interpreter of ours. */
+    return t->interp == interp && t->thread_id != 0 ? 1 : 0;
+}
+
 size_t unwind_threads_collect(struct unwind *u, uint64_t interp, const struct interp_fields *in,
                               bool main_interp)
 {
     const struct py_layout *L = u->L;
     size_t n = 0;
+    if (u->holder_only && u->snap == NULL) {
+        long held = collect_holder(u, interp, in);
+        if (held >= 0) {
+            return (size_t)held; /* the list the snapshots read stays known */
+        }
+    }
     size_t guessed = main_interp ? read_known_threads(u, interp) : 0;
     uint64_t addr = in->threads_head;
     for (size_t steps = 0; addr != 0 && steps <= LIMIT_THREADS; steps++) {

@@ -205,6 +205,9 @@ struct unwind {
     bool tasks_wanted;    /* unwind_set_tasks(on): NULL tasks then means out of memory */
     bool once;            /* unwind_set_once(): no read-ahead record for a next snapshot */
     bool active_only;     /* unwind_set_active_only(): samples read the GIL holders' stacks */
+    bool holder_only;     /* unwind_set_holder_only(): samples read the GIL holders alone */
+    uint64_t holder_guess; /* the main interpreter's last GIL holder: its thread state is read */
+    bool holder_pre;       /* ahead by the head batch into ts_buf's first slot (HOLDER_PRE) */
     bool no_gc_frames;    /* unwind_set_gc_frames(off) */
     bool opcodes;         /* unwind_set_opcodes(): snapshots read each frame's instruction */
     bool native;          /* unwind_set_native(): <native> frames where C called Python */
