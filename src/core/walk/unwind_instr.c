@@ -84,45 +84,82 @@ static void read_all(struct unwind *u, struct proc_iov *iov, size_t n, bool *ok)
     }
 }
 
+/* One bytecode to read for read_owners(): the frames of one code object share it. */
+struct bytecode_ref {
+    uint64_t start;
+    uint64_t limit;
+    size_t frame; /* index into u->instr */
+};
+
+static int cmp_refs(const void *pa, const void *pb)
+{
+    const struct bytecode_ref *a = pa;
+    const struct bytecode_ref *b = pb;
+    if (a->start != b->start) {
+        return a->start < b->start ? -1 : 1;
+    }
+    return (a->limit > b->limit) - (a->limit < b->limit);
+}
+
 /* 3.11 and 3.12 (T->caches): a frame's pointer may sit in an instruction's inline caches, so
- * each frame's bytecode is read whole (up to LIMIT_OPCODE_BYTES for all) and stepped through
- * from the start to the instruction that holds the unit. False when it could not be. */
+ * each code object's bytecode is read whole, once however many frames run it (up to
+ * LIMIT_OPCODE_BYTES for all), and stepped through from the start to the instruction that
+ * holds each frame's unit. False when it could not be. */
 static bool read_owners(struct unwind *u, const struct opcode_table *t, size_t n)
 {
-    size_t total = 0;
-    for (size_t i = 0; i < n; i++) {
-        struct unwind_instr *in = &u->instr[i];
-        if (in->limit == 0 || in->limit > LIMIT_OPCODE_BYTES - total) {
-            return false;
-        }
-        total += in->limit;
-    }
-    uint8_t *buf = malloc(total ? total : 1);
+    struct bytecode_ref *refs = malloc((n ? n : 1) * sizeof *refs);
+    size_t *at_of = malloc((n ? n : 1) * sizeof *at_of); /* each frame's bytecode in BUF */
     struct proc_iov *iov = malloc((n ? n : 1) * sizeof *iov);
     bool *ok = calloc(n ? n : 1, sizeof *ok);
-    bool done = buf != NULL && iov != NULL && ok != NULL;
+    size_t *region = malloc((n ? n : 1) * sizeof *region); /* each frame's read */
+    uint8_t *buf = NULL;
+    bool done = refs != NULL && at_of != NULL && iov != NULL && ok != NULL && region != NULL;
+    size_t total = 0;
+    size_t m = 0;
+    for (size_t i = 0; done && i < n; i++) {
+        refs[i] = (struct bytecode_ref){u->instr[i].start, u->instr[i].limit, i};
+        done = u->instr[i].limit != 0;
+    }
     if (done) {
-        size_t at = 0;
-        for (size_t i = 0; i < n; i++) {
-            iov[i] = (struct proc_iov){u->instr[i].start, buf + at, u->instr[i].limit};
-            at += u->instr[i].limit;
+        qsort(refs, n, sizeof *refs, cmp_refs);
+        for (size_t i = 0; i < n && done; i++) {
+            bool same = i > 0 && refs[i].start == refs[i - 1].start &&
+                        refs[i].limit == refs[i - 1].limit;
+            if (!same) {
+                done = refs[i].limit <= LIMIT_OPCODE_BYTES - total;
+                iov[m++] = (struct proc_iov){refs[i].start, NULL, refs[i].limit};
+                total += refs[i].limit;
+            }
+            region[refs[i].frame] = m - 1;
+            at_of[refs[i].frame] = total - refs[i].limit;
         }
-        read_all(u, iov, n, ok);
-        at = 0;
+    }
+    if (done && (buf = malloc(total ? total : 1)) == NULL) {
+        done = false;
+    }
+    if (done) {
+        for (size_t r = 0, at = 0; r < m; r++) {
+            iov[r].dst = buf + at;
+            at += iov[r].len;
+        }
+        read_all(u, iov, m, ok);
         for (size_t i = 0; i < n; i++) {
             struct unwind_instr *in = &u->instr[i];
-            long owner = ok[i] ? opcode_owner(t, buf + at, in->limit, in->offset) : -1;
+            const uint8_t *code = buf + at_of[i];
+            long owner = ok[region[i]] ? opcode_owner(t, code, in->limit, in->offset) : -1;
             if (owner >= 0) {
                 in->offset = (uint64_t)owner;
-                memcpy(in->unit, buf + at + owner, 2);
+                memcpy(in->unit, code + owner, 2);
                 in->ok = true;
             }
-            at += in->limit;
         }
     }
     free(buf);
+    free(refs);
+    free(at_of);
     free(iov);
     free(ok);
+    free(region);
     return done;
 }
 
