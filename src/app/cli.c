@@ -63,7 +63,8 @@ static const char USAGE[] =
     "                        the default), cpu (on a CPU), gil (holding the GIL),\n"
     "                        exception (raising or handling one)\n"
     "      --active-only     read only the thread holding the GIL (and its stack)\n"
-    "      --opcodes         the instruction each frame is at ([LOAD_ATTR])\n"
+    "      --opcodes         the instruction each frame is at ([LOAD_ATTR]), and the\n"
+    "                        source heat view's per instruction\n"
     "      --native          <native> frames where C code called into Python (3.12+)\n"
     "      --no-gc-frames    no <GC> frame above the call that started a collection\n"
     "      --blocking        pause the target while each sample is read\n"
@@ -71,6 +72,10 @@ static const char USAGE[] =
     "      --no-color        no colours (NO_COLOR is honoured too)\n"
     "  -h, --help            this help\n"
     "  -V, --version         print the version\n"
+    "\n"
+    "Live view: Tab or 1-4 switch views, h lists every key. Enter on a function\n"
+    "(Functions) or a frame (Threads, after Right) opens its source heat view: each\n"
+    "line's share of the samples, and with o or --opcodes its instructions'.\n"
     "\n"
     "Exit status: 0 success, 1 the target could not be inspected, 2 bad usage.\n";
 
