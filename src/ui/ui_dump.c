@@ -93,6 +93,20 @@ static int write_heat(const void *ctx, FILE *f, struct pt_error *err)
     return heat_write_text(d->heat, d->src, d->who, f, err);
 }
 
+struct report_dump {
+    const struct snapshot *s;
+    const struct snapshot *tasks;
+    const struct sampler_stats *st;
+    const struct snapshot_source *src;
+    const struct report_opts *opts;
+};
+
+static int write_report(const void *ctx, FILE *f, struct pt_error *err)
+{
+    const struct report_dump *d = ctx;
+    return report_write_text(d->s, d->tasks, d->st, f, d->src, d->opts, err);
+}
+
 int ui_dump_heat(const struct live_frame *f, pid_t pid, const struct sampler_heat *h,
                  const struct snapshot_source *src, char *name, size_t size, struct pt_error *err)
 {
@@ -124,22 +138,8 @@ int ui_dump_write(const struct snapshot *s, const struct snapshot *tasks,
     if (fd < 0) {
         return -1;
     }
-    FILE *f = fdopen(fd, "w");
-    if (f == NULL) {
-        int e = errno;
-        close(fd);
-        unlink(name);
-        return pt_error_set(err, PT_E_IO, e, "cannot write %s: %s", name, strerror(e));
-    }
-    int rc = report_write_text(s, tasks, st, f, src, opts, err);
-    if (fclose(f) != 0 && rc == 0) {
-        rc = pt_error_set(err, PT_E_IO, errno, "writing %s: %s", name, strerror(errno));
-    }
-    if (rc < 0) {
-        unlink(name);
-        return pt_error_prefix(err, "%s", name);
-    }
-    return 0;
+    struct report_dump d = {s, tasks, st, src, opts};
+    return write_file(fd, name, write_report, &d, err);
 }
 
 int ui_dump_frame(const struct live_frame *f, const struct cli_options *opts, double window,

@@ -107,3 +107,18 @@ const struct sampler_function *find_function(const struct sampler_stats *st, con
     }
     return NULL;
 }
+
+struct code_info code_entry(uint64_t serial, const char *qualname, int first_line)
+{
+    struct code_info c = {0};
+    c.addr = 0x1000 * serial;
+    c.serial = serial;
+    c.qualname = (char *)qualname;
+    c.qualname_len = strlen(qualname);
+    c.name = c.qualname;
+    c.name_len = c.qualname_len;
+    c.filename = (char *)FILE_NAME;
+    c.filename_len = strlen(FILE_NAME);
+    c.firstlineno = first_line;
+    return c;
+}

@@ -1,4 +1,4 @@
-/* sampler_fixture: the samplers and synthetic snapshots of test_sampler and test_sampler_window. */
+/* sampler_fixture: the samplers, synthetic snapshots and code entries of the sampler's tests. */
 #ifndef PYTOP_TESTS_UNIT_SAMPLER_FIXTURE_H
 #define PYTOP_TESTS_UNIT_SAMPLER_FIXTURE_H
 
@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/pyobj/code.h"
 #include "core/sampler/sampler.h"
 #include "core/model/snapshot.h"
 
@@ -24,5 +25,8 @@ struct snap_thread *thread_of(struct snapshot *s, size_t k);
  * first line is its name's first letter, so equal names are one function. */
 void set_stack(struct snapshot *s, struct snap_thread *t, const char *const *functions, size_t n);
 const struct sampler_function *find_function(const struct sampler_stats *st, const char *name);
+/* A code cache entry of QUALNAME (first line FIRST_LINE, in FILE_NAME, at 0x1000 * SERIAL),
+ * as compact samples name their frames; no line table. */
+struct code_info code_entry(uint64_t serial, const char *qualname, int first_line);
 
 #endif

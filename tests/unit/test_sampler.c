@@ -470,17 +470,7 @@ static void test_sampler_keeps_the_last_name_a_thread_had(void **state)
 
 static struct code_info code(uint64_t serial, const char *qualname, int first_line)
 {
-    struct code_info c = {0};
-    c.addr = 0x1000 * serial;
-    c.serial = serial;
-    c.qualname = (char *)qualname;
-    c.qualname_len = strlen(qualname);
-    c.name = c.qualname;
-    c.name_len = c.qualname_len;
-    c.filename = (char *)FILE_NAME;
-    c.filename_len = strlen(FILE_NAME);
-    c.firstlineno = first_line;
-    return c;
+    return code_entry(serial, qualname, first_line);
 }
 
 /* Adds one sample of one thread (tid 7) whose stack is CODES[0..N), innermost first. */

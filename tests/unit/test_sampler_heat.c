@@ -22,26 +22,17 @@
 #include "core/sampler/sampler_window_int.h"
 #include "core/walk/sample.h"
 #include "core/write/heat_text.h"
+#include "sampler_fixture.h"
 #include "core/model/snapshot.h"
 #include "core/model/snapshot_arena.h"
 
-static const char FILE_NAME[] = "/srv/app/work.py";
 
 /* co_lnotab of f (first line 10): bytes 0-1 on line 10, 2-3 on 11, 4 on 12. */
 static uint8_t LNOTAB[] = {2, 1, 2, 1};
 
 static struct code_info code(uint64_t serial, const char *qualname, int first_line)
 {
-    struct code_info c = {0};
-    c.addr = 0x1000 * serial;
-    c.serial = serial;
-    c.qualname = (char *)qualname;
-    c.qualname_len = strlen(qualname);
-    c.name = c.qualname;
-    c.name_len = c.qualname_len;
-    c.filename = (char *)FILE_NAME;
-    c.filename_len = strlen(FILE_NAME);
-    c.firstlineno = first_line;
+    struct code_info c = code_entry(serial, qualname, first_line);
     c.linetable = LNOTAB;
     c.linetable_len = sizeof LNOTAB;
     return c;
@@ -249,7 +240,7 @@ static void test_heat_from_snapshots_and_its_annotated_source(void **state)
     FILE *out = open_memstream(&text, &len);
     assert_int_equal(heat_write_text(h, &src, "Process 7", out, NULL), 0);
     fclose(out);
-    assert_non_null(strstr(text, "Source heat of f (\"/srv/app/work.py\", first line 10)"));
+    assert_non_null(strstr(text, "Source heat of f (\"/srv/app/worker.py\", first line 10)"));
     assert_non_null(strstr(text, "     12   66.7   100.0      body 12\n"));
     assert_non_null(strstr(text, "     13                     body 13\n"));
     assert_null(strstr(text, "x = 1"));
