@@ -40,6 +40,7 @@ struct source_view {
     size_t n_lines;   /* source lines before the filter */
     size_t hidden;    /* of them, the ones the filter hides */
     int hot;          /* the hottest line; 0 none */
+    struct heat_range range; /* the lines shown, as the last collect() found them */
 };
 
 static void *create(void)
@@ -145,6 +146,7 @@ static bool collect(struct source_view *v, const struct ui_model *m)
         return false;
     }
     struct heat_range r = heat_source_range(h, m->source);
+    v->range = r;
     for (int line = r.first; r.first > 0 && line <= r.last; line++) {
         if (!r.readable && heat_find_line(h, line) == NULL) {
             continue;
@@ -299,8 +301,7 @@ static void draw(void *state, const struct ui_model *m, WINDOW *w)
     if (!collect(v, m)) {
         return;
     }
-    struct heat_range r = heat_source_range(m->heat, m->source);
-    draw_titles(w, 1, width, m, r.readable);
+    draw_titles(w, 1, width, m, v->range.readable);
     uint64_t top = 0;
     for (size_t i = 0; i < m->heat->n_lines; i++) {
         top = m->heat->lines[i].own > top ? m->heat->lines[i].own : top;

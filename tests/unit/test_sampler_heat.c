@@ -245,6 +245,13 @@ static void test_heat_from_snapshots_and_its_annotated_source(void **state)
     assert_non_null(strstr(text, "     13                     body 13\n"));
     assert_null(strstr(text, "x = 1"));
     free(text);
+    /* A module's code: the whole file. */
+    struct sampler_heat module = *h;
+    module.function = (struct snap_str){"<module>", 8};
+    module.first_line = 1;
+    r = heat_source_range(&module, &src);
+    assert_int_equal(r.first, 1);
+    assert_int_equal(r.last, 40);
     /* Unreadable source: the counted lines alone. */
     r = heat_source_range(h, NULL);
     assert_false(r.readable);

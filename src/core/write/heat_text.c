@@ -83,15 +83,22 @@ static int body_end(const struct snapshot_source *src, const struct sampler_heat
     return last;
 }
 
-/* The module's whole file: its lines up to the bound. */
+/* The module's whole file: its last line, up to the bound, found by halving (line N exists
+ * as long as N is within the file): a few lookups however long the file. */
 static int file_end(const struct snapshot_source *src, const struct sampler_heat *h)
 {
     size_t len;
-    int last = 0;
-    while (last < HEAT_SOURCE_LINES_MAX && line_text(src, h, last + 1, &len) != NULL) {
-        last++;
+    int lo = 0; /* a line that exists (0: none known) */
+    int hi = HEAT_SOURCE_LINES_MAX + 1; /* one that does not, or past the bound */
+    while (hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        if (line_text(src, h, mid, &len) != NULL) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
     }
-    return last;
+    return lo;
 }
 
 struct heat_range heat_source_range(const struct sampler_heat *h, const struct snapshot_source *src)
