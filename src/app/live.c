@@ -307,12 +307,9 @@ static void apply_heat(struct live *l, const struct requests *rq, double now)
     }
     const struct live_heat_key *k = &rq->heat;
     l->heat_no = k->no;
-    l->heat_on = k->on && sampler_set_heat(l->sampler, k->function, k->function_len,
-                                           k->has_file ? k->file : NULL, k->file_len,
-                                           k->first_line, now, NULL) == 0;
-    if (!k->on) {
-        sampler_set_heat(l->sampler, NULL, 0, NULL, 0, 0, now, NULL);
-    }
+    int rc = sampler_set_heat(l->sampler, k->on ? k->function : NULL, k->function_len,
+                              k->has_file ? k->file : NULL, k->file_len, k->first_line, now, NULL);
+    l->heat_on = k->on && rc == 0;
     l->next_frame = now;
 }
 

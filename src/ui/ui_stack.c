@@ -252,21 +252,16 @@ static void draw_frame(WINDOW *w, int width, const struct snap_frame *f, bool se
                        const struct ui_model *m)
 {
     const struct ui_style *st = m->style;
+    bool hit = m->filter[0] != '\0' && ui_stack_frame_matches(f, m->filter);
+    wattrset(w, st->attr[selected ? UI_SELECTED : hit ? UI_MATCH : UI_NORMAL]);
     if (selected) {
         /* The whole row in the cursor's attribute, a marker first (seen without colours). */
         int y = getcury(w);
-        wattrset(w, st->attr[UI_SELECTED]);
         mvwhline(w, y, 0, ' ', width);
         wmove(w, y, 0);
-        waddstr(w, "> ");
-        draw_frame_body(w, width, f, true, m);
-        wattrset(w, st->attr[UI_NORMAL]);
-        return;
     }
-    bool hit = m->filter[0] != '\0' && ui_stack_frame_matches(f, m->filter);
-    wattrset(w, st->attr[hit ? UI_MATCH : UI_NORMAL]);
-    waddstr(w, "  ");
-    draw_frame_body(w, width, f, false, m);
+    waddstr(w, selected ? "> " : "  ");
+    draw_frame_body(w, width, f, selected, m);
 }
 
 /* Draws line K of S's text (see ui_stack_text_lines()) on row Y. */

@@ -48,6 +48,9 @@ struct sampler_heat_state *heat_new(const char *function, size_t function_len, c
     h->first_line = first_line;
     h->L = L;
     h->func_index = SAMPLER_TABLE_NONE;
+    for (size_t i = 0; i < SAMPLER_BUCKETS; i++) {
+        h->buckets[i].number = INT64_MIN; /* empty, and nothing to zero */
+    }
     heat_clear(h, asked);
     return h;
 }
@@ -68,23 +71,7 @@ void heat_free(struct sampler_heat_state *h)
     free(h);
 }
 
-void heat_clear(struct sampler_heat_state *h, double now)
-{
-    for (size_t i = 0; i < SAMPLER_BUCKETS; i++) {
-        struct heat_bucket *b = &h->buckets[i];
-        b->number = INT64_MIN;
-        b->thread_samples = b->own = b->total = 0;
-        if (b->cap > 0) {
-            memset(b->own_c, 0, b->cap * sizeof *b->own_c);
-            memset(b->total_c, 0, b->cap * sizeof *b->total_c);
-        }
-    }
-    /* Entries stay (their counts are the buckets'); the code objects and memo too. */
-    h->newest = INT64_MIN;
-    h->cur = NULL;
-    h->asked = now;
-}
-
+/* Takes what bucket B holds off it (counts past the entries made so far are always zero). */
 static void bucket_empty(struct sampler_heat_state *h, struct heat_bucket *b)
 {
     if (b->number == INT64_MIN) {
@@ -98,6 +85,18 @@ static void bucket_empty(struct sampler_heat_state *h, struct heat_bucket *b)
     b->thread_samples = b->own = b->total = 0;
     b->number = INT64_MIN;
 }
+
+void heat_clear(struct sampler_heat_state *h, double now)
+{
+    for (size_t i = 0; i < SAMPLER_BUCKETS; i++) {
+        bucket_empty(h, &h->buckets[i]);
+    }
+    /* Entries stay (their counts are the buckets'); the code objects and memo too. */
+    h->newest = INT64_MIN;
+    h->cur = NULL;
+    h->asked = now;
+}
+
 
 static struct heat_bucket *bucket_slot(struct sampler_heat_state *h, int64_t number)
 {
@@ -336,6 +335,19 @@ static int cmp_instrs(const void *a, const void *b)
     return (x->offset > y->offset) - (x->offset < y->offset);
 }
 
+/* Adds the specialised form FORM to OUT's, once. */
+static void add_form(struct sampler_heat_instr *out, const char *form)
+{
+    for (size_t j = 0; j < out->n_forms; j++) {
+        if (strcmp(out->forms[j], form) == 0) {
+            return;
+        }
+    }
+    if (out->n_forms < SAMPLER_HEAT_FORMS) {
+        out->forms[out->n_forms++] = form;
+    }
+}
+
 /* Remembers that entry E's instruction was seen as code unit OP. */
 static void note_seen(struct heat_entry *e, int op)
 {
@@ -369,13 +381,7 @@ static void name_instr(struct heat_entry *e, const struct opcode_table *t, const
         }
         out->name = d.base_name;
         if (d.specialised != NULL) {
-            bool dup = false;
-            for (size_t j = 0; j < out->n_forms; j++) {
-                dup = dup || strcmp(out->forms[j], d.specialised) == 0;
-            }
-            if (!dup && out->n_forms < SAMPLER_HEAT_FORMS) {
-                out->forms[out->n_forms++] = d.specialised;
-            }
+            add_form(out, d.specialised);
         }
     }
 }
@@ -390,13 +396,7 @@ static size_t merge_instrs(struct sampler_heat_instr *in, size_t n)
             in[m - 1].own += in[i].own;
             in[m - 1].total += in[i].total; /* one stack at both: at most counted twice */
             for (size_t k = 0; k < in[i].n_forms; k++) {
-                bool dup = false;
-                for (size_t j = 0; j < in[m - 1].n_forms; j++) {
-                    dup = dup || strcmp(in[m - 1].forms[j], in[i].forms[k]) == 0;
-                }
-                if (!dup && in[m - 1].n_forms < SAMPLER_HEAT_FORMS) {
-                    in[m - 1].forms[in[m - 1].n_forms++] = in[i].forms[k];
-                }
+                add_form(&in[m - 1], in[i].forms[k]);
             }
             if (in[m - 1].name == NULL) {
                 in[m - 1].name = in[i].name;

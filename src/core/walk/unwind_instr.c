@@ -108,12 +108,11 @@ static int cmp_refs(const void *pa, const void *pb)
 static bool read_owners(struct unwind *u, const struct opcode_table *t, size_t n)
 {
     struct bytecode_ref *refs = malloc((n ? n : 1) * sizeof *refs);
-    size_t *at_of = malloc((n ? n : 1) * sizeof *at_of); /* each frame's bytecode in BUF */
     struct proc_iov *iov = malloc((n ? n : 1) * sizeof *iov);
     bool *ok = calloc(n ? n : 1, sizeof *ok);
     size_t *region = malloc((n ? n : 1) * sizeof *region); /* each frame's read */
     uint8_t *buf = NULL;
-    bool done = refs != NULL && at_of != NULL && iov != NULL && ok != NULL && region != NULL;
+    bool done = refs != NULL && iov != NULL && ok != NULL && region != NULL;
     size_t total = 0;
     size_t m = 0;
     for (size_t i = 0; done && i < n; i++) {
@@ -131,7 +130,6 @@ static bool read_owners(struct unwind *u, const struct opcode_table *t, size_t n
                 total += refs[i].limit;
             }
             region[refs[i].frame] = m - 1;
-            at_of[refs[i].frame] = total - refs[i].limit;
         }
     }
     if (done && (buf = malloc(total ? total : 1)) == NULL) {
@@ -145,7 +143,7 @@ static bool read_owners(struct unwind *u, const struct opcode_table *t, size_t n
         read_all(u, iov, m, ok);
         for (size_t i = 0; i < n; i++) {
             struct unwind_instr *in = &u->instr[i];
-            const uint8_t *code = buf + at_of[i];
+            const uint8_t *code = iov[region[i]].dst;
             long owner = ok[region[i]] ? opcode_owner(t, code, in->limit, in->offset) : -1;
             if (owner >= 0) {
                 in->offset = (uint64_t)owner;
@@ -156,7 +154,6 @@ static bool read_owners(struct unwind *u, const struct opcode_table *t, size_t n
     }
     free(buf);
     free(refs);
-    free(at_of);
     free(iov);
     free(ok);
     free(region);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/util/error.h"
+#include "core/util/strbuf.h"
 
 static const char *line_text(const struct snapshot_source *src, const struct sampler_heat *h,
                              int line, size_t *len)
@@ -157,99 +158,99 @@ double heat_pct(const struct sampler_heat *h, uint64_t part)
     return h->thread_samples > 0 ? 100.0 * (double)part / (double)h->thread_samples : 0;
 }
 
-/* Bytes printed as they are, but control characters as '?'. */
-static void put_clean(FILE *out, const char *p, size_t len)
-{
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)p[i];
-        fputc(c < 0x20 && c != '\t' ? '?' : c == 0x7f ? '?' : c, out);
-    }
-}
-
-static void write_instrs(const struct sampler_heat *h, int line, FILE *out)
+/* Each instruction of LINE counted: its shares, offset, name and the forms seen. */
+static void write_instrs(const struct sampler_heat *h, int line, struct strbuf *sb)
 {
     for (size_t i = 0; i < h->n_instrs; i++) {
         const struct sampler_heat_instr *in = &h->instrs[i];
         if (in->line != line) {
             continue;
         }
-        fprintf(out, "        %6.1f %7.1f     @%-5u %s", heat_pct(h, in->own),
-                heat_pct(h, in->total), (unsigned)in->offset, in->name ? in->name : "?");
+        strbuf_printf(sb, "        %6.1f %7.1f     @%-5u %s", heat_pct(h, in->own),
+                      heat_pct(h, in->total), (unsigned)in->offset, in->name ? in->name : "?");
         for (size_t k = 0; k < in->n_forms; k++) {
-            fprintf(out, "%s%s", k == 0 ? " (" : ", ", in->forms[k]);
+            strbuf_printf(sb, "%s%s", k == 0 ? " (" : ", ", in->forms[k]);
         }
-        fputs(in->n_forms > 0 ? ")\n" : "\n", out);
+        strbuf_puts(sb, in->n_forms > 0 ? ")\n" : "\n");
     }
 }
 
 static void write_line(const struct sampler_heat *h, const struct snapshot_source *src, int line,
-                       FILE *out)
+                       struct strbuf *sb)
 {
     const struct sampler_heat_line *c = heat_find_line(h, line);
     if (c != NULL) {
-        fprintf(out, "%7d %6.1f %7.1f  ", line, heat_pct(h, c->own), heat_pct(h, c->total));
+        strbuf_printf(sb, "%7d %6.1f %7.1f  ", line, heat_pct(h, c->own), heat_pct(h, c->total));
     } else {
-        fprintf(out, "%7d %6s %7s  ", line, "", "");
+        strbuf_printf(sb, "%7d %6s %7s  ", line, "", "");
     }
     size_t len = 0;
     const char *t = line_text(src, h, line, &len);
     if (t != NULL) {
-        put_clean(out, t, len);
+        strbuf_text(sb, t, len); /* the target's file: escaped as every name pytop writes */
     }
-    fputc('\n', out);
+    strbuf_puts(sb, "\n");
     if (c != NULL) {
-        write_instrs(h, line, out);
+        write_instrs(h, line, sb);
     }
 }
 
 int heat_write_text(const struct sampler_heat *h, const struct snapshot_source *src,
                     const char *who, FILE *out, struct pt_error *err)
 {
-    fputs("Source heat of ", out);
-    put_clean(out, h->function.ptr, h->function.len);
-    fputs(" (", out);
+    struct strbuf sb = {0};
+    int write_errno = 0;
+    strbuf_puts(&sb, "Source heat of ");
+    strbuf_text(&sb, h->function.ptr, h->function.len);
+    strbuf_puts(&sb, " (");
     if (h->file.ptr != NULL) {
-        fputc('"', out);
-        put_clean(out, h->file.ptr, h->file.len);
-        fputc('"', out);
+        strbuf_text_quoted(&sb, h->file.ptr, h->file.len);
     } else {
-        fputs("file unknown", out);
+        strbuf_puts(&sb, "file unknown");
     }
-    fprintf(out, ", first line %d)\n", h->first_line);
+    strbuf_printf(&sb, ", first line %d)\n", h->first_line);
     if (who != NULL) {
-        fprintf(out, "%s\n", who);
+        strbuf_printf(&sb, "%s\n", who);
     }
-    fprintf(out,
-            "Mode %s: %llu thread-samples%s over %.1f s; the function was running in %.1f %% "
-            "(own) and on the stack in %.1f %% (total)\n",
-            sampler_mode_name(h->mode), (unsigned long long)h->thread_samples,
-            sampler_mode_words(h->mode), h->span_s, heat_pct(h, h->own), heat_pct(h, h->total));
-    fputs("Each line's OWN% is the share of thread-samples running it, TOTAL% of those with it on "
-          "the stack.\n",
-          out);
+    strbuf_printf(&sb,
+                  "Mode %s: %llu thread-samples%s over %.1f s; the function was running in "
+                  "%.1f %% (own) and on the stack in %.1f %% (total)\n",
+                  sampler_mode_name(h->mode), (unsigned long long)h->thread_samples,
+                  sampler_mode_words(h->mode), h->span_s, heat_pct(h, h->own),
+                  heat_pct(h, h->total));
+    strbuf_puts(&sb, "Each line's OWN% is the share of thread-samples running it, TOTAL% of those "
+                     "with it on the stack.\n");
     struct heat_range r = heat_source_range(h, src);
     if (!r.readable) {
-        fputs("The source could not be read: only the counted lines are listed.\n", out);
+        strbuf_puts(&sb, "The source could not be read: only the counted lines are listed.\n");
     }
     if (h->truncated) {
-        fputs("Some lines or code objects were left out (bounds).\n", out);
+        strbuf_puts(&sb, "Some lines or code objects were left out (bounds).\n");
     }
     if (h->instr_note[0] != '\0') {
-        fprintf(out, "Instructions not named: %s.\n", h->instr_note);
+        strbuf_printf(&sb, "Instructions not named: %s.\n", h->instr_note);
     }
-    fprintf(out, "\n%7s %6s %7s  %s\n", "LINE", "OWN%", "TOTAL%", "SOURCE");
+    strbuf_printf(&sb, "\n%7s %6s %7s  %s\n", "LINE", "OWN%", "TOTAL%", "SOURCE");
     const struct sampler_heat_line *unknown = heat_find_line(h, -1);
     if (unknown != NULL) {
-        fprintf(out, "%7s %6.1f %7.1f  (line unknown)\n", "?", heat_pct(h, unknown->own),
-                heat_pct(h, unknown->total));
+        strbuf_printf(&sb, "%7s %6.1f %7.1f  (line unknown)\n", "?", heat_pct(h, unknown->own),
+                      heat_pct(h, unknown->total));
     }
     for (int line = r.first; r.first > 0 && line <= r.last; line++) {
         if (r.readable || heat_find_line(h, line) != NULL) {
-            write_line(h, src, line, out);
+            write_line(h, src, line, &sb);
+            strbuf_drain(&sb, out, STRBUF_DRAIN_AT, &write_errno);
         }
     }
-    if (ferror(out)) {
-        return pt_error_set(err, PT_E_IO, errno, "write: %s", strerror(errno));
+    bool failed = sb.failed;
+    strbuf_drain(&sb, out, 0, &write_errno);
+    strbuf_free(&sb);
+    if (failed) {
+        return pt_error_set(err, PT_E_NOMEM, 0, "annotated source");
+    }
+    if (write_errno != 0 || ferror(out)) {
+        int e = write_errno != 0 ? write_errno : EIO;
+        return pt_error_set(err, PT_E_IO, e, "write: %s", strerror(e));
     }
     return 0;
 }

@@ -35,8 +35,8 @@ double heat_pct(const struct sampler_heat *h, uint64_t part);
 
 /* Writes H as annotated source: a header naming the function, what the shares are of, the
  * mode and span (WHO: a line naming the process, or NULL), then each line shown with its own
- * and total shares and its text, and under each its instructions when H has them. Errors:
- * PT_E_IO. */
+ * and total shares and its text (escaped as every target string pytop writes), and under
+ * each its instructions when H has them. Errors: PT_E_IO, PT_E_NOMEM. */
 int heat_write_text(const struct sampler_heat *h, const struct snapshot_source *src,
                     const char *who, FILE *out, struct pt_error *err);
 
