@@ -62,4 +62,14 @@ start_pytop -p "$TARGET_PID" --mode gil --active-only
 wait_for 'alpha-spinner'
 wait_for 'mode gil \(GIL holder only\)'
 shows 'beta-sleeper' || fail "--active-only: the sleeper is no longer listed"
+# The spinner's %CPU (the kernel's CPU time) runs on between its turns with the GIL, over the
+# sliding window: a share of one busy thread, never lost nor piled up.
+for i in 1 2 3 4 5; do
+    sleep 1
+    # The state may be two words ("GIL CPU"): %CPU is the second of the share columns.
+    c=$(screen | grep -E '^ *[0-9]+ alpha-spinner ' | head -1 |
+        awk '{n = 0; for (i = 3; i <= NF; i++) if ($i ~ /^([0-9.]+|-)$/ && ++n == 2) {print $i; exit}}')
+    awk -v c="$c" 'BEGIN {exit !(c + 0 >= 1 && c + 0 <= 110)}' ||
+        fail "--active-only: alpha-spinner's %CPU is '$c', not a share of a busy thread"
+done
 pass

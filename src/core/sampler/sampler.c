@@ -273,13 +273,26 @@ static void cpu_commit(struct sampler *s, size_t n)
     s->n_cpu = n;
 }
 
-/* The CPU time of each thread of SMP since the last look. */
+/* The CPU time of each thread of SMP since the last look, and of each thread looked at last
+ * time that SMP lacks but the window still holds: a sample of the GIL holder alone
+ * (--active-only) lists a thread only while it holds the GIL, and its time must run on
+ * between its turns. */
 static void read_cpu(struct sampler *s, const struct sample *smp, double now)
 {
     size_t n = 0;
     for (size_t i = 0; i < smp->n_threads; i++) {
         const struct sample_thread *t = &smp->threads[i];
         account_cpu(s, t->interp_id, t->tid, t->thread_id, now, &n);
+    }
+    size_t listed = n;
+    qsort(s->cpu_next, listed, sizeof *s->cpu_next, cmp_seen);
+    for (size_t i = 0; i < s->n_cpu; i++) {
+        const struct cpu_seen *c = &s->cpu[i];
+        if (bsearch(c, s->cpu_next, listed, sizeof *s->cpu_next, cmp_seen) == NULL &&
+            sampler_table_find_thread(&s->window.table, c->interp_id, c->tid, c->thread_id) !=
+                SAMPLER_TABLE_NONE) {
+            account_cpu(s, c->interp_id, c->tid, c->thread_id, now, &n);
+        }
     }
     cpu_commit(s, n);
 }

@@ -75,7 +75,9 @@ static void bucket_expire(struct sampler_window *w, struct sampler_window_bucket
         th->cpu -= d->cpu;
         th->gc -= d->gc;
         th->cpu_ns -= d->cpu_ns;
-        if (th->seen == 0) {
+        /* An entry lives while a bucket holds its samples or its CPU time (a thread no sample
+         * lists, as --active-only's between its turns, still has its time added). */
+        if (th->seen == 0 && th->cpu_ns == 0) {
             sampler_table_drop_thread(t, d->thread);
         }
     }

@@ -258,8 +258,8 @@ static void text_sampling(struct strbuf *sb, const struct sampler_stats *st)
                                                     : "only thread-samples",
                       sampler_mode_words(st->mode), st->mode == SAMPLER_MODE_WALL ? "" : " count");
         if (st->active_only) {
-            strbuf_puts(sb, "Active only: each sample reads the stack of the thread holding the "
-                            "GIL, no other\n");
+            strbuf_puts(sb, "Active only: each sample reads the thread holding the GIL (its "
+                            "state and stack), no other\n");
         }
     }
     if (st->last_error.ptr != NULL) {

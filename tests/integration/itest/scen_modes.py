@@ -122,6 +122,12 @@ def check_modes(ctx, py, proc, outfile, log_path, workdir, notes):
                                         "GIL, has %r samples" % (role, counted.get(role))))
         if not counted.get("spinner"):
             problems.append(Problem("--active-only: the spinner has no samples"))
+        # Its kernel CPU time runs on between its turns with the GIL (it spins throughout).
+        by_tid = {t.get("tid"): t for _, t in all_threads(doc)}
+        spin_cpu = (by_tid.get(roles["spinner"]) or {}).get("cpu_pct")
+        if not isinstance(spin_cpu, (int, float)) or not 1 <= spin_cpu <= 110:
+            problems.append(Problem("--active-only: the spinner's cpu_pct is %r, not a share of "
+                                    "a busy thread" % (spin_cpu,)))
         notes.append("active-only: %s" % ", ".join("%s %s" % kv for kv in sorted(counted.items())))
     text = pytop_batch(ctx, proc.pid, ["-n", "1", "-d", "0.5", "--mode", "cpu"]).stdout.decode(
         "utf-8", "replace")
