@@ -122,7 +122,33 @@ static bool copy_thread(struct copier *c, struct snap_thread *out, const struct 
     bool ok = true;
     *out = *t;
     out->frames = t->n_frames > 0 ? copy_frames(c, t->frames, t->n_frames, &ok) : NULL;
-    return ok && copy_str(c, &out->name, t->name);
+    const struct snap_wait *w = &t->wait;
+    return ok && copy_str(c, &out->name, t->name) && copy_str(c, &out->wait.syscall, w->syscall) &&
+           copy_str(c, &out->wait.object, w->object) &&
+           copy_str(c, &out->wait.variable, w->variable) && copy_str(c, &out->wait.via, w->via) &&
+           copy_str(c, &out->wait.reason, w->reason);
+}
+
+static bool copy_deadlocks(struct snapshot *d, const struct snapshot *s)
+{
+    d->deadlocks = snapshot_alloc_array(d, s->n_deadlocks, sizeof *d->deadlocks);
+    if (d->deadlocks == NULL) {
+        return false;
+    }
+    for (size_t i = 0; i < s->n_deadlocks; i++) {
+        const struct snap_deadlock *from = &s->deadlocks[i];
+        struct snap_deadlock *to = &d->deadlocks[i];
+        to->threads = snapshot_alloc_array(d, from->n, sizeof *to->threads);
+        to->locks = snapshot_alloc_array(d, from->n, sizeof *to->locks);
+        if (to->threads == NULL || to->locks == NULL) {
+            return false;
+        }
+        memcpy(to->threads, from->threads, from->n * sizeof *to->threads);
+        memcpy(to->locks, from->locks, from->n * sizeof *to->locks);
+        to->n = from->n;
+        d->n_deadlocks = i + 1;
+    }
+    return true;
 }
 
 static bool copy_task(struct copier *c, struct snap_task *out, const struct snap_task *t)
@@ -229,6 +255,10 @@ struct snapshot *snapcopy_all(const struct snapshot *s, struct pt_error *err)
         for (size_t i = 0; ok && i < s->n_interps; i++) {
             ok = copy_interp(&c, &d->interps[i], &s->interps[i]);
         }
+    }
+    d->waits_present = s->waits_present;
+    if (ok && s->n_deadlocks > 0) {
+        ok = copy_deadlocks(d, s);
     }
     if (ok && s->warnings != NULL && s->n_warnings > 0) {
         d->warnings = snapshot_alloc_array(d, s->n_warnings, sizeof *d->warnings);

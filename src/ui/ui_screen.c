@@ -10,6 +10,7 @@
 
 #include "core/sampler/sampler.h"
 #include "core/model/snapshot.h"
+#include "core/model/snapshot_words.h"
 #include "app/live.h"
 #include "ui/ui_text.h"
 
@@ -23,6 +24,35 @@ static void right_marker(WINDOW *w, int y, int width, const char *text, const st
     wmove(w, y, width - len - 1);
     ui_text_puts(w, text, len, st);
     wattrset(w, st->attr[UI_NORMAL]);
+}
+
+/* "DEADLOCK rl-a -> rl-b -> rl-a" for the first cycle of threads waiting for each other (its
+ * names as the stack titles give them; "+N" more cycles), after the markers in BUF. */
+static void deadlock_marker(char *buf, size_t size, const struct snapshot *snap)
+{
+    if (snap->n_deadlocks == 0) {
+        return;
+    }
+    const struct snap_deadlock *d = &snap->deadlocks[0];
+    size_t n = strlen(buf);
+    snprintf(buf + n, size - n, "%sDEADLOCK", n > 0 ? " " : "");
+    for (size_t k = 0; k <= d->n && k < 8; k++) {
+        const struct snap_thread *t = snapshot_find_thread(snap, d->threads[k % d->n]);
+        char name[48];
+        /* The name's bytes: the marker is drawn by ui_text_puts(), which escapes them. */
+        if (t != NULL && t->name.ptr != NULL) {
+            snprintf(name, sizeof name, "%.*s", (int)(t->name.len < 40 ? t->name.len : 40),
+                     t->name.ptr);
+        } else {
+            snprintf(name, sizeof name, "%d", (int)d->threads[k % d->n]);
+        }
+        n = strlen(buf);
+        snprintf(buf + n, size - n, "%s%s", k == 0 ? " " : " -> ", name);
+    }
+    if (snap->n_deadlocks > 1) {
+        n = strlen(buf);
+        snprintf(buf + n, size - n, " +%zu", snap->n_deadlocks - 1);
+    }
 }
 
 static void header_line1(WINDOW *w, const struct ui_screen *s, int width, const struct ui_style *st)
@@ -40,6 +70,9 @@ static void header_line1(WINDOW *w, const struct ui_screen *s, int width, const 
     if (s->frozen) {
         size_t n = strlen(marker);
         snprintf(marker + n, sizeof marker - n, "%sFROZEN", n > 0 ? " " : "");
+    }
+    if (s->frame != NULL && s->frame->snap != NULL) {
+        deadlock_marker(marker, sizeof marker, s->frame->snap);
     }
     int room = width - (marker[0] != '\0' ? (int)strlen(marker) + 2 : 0);
     wmove(w, 0, 0);

@@ -155,11 +155,56 @@ void ui_stack_rule_end(WINDOW *w, int width, const struct ui_style *st)
     wattrset(w, st->attr[UI_NORMAL]);
 }
 
+bool ui_stack_in_deadlock(const struct snapshot *s, const struct snap_thread *t)
+{
+    for (size_t i = 0; s != NULL && i < s->n_deadlocks; i++) {
+        for (size_t k = 0; k < s->deadlocks[i].n; k++) {
+            if (s->deadlocks[i].threads[k] == t->tid) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+enum ui_attr ui_stack_wait_attr(const struct snapshot *s, const struct snap_thread *t)
+{
+    if (ui_stack_in_deadlock(s, t)) {
+        return UI_ALERT;
+    }
+    switch (t->wait.kind) {
+    case SNAP_WAIT_GIL:
+        return UI_WAIT;
+    case SNAP_WAIT_RUNNING:
+        return UI_CPU;
+    default:
+        return UI_NORMAL;
+    }
+}
+
+/* The second head line: what the thread waits for, in full. */
+static void thread_wait(WINDOW *w, int width, const struct snap_thread *t,
+                        const struct ui_model *m)
+{
+    const struct ui_style *st = m->style;
+    char text[600];
+    snapshot_wait_text(m->snap, t, false, text, sizeof text);
+    wattrset(w, st->attr[UI_DIM]);
+    ui_text_puts(w, "  Waiting for: ", width, st);
+    wattrset(w, st->attr[ui_stack_wait_attr(m->snap, t)]);
+    ui_text_puts(w, text, width - getcurx(w), st);
+    wattrset(w, st->attr[UI_NORMAL]);
+}
+
 static void thread_title(WINDOW *w, int width, size_t line, const void *ctx,
                          const struct ui_model *m)
 {
     const struct snap_thread *t = ctx;
     const struct ui_style *st = m->style;
+    if (line == 1) {
+        thread_wait(w, width, t, m);
+        return;
+    }
     char words[160];
     snapshot_thread_state_words(t, words, sizeof words);
     /* The text stops short of the last column: ending on it would put the cursor on the next
@@ -184,7 +229,7 @@ static void thread_title(WINDOW *w, int width, size_t line, const void *ctx,
 static struct ui_stack_text thread_text(const struct snap_thread *t)
 {
     struct ui_stack_text s = {
-        .n_head = 1,
+        .n_head = t->wait.kind != SNAP_WAIT_NONE ? 2 : 1,
         .head = thread_title,
         .ctx = t,
         .frames = t->frames,

@@ -45,6 +45,11 @@ struct ui_stack_text {
     size_t cursor;         /* 1 + the frame under a cursor (drawn selected); 0 none */
 };
 
+/* Whether thread T of S is in one of S's deadlock cycles. */
+bool ui_stack_in_deadlock(const struct snapshot *s, const struct snap_thread *t);
+/* How T's wait is drawn: in the alert colour when it is part of a deadlock. */
+enum ui_attr ui_stack_wait_attr(const struct snapshot *s, const struct snap_thread *t);
+
 /* The lines ui_stack_text_draw() takes for S with room to spare. */
 size_t ui_stack_text_lines(const struct ui_stack_text *s, const struct ui_model *m);
 

@@ -8,6 +8,7 @@
 
 #include "core/sampler/sampler.h"
 #include "core/model/snapshot.h"
+#include "core/model/snapshot_words.h"
 #include "ui/ui_keys.h"
 #include "ui/ui_list.h"
 #include "ui/ui_sort.h"
@@ -23,21 +24,25 @@ enum sort_key {
     SORT_GIL,
     SORT_CPU,
     SORT_GC,
+    SORT_WAIT,
     SORT_FUNCTION,
     SORT_KEYS
 };
 
-static const char *const SORT_TITLES[SORT_KEYS] = {"TID",  "NAME", "STATE",   "%GIL",
-                                                   "%CPU", "%GC",  "FUNCTION"};
+static const char *const SORT_TITLES[SORT_KEYS] = {"TID",  "NAME", "STATE", "%GIL",
+                                                   "%CPU", "%GC",  "WAIT",  "FUNCTION"};
 
 enum {
     NAME_MIN = 10,     /* the name column never narrower (then names are cut) */
     NAME_MAX = 32,     /* nor wider (the stack's title has the whole name) */
     FUNCTION_MIN = 22, /* the name column grows only while the function keeps this */
+    WAIT_MIN = 12,     /* the wait column, when there is room for it at all */
+    WAIT_MAX = 48,     /* the stack's head line has the whole wait */
 };
 
 /* One thread of the table, with what it needs to be sorted. */
 struct row {
+    const struct snapshot *snap;
     const struct snap_thread *t;
     const struct sampler_thread *st; /* NULL: not in the statistics' window */
     int64_t interp;
@@ -131,6 +136,19 @@ static double sort_share(const struct sampler_thread *st, enum sort_key k)
     return isnan(p) ? -0.5 : p;
 }
 
+/* Deadlocked first, then locks, the GIL, I/O, sleeps, the unknown, the running. */
+static int wait_rank(const struct snapshot *s, const struct snap_thread *t)
+{
+    static const int rank[] = {
+        [SNAP_WAIT_NONE] = 7,  [SNAP_WAIT_LOCK] = 1,  [SNAP_WAIT_GIL] = 2,     [SNAP_WAIT_IO] = 3,
+        [SNAP_WAIT_SLEEP] = 4, [SNAP_WAIT_UNKNOWN] = 5, [SNAP_WAIT_RUNNING] = 6,
+    };
+    if (ui_stack_in_deadlock(s, t)) {
+        return 0;
+    }
+    return (size_t)t->wait.kind < sizeof rank / sizeof *rank ? rank[t->wait.kind] : 7;
+}
+
 static int compare_rows(const void *pa, const void *pb)
 {
     const struct row *a = pa;
@@ -149,6 +167,14 @@ static int compare_rows(const void *pa, const void *pb)
         /* Busiest first unless inverted. */
         c = (sort_share(a->st, a->sort) < sort_share(b->st, a->sort)) -
             (sort_share(a->st, a->sort) > sort_share(b->st, a->sort));
+        break;
+    case SORT_WAIT:
+        /* Deadlocked first, then by kind, the longest waits first within a kind. */
+        c = (wait_rank(a->snap, a->t) > wait_rank(b->snap, b->t)) -
+            (wait_rank(a->snap, a->t) < wait_rank(b->snap, b->t));
+        if (c == 0) {
+            c = (a->t->wait.since < b->t->wait.since) - (a->t->wait.since > b->t->wait.since);
+        }
         break;
     case SORT_FUNCTION:
         c = snapshot_str_compare(ui_stack_top_function(a->t), ui_stack_top_function(b->t),
@@ -187,7 +213,8 @@ static bool collect(struct threads_view *v, const struct ui_model *m)
                 m->stats != NULL ? sampler_stats_find_thread(m->stats, in->id, t->tid, t->thread_id)
                                  : NULL;
             v->rows[v->n_rows++] =
-                (struct row){t, st, in->id, (enum sort_key)v->order.column, v->order.invert};
+                (struct row){m->snap, t, st, in->id, (enum sort_key)v->order.column,
+                             v->order.invert};
         }
     }
     if (v->n_rows > 1) {
@@ -232,7 +259,14 @@ static struct columns columns_for(const struct threads_view *v, int width,
     int tid = 4; /* "TID" and the sort marker */
     int name = 5;
     int state = 6;
+    int wait = 0;
     for (size_t i = 0; i < v->n_rows; i++) {
+        if (v->rows[i].t->wait.kind != SNAP_WAIT_NONE) {
+            char words[WAIT_MAX * 4];
+            snapshot_wait_text(v->rows[i].snap, v->rows[i].t, true, words, sizeof words);
+            int n = ui_text_width(ui_text_str(words), st);
+            wait = n > wait ? n : wait < 4 ? 4 : wait;
+        }
         char text[64];
         int n = snprintf(text, sizeof text, "%d", (int)v->rows[i].t->tid);
         tid = n > tid ? n : tid;
@@ -246,17 +280,24 @@ static struct columns columns_for(const struct threads_view *v, int width,
     c.w[SORT_TID] = tid;
     c.w[SORT_STATE] = state;
     c.w[SORT_GIL] = c.w[SORT_CPU] = c.w[SORT_GC] = 5;
-    /* Everything but the name and the function: the marker, the numbers and the gaps. */
+    /* Everything but the name, the wait and the function: the marker, the numbers and the
+     * gaps. */
     int fixed = 1 + tid + 1 + 1 + state + 1 + 3 * 5 + 2 + 2;
     int room = width - fixed - FUNCTION_MIN;
     c.w[SORT_NAME] = name < room ? name : room > NAME_MIN ? room : NAME_MIN;
+    /* The wait gets what the name leaves, up to its widest text; none when that is too
+     * little (the stack's head line still says it). */
+    room -= c.w[SORT_NAME] + 1;
+    wait = wait > WAIT_MAX ? WAIT_MAX : wait;
+    c.w[SORT_WAIT] = wait == 0 || room < WAIT_MIN ? 0 : wait < room ? wait : room;
     c.x[SORT_TID] = 1;
     c.x[SORT_NAME] = c.x[SORT_TID] + c.w[SORT_TID] + 1;
     c.x[SORT_STATE] = c.x[SORT_NAME] + c.w[SORT_NAME] + 1;
     c.x[SORT_GIL] = c.x[SORT_STATE] + c.w[SORT_STATE] + 1;
     c.x[SORT_CPU] = c.x[SORT_GIL] + c.w[SORT_GIL] + 1;
     c.x[SORT_GC] = c.x[SORT_CPU] + c.w[SORT_CPU] + 1;
-    c.x[SORT_FUNCTION] = c.x[SORT_GC] + c.w[SORT_GC] + 2;
+    c.x[SORT_WAIT] = c.x[SORT_GC] + c.w[SORT_GC] + 2;
+    c.x[SORT_FUNCTION] = c.x[SORT_WAIT] + c.w[SORT_WAIT] + (c.w[SORT_WAIT] > 0 ? 1 : 0);
     c.w[SORT_FUNCTION] = width - c.x[SORT_FUNCTION] > 0 ? width - c.x[SORT_FUNCTION] : 0;
     return c;
 }
@@ -271,7 +312,11 @@ static void draw_title(struct threads_view *v, const struct columns *c, WINDOW *
         const char *mark = ui_sort_marker(&v->order, (int)k, st);
         snprintf(head, sizeof head, "%s%s", SORT_TITLES[k], mark);
         int len = ui_text_width(ui_text_str(head), st);
-        bool right = k != SORT_NAME && k != SORT_STATE && k != SORT_FUNCTION && len < c->w[k];
+        if (c->w[k] == 0) {
+            continue;
+        }
+        bool right = k != SORT_NAME && k != SORT_STATE && k != SORT_WAIT && k != SORT_FUNCTION &&
+                     len < c->w[k];
         wmove(w, y, right ? c->x[k] + c->w[k] - len : c->x[k]);
         ui_text_puts(w, head, c->w[k] + 1, st);
     }
@@ -319,6 +364,16 @@ static void draw_row(const struct row *r, const struct columns *cols, bool selec
     for (int k = SORT_GIL; k <= SORT_GC; k++) {
         wmove(w, y, c.x[k]);
         draw_pct(w, r->st, (enum sort_key)k, c.w[k], st);
+    }
+    if (c.w[SORT_WAIT] > 0) {
+        char waits[WAIT_MAX * 4];
+        snapshot_wait_text(r->snap, r->t, true, waits, sizeof waits);
+        wmove(w, y, c.x[SORT_WAIT]);
+        if (!selected) {
+            wattrset(w, st->attr[ui_stack_wait_attr(r->snap, r->t)]);
+        }
+        ui_text_puts(w, waits, c.w[SORT_WAIT], st);
+        wattrset(w, base);
     }
     wmove(w, y, c.x[SORT_FUNCTION]);
     ui_stack_where(w, r->t, c.w[SORT_FUNCTION], selected, m);

@@ -49,6 +49,26 @@ static void test_snapshot_write_json_matches_the_design_example(void **state)
     (void)state;
     struct snapshot *s = design_snapshot();
     s->python.hexversion = 51315442;
+    /* The main thread waits for an RLock a second thread owns, which waits for one it owns. */
+    struct snap_thread *t = &s->interps[0].threads[0];
+    t->wait = (struct snap_wait){
+        .kind = SNAP_WAIT_LOCK,
+        .syscall = {"futex", 5},
+        .fd = -1,
+        .object = {"threading.RLock", 15},
+        .lock = 140512340000000ull,
+        .variable = {"db_lock", 7},
+        .owner_tid = 4243,
+        .since = 12.3,
+        .left = -1,
+        .requested = -1,
+    };
+    static pid_t cycle[] = {4242, 4243};
+    static uint64_t locks[] = {140512340000000ull, 140512340000064ull};
+    static struct snap_deadlock deadlock = {cycle, locks, 2};
+    s->waits_present = true;
+    s->deadlocks = &deadlock;
+    s->n_deadlocks = 1;
     char *got = write_json(s, false);
     assert_string_equal(
         got,
@@ -60,12 +80,18 @@ static void test_snapshot_write_json_matches_the_design_example(void **state)
         "\"name\":\"MainThread\",\"main\":true,\"gil\":false,\"gil_requested\":false,"
         "\"on_cpu\":false,\"has_exception\":false,\"in_gc\":false,"
         "\"frames\":[{\"function\":\"Worker.run\",\"name\":\"run\",\"file\":\"/srv/app/worker.py\","
-        "\"line\":41,\"end_line\":41,\"col\":8,\"end_col\":30,\"kind\":\"python\"}]}],"
+        "\"line\":41,\"end_line\":41,\"col\":8,\"end_col\":30,\"kind\":\"python\"}],"
+        "\"wait\":{\"kind\":\"lock\",\"syscall\":\"futex\",\"fd\":null,"
+        "\"object\":\"threading.RLock\",\"lock\":140512340000000,\"variable\":\"db_lock\","
+        "\"via\":null,\"owner_tid\":4243,\"since_s\":12.300,\"left_s\":null,"
+        "\"requested_s\":null,\"reason\":null}}],"
         "\"gc\":{\"collecting\":false,\"thread\":null,\"enabled\":true,"
         "\"generations\":[{\"generation\":0,\"count\":312,"
         "\"threshold\":2000,\"collections\":118,\"collected\":4312,\"uncollectable\":0,"
         "\"candidates\":null,\"duration\":null}],"
-        "\"recent\":[]},\"tasks\":null}],\"warnings\":[]}");
+        "\"recent\":[]},\"tasks\":null}],"
+        "\"deadlocks\":[{\"threads\":[4242,4243],\"locks\":[140512340000000,140512340000064]}],"
+        "\"warnings\":[]}");
     free(got);
     snapshot_free(s);
 }
@@ -99,8 +125,8 @@ static void test_snapshot_write_json_writes_null_for_every_unknown_value(void **
         "\"name\":null,\"main\":false,\"gil\":null,\"gil_requested\":null,\"on_cpu\":null,"
         "\"has_exception\":null,\"in_gc\":null,"
         "\"frames\":[{\"function\":null,\"name\":null,\"file\":null,\"line\":null,"
-        "\"end_line\":null,\"col\":null,\"end_col\":null,\"kind\":\"native\"}]}],"
-        "\"gc\":null,\"tasks\":null}],\"warnings\":[]}");
+        "\"end_line\":null,\"col\":null,\"end_col\":null,\"kind\":\"native\"}],"
+        "\"wait\":null}],\"gc\":null,\"tasks\":null}],\"deadlocks\":null,\"warnings\":[]}");
     free(got);
     snapshot_free(s);
 }
@@ -131,8 +157,8 @@ static void test_snapshot_write_json_adds_frames_truncated_only_when_true(void *
     struct snapshot *s = bare_snapshot(1, 2);
     s->interps[0].threads[1].frames_truncated = true;
     char *got = write_json(s, false);
-    const char *first = strstr(got, "\"frames\":[]}");
-    const char *second = strstr(got, "\"frames\":[],\"frames_truncated\":true}");
+    const char *first = strstr(got, "\"frames\":[],\"wait\":null}");
+    const char *second = strstr(got, "\"frames\":[],\"frames_truncated\":true,\"wait\":null}");
     assert_non_null(first);
     assert_non_null(second);
     assert_true(first < second);
@@ -149,9 +175,9 @@ static void test_snapshot_write_json_adds_frames_torn_only_when_true(void **stat
     struct snapshot *s = bare_snapshot(1, 2);
     s->interps[0].threads[0].frames_torn = true;
     char *got = write_json(s, false);
-    const char *first = strstr(got, "\"frames\":[],\"frames_torn\":true}");
+    const char *first = strstr(got, "\"frames\":[],\"frames_torn\":true,\"wait\":null}");
     assert_non_null(first);
-    assert_non_null(strstr(first + 1, "\"frames\":[]}"));
+    assert_non_null(strstr(first + 1, "\"frames\":[],\"wait\":null}"));
     const char *mark = strstr(got, "frames_torn");
     assert_null(strstr(mark + 1, "frames_torn"));
     free(got);
@@ -181,7 +207,7 @@ static void test_snapshot_write_json_lists_warnings_escaped(void **state)
     snapshot_warn(s, "thread %d: name unreadable", 4243);
     snapshot_warn(s, "gc: \"%s\"", "bad\n");
     char *got = write_json(s, false);
-    const char *tail = "\"threads\":[],\"gc\":null,\"tasks\":null}],"
+    const char *tail = "\"threads\":[],\"gc\":null,\"tasks\":null}],\"deadlocks\":null,"
                        "\"warnings\":[\"thread 4243: name unreadable\",\"gc: \\\"bad\\n\\\"\"]}";
     assert_non_null(strstr(got, tail));
     assert_string_equal(strstr(got, tail), tail);
@@ -319,6 +345,69 @@ static void test_snapshot_write_text_reads_like_a_traceback(void **state)
         "  0           312/2000         118          4312       0\n"
         "  No collections recorded yet.\n");
     free(got);
+    snapshot_free(s);
+}
+
+/* Two threads each waiting for an RLock the other owns, a third in recv, a fourth asleep. */
+static struct snapshot *deadlocked(void)
+{
+    struct snapshot *s = bare_snapshot(1, 4);
+    static const char *const names[] = {"web-1", "web-2", "reader", "MainThread"};
+    for (size_t i = 0; i < 4; i++) {
+        struct snap_thread *t = &s->interps[0].threads[i];
+        t->tid = 100 + (pid_t)i;
+        t->name = (struct snap_str){names[i], strlen(names[i])};
+        t->wait = (struct snap_wait){.fd = -1, .since = -1, .left = -1, .requested = -1};
+    }
+    struct snap_thread *t = s->interps[0].threads;
+    for (size_t i = 0; i < 2; i++) {
+        t[i].wait.kind = SNAP_WAIT_LOCK;
+        t[i].wait.object = (struct snap_str){"threading.RLock", 15};
+        t[i].wait.lock = 0x7f0000001000u + i * 0x40;
+        t[i].wait.variable = (struct snap_str){"db_lock", 7};
+        t[i].wait.owner_tid = i == 0 ? 101 : 100;
+        t[i].wait.since = 12.34;
+    }
+    t[2].wait.kind = SNAP_WAIT_IO;
+    t[2].wait.syscall = (struct snap_str){"recvfrom", 8};
+    t[2].wait.fd = 7;
+    t[2].wait.object = (struct snap_str){"socket TCP 10.0.0.5:43122->10.0.0.9:5432", 40};
+    t[3].wait.kind = SNAP_WAIT_SLEEP;
+    t[3].wait.left = 0.84;
+    static pid_t cycle[] = {100, 101};
+    static uint64_t locks[] = {0x7f0000001000u, 0x7f0000001040u};
+    static struct snap_deadlock d = {cycle, locks, 2};
+    s->waits_present = true;
+    s->deadlocks = &d;
+    s->n_deadlocks = 1;
+    return s;
+}
+
+static void test_snapshot_write_text_says_what_each_thread_waits_for(void **state)
+{
+    (void)state;
+    struct snapshot *s = deadlocked();
+    char *got = write_text(s, NULL);
+    assert_non_null(strstr(got, "\nDeadlock: 2 threads wait for locks the next one holds:\n"
+                                "  Thread 100 \"web-1\" waits for 0x7f0000001000 (db_lock), held by "
+                                "Thread 101 \"web-2\"\n"
+                                "  Thread 101 \"web-2\" waits for 0x7f0000001040 (db_lock), held by "
+                                "Thread 100 \"web-1\"\n"));
+    assert_non_null(strstr(got, "most recent call last):\n"
+                                "  Waiting for: RLock 0x7f0000001000 (db_lock) held by web-2 (101), "
+                                "for 12.3 s\n"));
+    assert_non_null(strstr(got, "  Waiting for: recvfrom socket TCP "
+                                "10.0.0.5:43122->10.0.0.9:5432 (fd 7)\n"));
+    assert_non_null(strstr(got, "  Waiting for: sleep, 0.8 s left\n"));
+    /* The deadlock comes before the threads: what the report leads with. */
+    assert_true(strstr(got, "Deadlock:") < strstr(got, "most recent call last"));
+    free(got);
+    /* The column's words leave out addresses, descriptors and tids. */
+    char brief[200];
+    snapshot_wait_text(s, &s->interps[0].threads[0], true, brief, sizeof brief);
+    assert_string_equal(brief, "RLock (db_lock) held by web-2, for 12.3 s");
+    snapshot_wait_text(s, &s->interps[0].threads[2], true, brief, sizeof brief);
+    assert_string_equal(brief, "recvfrom socket TCP 10.0.0.5:43122->10.0.0.9:5432");
     snapshot_free(s);
 }
 
@@ -645,6 +734,7 @@ int main(void)
         cmocka_unit_test(test_snapshot_write_json_ignores_a_decimal_comma_locale),
         cmocka_unit_test(test_snapshot_write_json_reports_a_failed_write),
         cmocka_unit_test(test_snapshot_write_text_reads_like_a_traceback),
+        cmocka_unit_test(test_snapshot_write_text_says_what_each_thread_waits_for),
         cmocka_unit_test(test_snapshot_write_text_quotes_the_command_line_as_a_shell_would_read_it),
         cmocka_unit_test(test_snapshot_write_text_parts_split_header_from_body),
         cmocka_unit_test(test_snapshot_write_text_prints_the_most_recent_call_last),

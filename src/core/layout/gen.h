@@ -22,6 +22,16 @@ struct layout_gen {
     int64_t interp_threads_main;
     int64_t thread_holds_gil;
     int64_t gil_switch_from_holder;
+    int64_t gil_holder_at;
+    int64_t gil_size;
+    int64_t code_localsplusnames;
+    int64_t code_varnames;
+    int64_t iframe_globals;
+    int64_t frameobj_globals;
+    int64_t iframe_locals;
+    int64_t frameobj_locals;
+    int64_t tuple_ob_size;
+    int64_t tuple_ob_item;
     int64_t thread_holds_gil_bit;
     int64_t unicode_kind_shift;
     int64_t unicode_compact_bit;

@@ -74,6 +74,16 @@ void layout_apply_gen(const struct layout_gen *g, struct py_layout *L)
     L->thread.holds_gil = layout_gen_offset(g->thread_holds_gil);
     L->thread.holds_gil_bit = (int)g->thread_holds_gil_bit;
     L->gil_switch_from_holder = layout_gen_offset(g->gil_switch_from_holder);
+    L->wait.gil_holder_at = layout_gen_offset(g->gil_holder_at);
+    L->wait.gil_size = layout_gen_offset(g->gil_size);
+    L->wait.code_names = layout_gen_offset(g->code_localsplusnames >= 0 ? g->code_localsplusnames
+                                                                        : g->code_varnames);
+    L->wait.frame_globals = layout_gen_offset(g->iframe_globals >= 0 ? g->iframe_globals
+                                                                     : g->frameobj_globals);
+    L->wait.frame_locals = layout_gen_offset(g->iframe_locals >= 0 ? g->iframe_locals
+                                                                   : g->frameobj_locals);
+    L->wait.tuple_size = layout_gen_offset(g->tuple_ob_size);
+    L->wait.tuple_items = layout_gen_offset(g->tuple_ob_item);
     L->thread.gil_requested = LAYOUT_NONE;
     L->thread.current_exception = layout_gen_offset(g->thread_current_exception);
     L->thread.exc_state_value = layout_gen_offset(g->thread_exc_state_value);

@@ -120,6 +120,18 @@ struct py_layout {
      * LAYOUT_NONE unknown). */
     uint64_t gil_switch_from_holder;
 
+    /* What tells a thread's wait apart (src/core/walk/waits.c); LAYOUT_NONE where unknown. */
+    struct {
+        uint64_t gil_holder_at;      /* last_holder's offset in the GIL state */
+        uint64_t gil_size;           /* the GIL state's size: a futex word inside is the GIL's */
+        uint64_t code_names;         /* co_localsplusnames (3.11+) or co_varnames: the tuple
+                                      * naming a frame's first slots */
+        uint64_t frame_globals;      /* f_globals in a frame */
+        uint64_t frame_locals;       /* where a frame's variables start (localsplus) */
+        uint64_t tuple_size;         /* ob_size in a tuple (the names of the variables) */
+        uint64_t tuple_items;        /* ob_item */
+    } wait;
+
     enum layout_frames frames;
     struct {
         uint64_t size;               /* bytes of the fixed header read per frame */

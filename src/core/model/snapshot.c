@@ -322,6 +322,134 @@ bool snapshot_frame_named(const struct snap_frame *f)
            (f->function.len != strlen(label) || memcmp(f->function.ptr, label, f->function.len));
 }
 
+const char *snapshot_wait_kind_name(enum snap_wait_kind kind)
+{
+    static const char *const names[] = {
+        [SNAP_WAIT_LOCK] = "lock",   [SNAP_WAIT_GIL] = "gil",         [SNAP_WAIT_IO] = "io",
+        [SNAP_WAIT_SLEEP] = "sleep", [SNAP_WAIT_RUNNING] = "running", [SNAP_WAIT_UNKNOWN] = "unknown",
+    };
+    return (size_t)kind < sizeof names / sizeof *names ? names[kind] : NULL;
+}
+
+const struct snap_thread *snapshot_find_thread(const struct snapshot *s, pid_t tid)
+{
+    for (size_t i = 0; tid > 0 && s->interps != NULL && i < s->n_interps; i++) {
+        for (size_t j = 0; s->interps[i].threads != NULL && j < s->interps[i].n_threads; j++) {
+            if (s->interps[i].threads[j].tid == tid) {
+                return &s->interps[i].threads[j];
+            }
+        }
+    }
+    return NULL;
+}
+
+/* A growing piece of text: appends stop at the end of the buffer. */
+struct words {
+    char *buf;
+    size_t size, len;
+};
+
+static void say(struct words *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct words *w, const char *fmt, ...)
+{
+    if (w->len + 1 >= w->size) {
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(w->buf + w->len, w->size - w->len, fmt, ap);
+    va_end(ap);
+    if (n > 0) {
+        w->len = w->len + (size_t)n < w->size ? w->len + (size_t)n : w->size - 1;
+    }
+}
+
+static void say_str(struct words *w, const char *before, struct snap_str str)
+{
+    if (str.ptr != NULL) {
+        say(w, "%s%.*s", before, (int)(str.len < 400 ? str.len : 400), str.ptr);
+    }
+}
+
+/* "held by NAME (TID)" of the thread that can release the wait. */
+static void say_owner(struct words *w, const struct snapshot *s, pid_t tid, bool brief)
+{
+    if (tid <= 0) {
+        return;
+    }
+    const struct snap_thread *o = snapshot_find_thread(s, tid);
+    if (o != NULL && o->name.ptr != NULL) {
+        say_str(w, " held by ", o->name);
+        if (!brief) {
+            say(w, " (%d)", (int)tid);
+        }
+    } else {
+        say(w, " held by thread %d", (int)tid);
+    }
+}
+
+void snapshot_wait_text(const struct snapshot *s, const struct snap_thread *t, bool brief,
+                        char *buf, size_t size)
+{
+    struct words w = {buf, size, 0};
+    const struct snap_wait *wt = &t->wait;
+    if (size == 0) {
+        return;
+    }
+    buf[0] = '\0';
+    switch (wt->kind) {
+    case SNAP_WAIT_NONE:
+        return;
+    case SNAP_WAIT_LOCK:
+        if (wt->object.ptr != NULL && wt->object.len > 10 &&
+            memcmp(wt->object.ptr, "threading.", 10) == 0) {
+            say(&w, "%.*s", (int)(wt->object.len - 10), wt->object.ptr + 10);
+        } else {
+            say(&w, "lock");
+        }
+        if (wt->lock != 0 && !brief) {
+            say(&w, " %#llx", (unsigned long long)wt->lock);
+        }
+        say_str(&w, " (", wt->variable);
+        say(&w, wt->variable.ptr != NULL ? ")" : "");
+        say_owner(&w, s, wt->owner_tid, brief);
+        say_str(&w, " in ", wt->via);
+        if (wt->lock == 0 && !brief) {
+            say_str(&w, ": ", wt->reason);
+        }
+        break;
+    case SNAP_WAIT_GIL:
+        say(&w, "GIL");
+        say_owner(&w, s, wt->owner_tid, brief);
+        break;
+    case SNAP_WAIT_IO:
+        say_str(&w, "", wt->syscall);
+        say_str(&w, " ", wt->object);
+        if (wt->fd >= 0 && !brief) {
+            say(&w, " (fd %d)", wt->fd);
+        }
+        break;
+    case SNAP_WAIT_SLEEP:
+        say(&w, "sleep");
+        if (wt->left >= 0) {
+            say(&w, ", %.1f s left", wt->left);
+        } else if (wt->requested >= 0) {
+            say(&w, " %.1f s", wt->requested);
+        }
+        break;
+    case SNAP_WAIT_RUNNING:
+        say(&w, "running");
+        break;
+    case SNAP_WAIT_UNKNOWN:
+        say(&w, "unknown");
+        say_str(&w, ": ", wt->reason);
+        break;
+    }
+    if (wt->since >= 0 && wt->kind != SNAP_WAIT_RUNNING) {
+        say(&w, ", for %.1f s", wt->since);
+    }
+}
+
 bool snapshot_gc_record_delta(const struct snap_gc *gc, size_t i, struct snap_gc_record *delta)
 {
     if (gc->recent == NULL || i >= gc->n_recent) {

@@ -73,6 +73,40 @@ struct snap_frame {
 /* A tri-state flag: the target may not say. */
 enum snap_bool { SNAP_NO = 0, SNAP_YES = 1, SNAP_UNKNOWN = -1 };
 
+/* What a thread waits for, once per snapshot (src/core/walk/waits.c). */
+enum snap_wait_kind {
+    SNAP_WAIT_NONE = 0,   /* not read (JSON null) */
+    SNAP_WAIT_LOCK,       /* a futex: a threading lock, or another pytop cannot name */
+    SNAP_WAIT_GIL,        /* the GIL's condition */
+    SNAP_WAIT_IO,         /* a system call on descriptors, or a child */
+    SNAP_WAIT_SLEEP,
+    SNAP_WAIT_RUNNING,    /* not blocked in the kernel */
+    SNAP_WAIT_UNKNOWN,    /* REASON says why */
+};
+
+/* Each string ptr NULL, number -1 (fd) or 0 (lock, owner) when unknown or not applicable. */
+struct snap_wait {
+    enum snap_wait_kind kind;
+    struct snap_str syscall;    /* the system call's name */
+    int fd;                     /* for a call on one descriptor */
+    struct snap_str object;     /* the descriptors described, or the lock's type */
+    uint64_t lock;              /* the lock object's address */
+    struct snap_str variable;   /* a variable of the thread's frames that holds the lock */
+    struct snap_str via;        /* the threading/queue call it waits inside: "Queue.get" */
+    pid_t owner_tid;            /* who can release it: an RLock's owner, the GIL's holder */
+    double since;               /* seconds seen in this wait with this stack; < 0 first look */
+    double left;                /* seconds of sleep left; < 0 unknown */
+    double requested;           /* seconds of sleep asked (a relative sleep); < 0 unknown */
+    struct snap_str reason;     /* why it is SNAP_WAIT_UNKNOWN, or why the lock is not named */
+};
+
+/* Threads each waiting for a lock the next one owns (the last's owned by the first). */
+struct snap_deadlock {
+    pid_t *threads;
+    uint64_t *locks;            /* LOCKS[i]: what THREADS[i] waits for */
+    size_t n;
+};
+
 struct snap_thread {
     pid_t tid;                  /* kernel thread id; 0 when unknown */
     uint64_t thread_id;         /* threading.get_ident(); 0 when unknown */
@@ -87,7 +121,7 @@ struct snap_thread {
     size_t n_frames;
     bool frames_truncated;      /* deeper than LIMIT_FRAMES, or the walk stopped at an error */
     bool frames_torn;           /* the stack changed while read: the frames may be no stack the
-                                 * thread had (a warning says why) */
+                                 * thread had (a warning says why) */    struct snap_wait wait;
 };
 
 /* One generation as the target's gc module shows it (get_count, get_threshold, get_stats).
@@ -191,6 +225,9 @@ struct snapshot {
                                          * when instructions were not read */
     struct snap_interp *interps;
     size_t n_interps;
+    bool waits_present;         /* false: the threads' waits were not read ("wait" null) */
+    struct snap_deadlock *deadlocks;
+    size_t n_deadlocks;
     struct snap_str *warnings;  /* each a short reason something is missing */
     size_t n_warnings;
     struct snapshot_arena *arena;

@@ -53,6 +53,22 @@ void snapshot_thread_state_text(const struct snap_thread *t, bool brief, char *b
 /* snapshot_thread_state_text(T, false, ...): the words of the text dump's thread header. */
 void snapshot_thread_state_words(const struct snap_thread *t, char *buf, size_t size);
 
+/* "lock", "gil", "io", "sleep", "running", "unknown": the JSON word for a wait's kind; NULL for
+ * SNAP_WAIT_NONE. */
+const char *snapshot_wait_kind_name(enum snap_wait_kind kind);
+
+/* What thread T of S waits for, in words, into BUF (NUL-terminated, truncated to SIZE; empty
+ * when not read): "RLock 0x7f3a2c1b40 (other) held by rl-b (4242), for 12.3 s", "GIL held by
+ * busy-1 (4250)", "recvfrom socket TCP 127.0.0.1:5000->127.0.0.1:43122 (fd 7)", "sleep, 0.8 s
+ * left". BRIEF leaves out lock addresses, descriptor numbers and tids (the Threads view's WAIT
+ * column). Target
+ * strings are copied as bytes: the caller escapes. */
+void snapshot_wait_text(const struct snapshot *s, const struct snap_thread *t, bool brief,
+                        char *buf, size_t size);
+
+/* The thread of S whose kernel tid is TID; NULL when none. */
+const struct snap_thread *snapshot_find_thread(const struct snapshot *s, pid_t tid);
+
 /* The word for a task's state, as asyncio says it: "pending", "cancelled", "finished"; NULL
  * when unknown. */
 const char *snapshot_task_state_name(enum snap_task_state state);

@@ -34,6 +34,7 @@ enum {
     LIMIT_PY_TASKS = 1 << 14,        /* pure-Python asyncio tasks read per interpreter */
     LIMIT_CORO_LEVELS = 1 << 21,     /* coroutines followed per snapshot, all chains together */
     LIMIT_CMDLINE = 1 << 15,         /* bytes of the command line read (/proc/PID/cmdline) */
+    LIMIT_NET_SOCKETS = 1 << 16,     /* entries kept of one socket table (/proc/PID/net/tcp...) */
 };
 
 #endif

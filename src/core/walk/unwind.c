@@ -29,6 +29,7 @@
 #include "core/walk/threadnames.h"
 #include "core/walk/unwind_threads.h"
 #include "core/walk/unwind_verify.h"
+#include "core/walk/waits.h"
 
 /* Notes a part that could not be read: in the snapshot, or counted in the sample. */
 void unwind_warn(struct unwind *u, const char *fmt, ...)
@@ -85,6 +86,8 @@ struct unwind *unwind_new(struct proc *p, const struct runtime *rt, struct pt_er
         pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
         return NULL;
     }
+    /* Snapshots read what each thread waits for; out of memory leaves "wait" null. */
+    u->waits = waits_new(u->L);
     /* Snapshots read the GC's generations and records; out of memory for them leaves "gc"
      * null (each thread's in_gc is still known). Samples never read them. */
     u->gc = gc_reader_new(u->proc, u->L);
@@ -103,6 +106,7 @@ void unwind_free(struct unwind *u)
         return;
     }
     gc_reader_free(u->gc);
+    waits_free(u->waits);
     free(u->gc_buf);
     tasks_free(u->tasks);
     code_cache_free(u->codes);
@@ -595,6 +599,27 @@ static void sample_finish(struct sample_buf *sb)
     sb->out.warning = sb->out.n_warnings > 0 ? sb->warning : "";
 }
 
+/* What the N threads of the interpreter at INTERP wait for (waits.c), into OUT's threads. */
+static void read_waits(struct unwind *u, uint64_t interp, const struct thread_ctx *ts, size_t n,
+                       struct snap_interp *out)
+{
+    if (u->waits == NULL || n == 0) {
+        return;
+    }
+    struct waits_thread *wt = snapshot_alloc_array(u->snap, n, sizeof *wt);
+    if (wt == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        wt[i] = (struct waits_thread){&out->threads[i], ts[i].fr.frames, ts[i].fr.n_frames};
+    }
+    const struct py_layout *L = u->L;
+    uint64_t gil = layout_has(L->interp.gil_holder) ? interp + L->interp.gil_holder
+                   : layout_has(L->runtime.gil_holder) ? u->rt->runtime_addr + L->runtime.gil_holder
+                                                       : 0;
+    waits_read_interp(u->waits, u->proc, u->snap, gil, wt, n);
+}
+
 static int unwind_interp(struct unwind *u, uint64_t interp, struct interp_fields *in,
                          bool main_interp, struct snap_interp *out)
 {
@@ -676,6 +701,7 @@ static int unwind_interp(struct unwind *u, uint64_t interp, struct interp_fields
         fill_thread(u, interp, &ts[i], in, &out->threads[i]);
     }
     out->n_threads = n;
+    read_waits(u, interp, ts, n, out);
     if (read_gc(u, in, main_interp, out) < 0) {
         return -1;
     }
@@ -834,6 +860,9 @@ struct snapshot *unwind_snapshot(struct unwind *u, struct pt_error *err)
     }
     memcpy(s->interps, interps, n * sizeof *interps);
     s->n_interps = n;
+    if (u->waits != NULL) {
+        waits_finish(u->waits, s);
+    }
     return s;
 }
 

@@ -202,6 +202,7 @@ struct unwind {
     struct hint_key *hint_index;
     size_t cap_hint_index;
     struct tasks *tasks;  /* NULL: tasks are not read */
+    struct waits *waits;  /* NULL: the threads' waits are not read (out of memory) */
     bool tasks_wanted;    /* unwind_set_tasks(on): NULL tasks then means out of memory */
     bool once;            /* unwind_set_once(): no read-ahead record for a next snapshot */
     bool active_only;     /* unwind_set_active_only(): samples read the GIL holders' stacks */

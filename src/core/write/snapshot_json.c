@@ -173,6 +173,62 @@ static void write_frame(struct strbuf *sb, const struct snap_frame *f,
     strbuf_puts(sb, "}");
 }
 
+/* What the thread waits for (null when not read). */
+static void write_wait(struct strbuf *sb, const struct snap_wait *wt)
+{
+    const char *kind = snapshot_wait_kind_name(wt->kind);
+    if (kind == NULL) {
+        strbuf_puts(sb, "null");
+        return;
+    }
+    strbuf_printf(sb, "{\"kind\":\"%s\",\"syscall\":", kind);
+    put_str(sb, wt->syscall);
+    strbuf_puts(sb, ",\"fd\":");
+    put_int(sb, wt->fd);
+    strbuf_puts(sb, ",\"object\":");
+    put_str(sb, wt->object);
+    strbuf_puts(sb, ",\"lock\":");
+    put_u64_known(sb, wt->lock);
+    strbuf_puts(sb, ",\"variable\":");
+    put_str(sb, wt->variable);
+    strbuf_puts(sb, ",\"via\":");
+    put_str(sb, wt->via);
+    strbuf_puts(sb, ",\"owner_tid\":");
+    put_int(sb, wt->owner_tid > 0 ? wt->owner_tid : -1);
+    strbuf_puts(sb, ",\"since_s\":");
+    put_time(sb, wt->since);
+    strbuf_puts(sb, ",\"left_s\":");
+    put_time(sb, wt->left);
+    strbuf_puts(sb, ",\"requested_s\":");
+    put_time(sb, wt->requested);
+    strbuf_puts(sb, ",\"reason\":");
+    put_str(sb, wt->reason);
+    strbuf_puts(sb, "}");
+}
+
+static void write_deadlocks(struct strbuf *sb, const struct snapshot *s)
+{
+    if (!s->waits_present) {
+        strbuf_puts(sb, ",\"deadlocks\":null");
+        return;
+    }
+    strbuf_puts(sb, ",\"deadlocks\":[");
+    for (size_t i = 0; i < s->n_deadlocks; i++) {
+        const struct snap_deadlock *d = &s->deadlocks[i];
+        strbuf_puts(sb, i > 0 ? ",{\"threads\":[" : "{\"threads\":[");
+        for (size_t k = 0; k < d->n; k++) {
+            strbuf_printf(sb, "%s%d", k > 0 ? "," : "", (int)d->threads[k]);
+        }
+        strbuf_puts(sb, "],\"locks\":[");
+        for (size_t k = 0; k < d->n; k++) {
+            strbuf_puts(sb, k > 0 ? "," : "");
+            put_u64_known(sb, d->locks[k]);
+        }
+        strbuf_puts(sb, "]}");
+    }
+    strbuf_puts(sb, "]");
+}
+
 static void write_thread(struct snapshot_json_out *w, const struct snap_interp *in,
                          const struct snap_thread *t)
 {
@@ -214,6 +270,8 @@ static void write_thread(struct snapshot_json_out *w, const struct snap_interp *
     if (t->frames_torn) {
         strbuf_puts(sb, ",\"frames_torn\":true");
     }
+    strbuf_puts(sb, ",\"wait\":");
+    write_wait(sb, &t->wait);
     strbuf_puts(sb, "}");
 }
 
@@ -427,7 +485,9 @@ int snapshot_write_json_extra(const struct snapshot *s, FILE *out, bool newline,
         }
         write_interp(&w, &s->interps[i]);
     }
-    strbuf_puts(&w.sb, "],\"warnings\":[");
+    strbuf_puts(&w.sb, "]");
+    write_deadlocks(&w.sb, s);
+    strbuf_puts(&w.sb, ",\"warnings\":[");
     n = s->warnings != NULL ? s->n_warnings : 0;
     for (size_t i = 0; i < n; i++) {
         if (i > 0) {

@@ -29,6 +29,7 @@ struct text_out {
     struct strbuf sb;
     int write_errno;            /* nonzero once a write fell short */
     const struct opcode_table *ops; /* names the frames' instructions */
+    const struct snapshot *s;
 };
 
 static void flush(struct text_out *w, bool force)
@@ -235,6 +236,13 @@ static void write_thread(struct text_out *w, const struct snap_thread *t,
         strbuf_text_quoted(sb, t->name.ptr, t->name.len);
     }
     strbuf_printf(sb, " (%s%smost recent call last):\n", words, words[0] != '\0' ? "; " : "");
+    if (t->wait.kind != SNAP_WAIT_NONE) {
+        char wait[600];
+        snapshot_wait_text(w->s, t, false, wait, sizeof wait);
+        strbuf_puts(sb, "  Waiting for: ");
+        strbuf_text(sb, wait, strlen(wait));
+        strbuf_puts(sb, "\n");
+    }
     size_t n = t->frames != NULL ? t->n_frames : 0;
     /* The walk starts at the innermost frame, so a cut stack lacks its outermost callers. */
     if (t->frames_torn) {
@@ -467,6 +475,40 @@ static void write_interp(struct text_out *w, const struct snap_interp *in, bool 
     flush(w, false);
 }
 
+/* "Thread 4242 "rl-a"" */
+static void put_thread_name(struct strbuf *sb, const struct snapshot *s, pid_t tid)
+{
+    const struct snap_thread *t = snapshot_find_thread(s, tid);
+    strbuf_printf(sb, "Thread %d", (int)tid);
+    if (t != NULL && t->name.ptr != NULL) {
+        strbuf_puts(sb, " ");
+        strbuf_text_quoted(sb, t->name.ptr, t->name.len);
+    }
+}
+
+/* Each cycle of threads waiting for each other, first: what an incident report leads with. */
+static void write_deadlocks(struct strbuf *sb, const struct snapshot *s)
+{
+    for (size_t i = 0; i < s->n_deadlocks; i++) {
+        const struct snap_deadlock *d = &s->deadlocks[i];
+        strbuf_printf(sb, "\nDeadlock: %zu threads wait for locks the next one holds:\n", d->n);
+        for (size_t k = 0; k < d->n; k++) {
+            const struct snap_thread *t = snapshot_find_thread(s, d->threads[k]);
+            strbuf_puts(sb, "  ");
+            put_thread_name(sb, s, d->threads[k]);
+            strbuf_printf(sb, " waits for %#llx", (unsigned long long)d->locks[k]);
+            if (t != NULL && t->wait.variable.ptr != NULL) {
+                strbuf_puts(sb, " (");
+                strbuf_text(sb, t->wait.variable.ptr, t->wait.variable.len);
+                strbuf_puts(sb, ")");
+            }
+            strbuf_puts(sb, ", held by ");
+            put_thread_name(sb, s, d->threads[(k + 1) % d->n]);
+            strbuf_puts(sb, "\n");
+        }
+    }
+}
+
 static void write_warnings(struct strbuf *sb, const struct snapshot *s)
 {
     size_t n = s->warnings != NULL ? s->n_warnings : 0;
@@ -491,10 +533,13 @@ int snapshot_write_text_parts(const struct snapshot *s, FILE *out,
                               const struct snapshot_source *src, enum snapshot_text_parts parts,
                               struct pt_error *err)
 {
-    struct text_out w = {.out = out, .ops = s->opcodes};
+    struct text_out w = {.out = out, .ops = s->opcodes, .s = s};
     size_t n = s->interps != NULL ? s->n_interps : 0;
     if (parts & SNAPSHOT_TEXT_HEADER) {
         write_header(&w.sb, s);
+    }
+    if (parts & SNAPSHOT_TEXT_BODY) {
+        write_deadlocks(&w.sb, s);
     }
     if ((parts & SNAPSHOT_TEXT_BODY) && n == 0) {
         strbuf_puts(&w.sb, "\n(no interpreters)\n");

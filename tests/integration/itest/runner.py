@@ -14,6 +14,7 @@ from .scen_batch import (check_batch, check_churn, check_codereuse, check_forkna
                          check_latename, check_manythreads)
 from .scen_exec import check_exec
 from .scen_modes import check_modes
+from .scen_waits import check_waits
 from .scen_output import check_incident, check_output
 
 
@@ -41,7 +42,7 @@ def run_target_scenario(ctx, py, scenario, notes):
                      "hostile": check_hostile, "exec": check_exec,
                      "output": check_output,
                      "incident": check_incident,
-                     "modes": check_modes}.get(scenario, check_target)
+                     "modes": check_modes, "waits": check_waits}.get(scenario, check_target)
             check(ctx, py, proc, outfile, log_path, workdir, notes)
             ok = True
         finally:

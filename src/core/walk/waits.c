@@ -1,0 +1,819 @@
+/* waits: what each thread waits for. The kernel says where a thread sleeps
+ * (/proc/PID/task/TID/syscall: the call and its arguments); the target's memory says what that
+ * is. A futex word inside the GIL's state is the GIL. A threading lock's waiter sleeps on a
+ * semaphore: before 3.13 the lock's own (the futex word is the semaphore the lock object points
+ * to), from 3.13 its own parking-lot entry's, which names the mutex it waits for. Where the
+ * mutex lies inside the lock object (3.14+, and 3.13's Lock) the object follows from it;
+ * otherwise, and to name the variable, the lock is looked for among the waiting frames' local
+ * variables and the innermost frame's module globals. Offsets of the lock objects and the
+ * parking-lot entry: tools/gen-wait-layout. */
+#include "config.h"
+
+#include "core/walk/waits.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/layout/gen_wait.h"
+#include "core/layout/layout.h"
+#include "core/model/snapshot.h"
+#include "core/model/snapshot_arena.h"
+#include "core/pyobj/pydict.h"
+#include "core/pyobj/pyobj.h"
+#include "core/target/proc.h"
+#include "core/target/proc_wait.h"
+#include "core/util/clock.h"
+#include "core/util/error.h"
+#include "core/walk/frames.h"
+
+enum {
+    WAIT_FRAMES = 8,      /* frames whose variables are searched for the lock */
+    WAIT_LOCALS = 64,     /* variables read per frame */
+    WAIT_GLOBALS = 1024,  /* module globals looked at */
+    WAIT_TYPES = 64,      /* types remembered as lock types or not */
+    WAIT_FDS = 8,         /* descriptors described per poll/select/epoll */
+    WAIT_TEXT = 512,      /* bytes of one description */
+    WAIT_THREADS = 1 << 16, /* threads whose wait is remembered */
+};
+
+/* A thread's wait as the last snapshot saw it. */
+struct seen {
+    pid_t tid;
+    uint64_t key;
+    double since; /* clock_now() when first seen so */
+};
+
+/* What a snapshot learnt of one thread, for waits_finish(). */
+struct pending {
+    struct snap_thread *t;
+    uint64_t owner_ident; /* an RLock's owner (threading.get_ident()); 0 none */
+    uint64_t key;
+};
+
+struct type_memo {
+    uint64_t type;
+    int form; /* index in the version's forms, -1: not a lock type */
+};
+
+struct waits {
+    const struct py_layout *L;
+    const struct layout_wait_gen *gen; /* NULL: locks are not told apart */
+    struct proc_net *net;
+    struct seen *seen, *next;
+    size_t n_seen, n_next, cap_seen;
+    struct pending *pending;
+    size_t n_pending, cap_pending;
+    struct type_memo types[WAIT_TYPES];
+    size_t n_types;
+};
+
+struct waits *waits_new(const struct py_layout *L)
+{
+    struct waits *w = calloc(1, sizeof *w);
+    if (w == NULL) {
+        return NULL;
+    }
+    w->L = L;
+    w->gen = layout_wait_gen((unsigned)((L->hexversion >> 16) & 0xff));
+    w->net = proc_net_new();
+    if (w->net == NULL) {
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void waits_free(struct waits *w)
+{
+    if (w == NULL) {
+        return;
+    }
+    proc_net_free(w->net);
+    free(w->seen);
+    free(w->next);
+    free(w->pending);
+    free(w);
+}
+
+static struct snap_str text(struct snapshot *s, const char *t)
+{
+    return snapshot_strdup(s, t, strlen(t));
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0x100000001b3ull;
+}
+
+static uint64_t mix_str(uint64_t h, struct snap_str str)
+{
+    for (size_t i = 0; str.ptr != NULL && i < str.len; i++) {
+        h = mix(h, (unsigned char)str.ptr[i]);
+    }
+    return h;
+}
+
+static bool read_word(struct proc *p, uint64_t addr, uint64_t *v)
+{
+    struct pt_error e = {0};
+    return addr != 0 && proc_read_bytes(p, addr, v, sizeof *v, &e) == 0;
+}
+
+/* ---- lock objects ---- */
+
+/* Which of the version's lock forms objects of type TYPE have (-1: none). */
+static int type_form(struct waits *w, struct proc *p, uint64_t type)
+{
+    for (size_t i = 0; i < w->n_types; i++) {
+        if (w->types[i].type == type) {
+            return w->types[i].form;
+        }
+    }
+    const struct py_layout *L = w->L;
+    int form = -1;
+    uint64_t name_ptr = 0, size = 0;
+    char name[32];
+    struct pt_error e = {0};
+    if (layout_has(L->type.name) && layout_has(L->type.basicsize) &&
+        read_word(p, type + L->type.name, &name_ptr) &&
+        read_word(p, type + L->type.basicsize, &size) && name_ptr != 0 &&
+        proc_read_bytes(p, name_ptr, name, sizeof name, &e) == 0) {
+        name[sizeof name - 1] = '\0';
+        for (size_t i = 0; i < w->gen->n_forms; i++) {
+            const struct layout_lock_form *f = &w->gen->forms[i];
+            if (strcmp(name, f->type_name) == 0 && (int64_t)size == f->basicsize) {
+                form = (int)i;
+                break;
+            }
+        }
+    } else {
+        return -1; /* not remembered: a read that failed may succeed next time */
+    }
+    if (w->n_types < WAIT_TYPES) {
+        w->types[w->n_types++] = (struct type_memo){type, form};
+    }
+    return form;
+}
+
+/* The form of the object at OBJ when it is a lock, else -1. */
+static int lock_form(struct waits *w, struct proc *p, uint64_t obj)
+{
+    uint64_t type = 0;
+    if (obj == 0 || obj % 8 != 0 || !layout_has(w->L->object.ob_type) ||
+        !read_word(p, obj + w->L->object.ob_type, &type) || type == 0 || type % 8 != 0) {
+        return -1;
+    }
+    return type_form(w, p, type);
+}
+
+/* The address a waiter for lock OBJ (of FORM) names: its mutex or semaphore. */
+static bool lock_key(struct waits *w, struct proc *p, uint64_t obj, int form, uint64_t *key)
+{
+    const struct layout_lock_form *f = &w->gen->forms[form];
+    if (!f->indirect) {
+        *key = obj + (uint64_t)f->mutex;
+        return true;
+    }
+    return read_word(p, obj + (uint64_t)f->mutex, key) && *key != 0;
+}
+
+/* What a lock search is after: the lock a waiter on futex word SEM waits for (a lock holding a
+ * pointer to its semaphore points there; one holding a PyMutex is what the parking-lot entry
+ * names, PARK, 0 when none), or (OBJ nonzero) the object OBJ. */
+struct search {
+    struct waits *w;
+    struct proc *p;
+    uint64_t sem;
+    uint64_t park;
+    uint64_t obj;  /* found (or known) lock object */
+    int form;
+    uint64_t name; /* the str naming the variable; 0 none */
+};
+
+/* The index of the lock among the N values VALS (object pointers, maybe tagged), or -1. The
+ * values' types are read in one batch, and the keys of those that are locks in another. */
+static long search_values(struct search *q, uint64_t *vals, size_t n)
+{
+    const struct py_layout *L = q->w->L;
+    uint64_t types[WAIT_GLOBALS];
+    struct proc_iov iov[WAIT_GLOBALS];
+    size_t k = 0;
+    n = n < WAIT_GLOBALS ? n : WAIT_GLOBALS;
+    for (size_t i = 0; i < n; i++) {
+        vals[i] &= ~L->frame.executable_tag_mask; /* a tagged stack reference (3.14+) */
+        if (q->obj != 0 && vals[i] == q->obj) {
+            return (long)i;
+        }
+    }
+    if (q->obj != 0 || !layout_has(L->object.ob_type)) {
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        types[i] = 0;
+        if (vals[i] != 0 && vals[i] % 8 == 0) {
+            iov[k++] = (struct proc_iov){vals[i] + L->object.ob_type, &types[i], 8};
+        }
+    }
+    struct pt_error e = {0};
+    for (size_t at = 0; at < k; at += PROC_IOV_MAX) {
+        size_t m = k - at < PROC_IOV_MAX ? k - at : PROC_IOV_MAX;
+        if (proc_read_many(q->p, iov + at, m, &e) < 0) {
+            return -1; /* a value that is no object: the frame changed, or is not one */
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t key = 0;
+        int form = types[i] != 0 && types[i] % 8 == 0 ? type_form(q->w, q->p, types[i]) : -1;
+        if (form >= 0 && lock_key(q->w, q->p, vals[i], form, &key) &&
+            key == (q->w->gen->forms[form].indirect ? q->sem : q->park)) {
+            q->obj = vals[i];
+            q->form = form;
+            return (long)i;
+        }
+    }
+    return -1;
+}
+
+/* Looks for the lock among the variables of the frame FR (its first slots, as many as its code
+ * names). */
+static bool search_frame(struct search *q, const struct frames_raw *fr)
+{
+    const struct py_layout *L = q->w->L;
+    uint64_t names = 0, n = 0;
+    if (!layout_has(L->wait.code_names) || !layout_has(L->wait.frame_locals) || fr->code_addr == 0 ||
+        !read_word(q->p, fr->code_addr + L->wait.code_names, &names) || names == 0 ||
+        !layout_has(L->wait.tuple_size) || !layout_has(L->wait.tuple_items) ||
+        !read_word(q->p, names + L->wait.tuple_size, &n)) {
+        return false;
+    }
+    n = n < WAIT_LOCALS ? n : WAIT_LOCALS;
+    uint64_t values[WAIT_LOCALS];
+    struct pt_error e = {0};
+    if (n == 0 || proc_read_bytes(q->p, fr->addr + L->wait.frame_locals, values, n * 8, &e) < 0) {
+        return false;
+    }
+    long i = search_values(q, values, n);
+    if (i < 0) {
+        return false;
+    }
+    read_word(q->p, names + L->wait.tuple_items + (uint64_t)i * 8, &q->name);
+    return true;
+}
+
+struct globals {
+    uint64_t keys[WAIT_GLOBALS];
+    uint64_t values[WAIT_GLOBALS];
+    size_t n;
+};
+
+static int collect_global(void *ctx, uint64_t key, uint64_t value)
+{
+    struct globals *g = ctx;
+    g->keys[g->n] = key;
+    g->values[g->n++] = value;
+    return g->n == WAIT_GLOBALS;
+}
+
+/* Looks for the lock through the thread's frames: the variables of the innermost ones, then
+ * the innermost frame's module globals (the first WAIT_GLOBALS of them). */
+static void search_lock(struct search *q, const struct waits_thread *t)
+{
+    size_t n = t->n_frames < WAIT_FRAMES ? t->n_frames : WAIT_FRAMES;
+    for (size_t i = 0; i < n; i++) {
+        if (search_frame(q, &t->frames[i])) {
+            return;
+        }
+    }
+    uint64_t dict = 0;
+    struct pt_error e = {0};
+    struct globals *g = malloc(sizeof *g);
+    if (g != NULL && n > 0 && layout_has(q->w->L->wait.frame_globals) &&
+        read_word(q->p, t->frames[0].addr + q->w->L->wait.frame_globals, &dict)) {
+        g->n = 0;
+        if (pydict_items(q->p, q->w->L, dict, collect_global, g, &e) == 0) {
+            long i = search_values(q, g->values, g->n);
+            q->name = i >= 0 ? g->keys[i] : 0;
+        }
+    }
+    free(g);
+}
+
+/* The threading or queue call the thread waits inside: the outermost of the innermost frames
+ * that lie in threading.py or queue.py ("Queue.get", "Event.wait"). */
+static struct snap_str wait_via(const struct snap_thread *t)
+{
+    struct snap_str via = {0};
+    for (size_t i = 0; i < t->n_frames; i++) {
+        const struct snap_frame *f = &t->frames[i];
+        if (f->kind != SNAP_FRAME_PYTHON) {
+            continue;
+        }
+        struct snap_str file = f->file;
+        bool lib = false;
+        static const char *const libs[] = {"/threading.py", "/queue.py"};
+        for (size_t k = 0; k < 2 && file.ptr != NULL; k++) {
+            size_t m = strlen(libs[k]);
+            lib |= file.len >= m && memcmp(file.ptr + file.len - m, libs[k], m) == 0;
+        }
+        /* Thread.run and the bootstrap under it call the thread's target: not a wait. */
+        static const char *const runner[] = {"Thread.run", "Thread._bootstrap", "run",
+                                             "_bootstrap"};
+        for (size_t k = 0; k < 4 && lib && f->function.ptr != NULL; k++) {
+            size_t m = strlen(runner[k]);
+            lib &= !(f->function.len >= m && memcmp(f->function.ptr, runner[k], m) == 0 &&
+                     (f->function.len == m || f->function.ptr[m] == '_'));
+        }
+        if (!lib) {
+            break;
+        }
+        via = f->function;
+    }
+    return via;
+}
+
+static void set_lock(struct waits *w, struct proc *p, struct snapshot *s,
+                     const struct waits_thread *t, uint64_t futex, struct pending *pd)
+{
+    struct snap_wait *out = &t->out->wait;
+    out->kind = SNAP_WAIT_LOCK;
+    out->via = wait_via(t->out);
+    pd->key = mix(pd->key, futex);
+    if (w->gen == NULL) {
+        out->reason = text(s, "locks are not told apart on this version");
+        return;
+    }
+    struct search q = {.w = w, .p = p, .sem = futex, .form = -1};
+    /* A waiter for a PyMutex (3.13+) sleeps on its parking-lot entry's semaphore, and the
+     * entry names the mutex; a waiter for a lock with a semaphore of its own, on that. */
+    if (w->gen->entry_addr >= 0 &&
+        !read_word(p, futex - (uint64_t)w->gen->entry_sema + (uint64_t)w->gen->entry_addr,
+                   &q.park)) {
+        q.park = 0;
+    }
+    /* Where the mutex lies inside the object, the object follows from it. */
+    for (size_t i = 0; i < w->gen->n_forms && q.obj == 0 && q.park != 0; i++) {
+        const struct layout_lock_form *f = &w->gen->forms[i];
+        if (!f->indirect && q.park > (uint64_t)f->mutex &&
+            lock_form(w, p, q.park - (uint64_t)f->mutex) == (int)i) {
+            q.obj = q.park - (uint64_t)f->mutex;
+            q.form = (int)i;
+        }
+    }
+    search_lock(&q, t);
+    if (q.obj == 0) {
+        out->reason = text(s, "a lock not found among the frames' variables");
+        return;
+    }
+    const struct layout_lock_form *f = &w->gen->forms[q.form];
+    out->lock = q.obj;
+    out->object = text(s, strcmp(f->type_name, "_thread.RLock") == 0 ? "threading.RLock"
+                                                                      : "threading.Lock");
+    pd->key = mix(pd->key, q.obj);
+    if (q.name != 0) {
+        char name[128];
+        struct pt_error e = {0};
+        long len = pyobj_read_str(p, w->L, q.name, name, sizeof name, &e);
+        if (len > 0) {
+            out->variable = snapshot_strdup(s, name, (size_t)len);
+        }
+    }
+    uint64_t owner = 0, count = 0;
+    /* An owner whose count is 0 has let go (a _PyRecursiveMutex counts only the re-entries,
+     * and clears its owner on the last release). */
+    if (f->owner >= 0 && read_word(p, q.obj + (uint64_t)f->owner, &owner) && owner != 0 &&
+        (f->count < 0 || (read_word(p, q.obj + (uint64_t)f->count, &count) && count > 0))) {
+        pd->owner_ident = owner;
+    }
+}
+
+/* ---- descriptors ---- */
+
+static void describe_fd(struct waits *w, struct proc *p, int fd, char *out, size_t cap)
+{
+    struct pt_error e = {0};
+    if (proc_fd_describe(p, w->net, fd, out, cap, &e) < 0) {
+        snprintf(out, cap, "fd %d (%s)", fd, e.msg[0] != '\0' ? e.msg : "unreadable");
+    }
+}
+
+/* Appends "fd N WHAT" for each of the N descriptors FDS to BUF. */
+static void describe_fds(struct waits *w, struct proc *p, const int *fds, size_t n, bool more,
+                         char *buf, size_t cap)
+{
+    size_t len = strlen(buf);
+    for (size_t i = 0; i < n && len + 1 < cap; i++) {
+        char one[WAIT_TEXT];
+        describe_fd(w, p, fds[i], one, sizeof one);
+        int k = snprintf(buf + len, cap - len, "%sfd %d %s", i > 0 ? ", " : "", fds[i], one);
+        len = k < 0 ? len : len + (size_t)k < cap ? len + (size_t)k : cap - 1;
+    }
+    if (more && len + 1 < cap) {
+        snprintf(buf + len, cap - len, ", ...");
+    }
+}
+
+static void poll_fds(struct waits *w, struct proc *p, const struct proc_syscall *sc, char *buf,
+                     size_t cap, size_t *n_out)
+{
+    uint64_t nfds = sc->args[1];
+    struct {
+        int32_t fd;
+        int16_t events, revents;
+    } pfd[WAIT_FDS];
+    size_t n = nfds < WAIT_FDS ? (size_t)nfds : WAIT_FDS;
+    struct pt_error e = {0};
+    *n_out = (size_t)nfds;
+    if (n == 0 || proc_read_bytes(p, sc->args[0], pfd, n * sizeof pfd[0], &e) < 0) {
+        return;
+    }
+    int fds[WAIT_FDS];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (pfd[i].fd >= 0) {
+            fds[k++] = pfd[i].fd;
+        }
+    }
+    describe_fds(w, p, fds, k, nfds > n, buf, cap);
+}
+
+static void select_fds(struct waits *w, struct proc *p, const struct proc_syscall *sc,
+                       char *buf, size_t cap, size_t *n_out)
+{
+    uint64_t nfds = sc->args[0] < 1024 ? sc->args[0] : 1024;
+    int fds[WAIT_FDS];
+    size_t k = 0;
+    bool more = false;
+    *n_out = 0;
+    for (int set = 1; set <= 3; set++) {
+        uint8_t bits[128];
+        struct pt_error e = {0};
+        size_t len = (size_t)(nfds + 7) / 8;
+        if (sc->args[set] == 0 || len == 0 ||
+            proc_read_bytes(p, sc->args[set], bits, len, &e) < 0) {
+            continue;
+        }
+        for (uint64_t fd = 0; fd < nfds; fd++) {
+            if (!(bits[fd / 8] & (1u << (fd % 8)))) {
+                continue;
+            }
+            (*n_out)++;
+            bool dup = false;
+            for (size_t i = 0; i < k; i++) {
+                dup |= fds[i] == (int)fd;
+            }
+            if (dup) {
+                continue;
+            }
+            if (k < WAIT_FDS) {
+                fds[k++] = (int)fd;
+            } else {
+                more = true;
+            }
+        }
+    }
+    describe_fds(w, p, fds, k, more, buf, cap);
+}
+
+static double timespec_at(struct proc *p, uint64_t addr, bool timeval)
+{
+    int64_t ts[2];
+    struct pt_error e = {0};
+    if (addr == 0 || proc_read_bytes(p, addr, ts, sizeof ts, &e) < 0 || ts[0] < 0 || ts[1] < 0 ||
+        ts[1] >= (timeval ? 1000000 : 1000000000)) {
+        return -1;
+    }
+    return (double)ts[0] + (double)ts[1] / (timeval ? 1e6 : 1e9);
+}
+
+static void set_sleep(struct proc *p, const struct proc_syscall *sc, long nr,
+                      struct snap_wait *out)
+{
+    out->kind = SNAP_WAIT_SLEEP;
+    const char *name = proc_syscall_name(nr);
+    if (name != NULL && strcmp(name, "clock_nanosleep") == 0) {
+        double at = timespec_at(p, sc->args[2], false);
+        if (at >= 0 && (sc->args[1] & 1)) { /* TIMER_ABSTIME */
+            struct timespec now;
+            clockid_t clock = (clockid_t)sc->args[0];
+            if ((clock == CLOCK_MONOTONIC || clock == CLOCK_REALTIME ||
+                 clock == CLOCK_BOOTTIME) && clock_gettime(clock, &now) == 0) {
+                double left = at - ((double)now.tv_sec + (double)now.tv_nsec / 1e9);
+                out->left = left > 0 ? left : 0;
+            }
+        } else {
+            out->requested = at;
+        }
+    } else if (name != NULL && strcmp(name, "nanosleep") == 0) {
+        out->requested = timespec_at(p, sc->args[0], false);
+    } else if (name != NULL && strcmp(name, "select") == 0) {
+        out->requested = timespec_at(p, sc->args[4], true);
+    } else if (name != NULL && strcmp(name, "pselect6") == 0) {
+        out->requested = timespec_at(p, sc->args[4], false);
+    } else if (name != NULL && (strcmp(name, "poll") == 0 || strcmp(name, "ppoll") == 0)) {
+        out->requested = strcmp(name, "poll") == 0
+                             ? ((int)sc->args[2] >= 0 ? (int)sc->args[2] / 1e3 : -1)
+                             : timespec_at(p, sc->args[2], false);
+    }
+}
+
+/* ---- one thread ---- */
+
+static void read_one(struct waits *w, struct proc *p, struct snapshot *s, uint64_t gil,
+                     const struct waits_thread *t, struct pending *pd)
+{
+    struct snap_wait *out = &t->out->wait;
+    *out = (struct snap_wait){.fd = -1, .since = -1, .left = -1, .requested = -1};
+    struct proc_syscall sc;
+    struct pt_error e = {0};
+    if (t->out->tid <= 0) {
+        out->kind = SNAP_WAIT_UNKNOWN;
+        out->reason = text(s, "its kernel thread is not known");
+        return;
+    }
+    if (proc_task_syscall(p, t->out->tid, &sc, &e) < 0) {
+        out->kind = SNAP_WAIT_UNKNOWN;
+        char why[320];
+        snprintf(why, sizeof why, "/proc/%d/task/%d/syscall: %s", (int)proc_pid(p),
+                 (int)t->out->tid, e.msg);
+        out->reason = text(s, why);
+        return;
+    }
+    if (sc.running) {
+        out->kind = SNAP_WAIT_RUNNING;
+        return;
+    }
+    if (sc.nr < 0) {
+        struct proc_task_stat st;
+        out->kind = SNAP_WAIT_UNKNOWN;
+        char why[64];
+        snprintf(why, sizeof why, "not in a system call (state %c)",
+                 proc_task_stat(p, t->out->tid, &st, &e) == 0 ? st.state : '?');
+        out->reason = text(s, why);
+        return;
+    }
+    const char *name = proc_syscall_name(sc.nr);
+    char buf[WAIT_TEXT];
+    buf[0] = '\0';
+    if (name != NULL) {
+        out->syscall = text(s, name);
+    } else {
+        snprintf(buf, sizeof buf, "syscall %ld", sc.nr);
+        out->syscall = text(s, buf);
+        buf[0] = '\0';
+    }
+    pd->key = mix(pd->key, (uint64_t)sc.nr);
+    size_t n_fds = 0;
+    switch (proc_syscall_class(sc.nr)) {
+    case PROC_SYS_FUTEX: {
+        uint64_t f = sc.args[0];
+        uint64_t at = w->L->wait.gil_holder_at;
+        if (gil != 0 && layout_has(at) && layout_has(w->L->wait.gil_size) && f >= gil - at &&
+            f < gil - at + w->L->wait.gil_size) {
+            out->kind = SNAP_WAIT_GIL;
+            return;
+        }
+        set_lock(w, p, s, t, f, pd);
+        return;
+    }
+    case PROC_SYS_SLEEP:
+    case PROC_SYS_PAUSE:
+        set_sleep(p, &sc, sc.nr, out);
+        return;
+    case PROC_SYS_FD:
+        out->kind = SNAP_WAIT_IO;
+        out->fd = (int)sc.args[0];
+        pd->key = mix(pd->key, sc.args[0]);
+        describe_fd(w, p, out->fd, buf, sizeof buf);
+        break;
+    case PROC_SYS_POLL:
+        poll_fds(w, p, &sc, buf, sizeof buf, &n_fds);
+        if (n_fds == 0) {
+            set_sleep(p, &sc, sc.nr, out);
+            return;
+        }
+        out->kind = SNAP_WAIT_IO;
+        break;
+    case PROC_SYS_SELECT:
+        select_fds(w, p, &sc, buf, sizeof buf, &n_fds);
+        if (n_fds == 0) {
+            set_sleep(p, &sc, sc.nr, out);
+            return;
+        }
+        out->kind = SNAP_WAIT_IO;
+        break;
+    case PROC_SYS_EPOLL: {
+        int fds[WAIT_FDS];
+        size_t n = 0;
+        out->kind = SNAP_WAIT_IO;
+        out->fd = (int)sc.args[0];
+        int rc = proc_epoll_fds(p, out->fd, fds, WAIT_FDS, &n, &e);
+        if (rc == 0 || e.code == PT_E_LIMIT) {
+            describe_fds(w, p, fds, n, rc < 0, buf, sizeof buf);
+        }
+        break;
+    }
+    case PROC_SYS_CHILD:
+        out->kind = SNAP_WAIT_IO;
+        if ((int64_t)sc.args[0] > 0) {
+            snprintf(buf, sizeof buf, "child %lld", (long long)sc.args[0]);
+        } else {
+            snprintf(buf, sizeof buf, "a child");
+        }
+        break;
+    default:
+        out->kind = SNAP_WAIT_UNKNOWN;
+        out->reason = text(s, "a system call pytop does not interpret");
+        return;
+    }
+    if (buf[0] != '\0') {
+        out->object = text(s, buf);
+        pd->key = mix_str(pd->key, out->object);
+    }
+}
+
+static struct pending *add_pending(struct waits *w)
+{
+    if (w->n_pending == w->cap_pending) {
+        size_t cap = w->cap_pending ? w->cap_pending * 2 : 64;
+        struct pending *np = realloc(w->pending, cap * sizeof *np);
+        if (np == NULL) {
+            return NULL;
+        }
+        w->pending = np;
+        w->cap_pending = cap;
+    }
+    return &w->pending[w->n_pending++];
+}
+
+void waits_read_interp(struct waits *w, struct proc *p, struct snapshot *s, uint64_t gil,
+                       const struct waits_thread *ts, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        /* Out of memory, the wait is still read, but not aged nor followed to its owner. */
+        struct pending scratch;
+        struct pending *pd = add_pending(w);
+        pd = pd != NULL ? pd : &scratch;
+        *pd = (struct pending){.t = ts[i].out, .key = 0xcbf29ce484222325ull};
+        read_one(w, p, s, gil, &ts[i], pd);
+    }
+}
+
+/* ---- across interpreters ---- */
+
+static int seen_cmp(const void *a, const void *b)
+{
+    pid_t x = ((const struct seen *)a)->tid, y = ((const struct seen *)b)->tid;
+    return (x > y) - (x < y);
+}
+
+static void owners_and_ages(struct waits *w, struct snapshot *s, double now)
+{
+    if (w->cap_seen < w->n_pending) {
+        struct seen *a = realloc(w->seen, w->n_pending * sizeof *a);
+        struct seen *b = a == NULL ? NULL : realloc(w->next, w->n_pending * sizeof *b);
+        if (a != NULL) {
+            w->seen = a;
+        }
+        if (b == NULL) {
+            w->n_seen = 0;
+            return;
+        }
+        w->next = b;
+        w->cap_seen = w->n_pending;
+    }
+    w->n_next = 0;
+    for (size_t i = 0; i < w->n_pending; i++) {
+        struct pending *pd = &w->pending[i];
+        struct snap_wait *wt = &pd->t->wait;
+        /* The owner, by ident, among the snapshot's threads. */
+        for (size_t k = 0; pd->owner_ident != 0 && k < s->n_interps; k++) {
+            for (size_t j = 0; j < s->interps[k].n_threads; j++) {
+                const struct snap_thread *o = &s->interps[k].threads[j];
+                if (o->thread_id == pd->owner_ident && o->tid > 0) {
+                    wt->owner_tid = o->tid;
+                }
+            }
+        }
+        /* The same wait with the same stack as last time: waited since then. */
+        uint64_t key = mix(pd->key, (uint64_t)wt->kind);
+        for (size_t f = 0; f < pd->t->n_frames; f++) {
+            key = mix_str(mix(key, (uint64_t)pd->t->frames[f].line), pd->t->frames[f].function);
+        }
+        struct seen probe = {.tid = pd->t->tid};
+        struct seen *old = pd->t->tid > 0 && w->n_seen > 0
+                               ? bsearch(&probe, w->seen, w->n_seen, sizeof *w->seen, seen_cmp)
+                               : NULL;
+        double since = now;
+        if (old != NULL && old->key == key) {
+            since = old->since;
+            wt->since = now - since;
+        }
+        if (pd->t->tid > 0 && w->n_next < WAIT_THREADS) {
+            w->next[w->n_next++] = (struct seen){pd->t->tid, key, since};
+        }
+    }
+    qsort(w->next, w->n_next, sizeof *w->next, seen_cmp);
+    struct seen *t = w->seen;
+    w->seen = w->next;
+    w->next = t;
+    w->n_seen = w->n_next;
+}
+
+/* The GIL's holder in each interpreter is the one who can let a GIL waiter go. */
+static void gil_owners(struct snapshot *s)
+{
+    for (size_t k = 0; k < s->n_interps; k++) {
+        const struct snap_interp *in = &s->interps[k];
+        pid_t holder = 0;
+        for (size_t j = 0; j < in->n_threads; j++) {
+            if (in->threads[j].gil == SNAP_YES) {
+                holder = holder == 0 ? in->threads[j].tid : -1;
+            }
+        }
+        for (size_t j = 0; holder > 0 && j < in->n_threads; j++) {
+            /* A thread handing the GIL over waits for the taker while still named its last
+             * holder: it is not its own owner. */
+            if (in->threads[j].wait.kind == SNAP_WAIT_GIL && in->threads[j].tid != holder) {
+                in->threads[j].wait.owner_tid = holder;
+            }
+        }
+    }
+}
+
+/* Cycles of threads each waiting for a lock the next owns. */
+static void find_deadlocks(struct waits *w, struct snapshot *s)
+{
+    size_t n = w->n_pending;
+    for (size_t i = 0; i < n; i++) {
+        /* Follow owners from thread I at most N steps; a cycle through I whose smallest tid is
+         * I's is reported once. */
+        const struct snap_thread *t = w->pending[i].t;
+        pid_t start = t->tid;
+        size_t len = 0;
+        bool cycle = false, smallest = true;
+        const struct snap_thread *cur = t;
+        while (len <= n && cur != NULL && cur->wait.kind == SNAP_WAIT_LOCK &&
+               cur->wait.owner_tid > 0) {
+            len++;
+            pid_t next = cur->wait.owner_tid;
+            if (next == start) {
+                cycle = true;
+                break;
+            }
+            smallest &= next > start;
+            cur = NULL;
+            for (size_t j = 0; j < n; j++) {
+                if (w->pending[j].t->tid == next) {
+                    cur = w->pending[j].t;
+                }
+            }
+        }
+        if (!cycle || !smallest) {
+            continue;
+        }
+        struct snap_deadlock *d = NULL;
+        struct snap_deadlock *grown =
+            snapshot_alloc_array(s, s->n_deadlocks + 1, sizeof *s->deadlocks);
+        if (grown == NULL) {
+            return;
+        }
+        if (s->n_deadlocks > 0) {
+            memcpy(grown, s->deadlocks, s->n_deadlocks * sizeof *grown);
+        }
+        s->deadlocks = grown;
+        d = &s->deadlocks[s->n_deadlocks];
+        d->threads = snapshot_alloc_array(s, len, sizeof *d->threads);
+        d->locks = snapshot_alloc_array(s, len, sizeof *d->locks);
+        if (d->threads == NULL || d->locks == NULL) {
+            return;
+        }
+        d->n = 0;
+        cur = t;
+        while (d->n < len) {
+            d->threads[d->n] = cur->tid;
+            d->locks[d->n] = cur->wait.lock;
+            d->n++;
+            pid_t next = cur->wait.owner_tid;
+            for (size_t j = 0; j < n; j++) {
+                if (w->pending[j].t->tid == next) {
+                    cur = w->pending[j].t;
+                }
+            }
+        }
+        s->n_deadlocks++;
+    }
+}
+
+void waits_finish(struct waits *w, struct snapshot *s)
+{
+    s->waits_present = true;
+    owners_and_ages(w, s, clock_now());
+    gil_owners(s);
+    find_deadlocks(w, s);
+    w->n_pending = 0;
+    proc_net_reset(w->net);
+}
