@@ -37,7 +37,7 @@ enum {
     NAME_MAX = 32,     /* nor wider (the stack's title has the whole name) */
     FUNCTION_MIN = 22, /* the name column grows only while the function keeps this */
     WAIT_MIN = 12,     /* the wait column, when there is room for it at all */
-    WAIT_MAX = 48,     /* the stack's head line has the whole wait */
+    WAIT_MAX = 60,     /* the stack's head line has the whole wait */
 };
 
 /* One thread of the table, with what it needs to be sorted. */

@@ -193,15 +193,16 @@ struct proc *proc_open(pid_t pid, struct pt_error *err)
     p->pid = pid;
     p->mem_fd = -1;
     p->image_fd = open_image(pid);
-    /* Cached stat and schedstat fds stay open: leave half of what pytop may open for
-     * everything else. */
+    /* Cached stat, schedstat and syscall fds stay open: leave half of what pytop may open
+     * for everything else. */
     struct rlimit rl;
     p->stat_cache.file = "stat";
     p->sched_cache.file = "schedstat";
+    p->syscall_cache.file = "syscall";
     p->max_stat_fds = LIMIT_THREADS;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-        rl.rlim_cur / 4 < LIMIT_THREADS) {
-        p->max_stat_fds = (size_t)rl.rlim_cur / 4;
+        rl.rlim_cur / 6 < LIMIT_THREADS) {
+        p->max_stat_fds = (size_t)rl.rlim_cur / 6;
     }
     p->batch = proc_batch_new(); /* NULL: reads are not merged, nor read ahead */
     return p;
@@ -226,6 +227,8 @@ void proc_close(struct proc *p)
     }
     fd_cache_close(&p->stat_cache);
     fd_cache_close(&p->sched_cache);
+    fd_cache_close(&p->syscall_cache);
+    fd_cache_close(&p->syscall_cache);
     proc_maps_free(p->maps, p->nmaps);
     proc_linux_pause_free(p->pause);
     proc_batch_free(p->batch);
@@ -661,6 +664,11 @@ int proc_task_stat(struct proc *p, pid_t tid, struct proc_task_stat *st, struct 
         return 0;
     }
     return task_failed(p, tid, errno, "thread stat", err);
+}
+
+ssize_t proc_linux_task_syscall(struct proc *p, pid_t tid, char *buf, size_t size)
+{
+    return read_cached(p, &p->syscall_cache, tid, buf, size);
 }
 
 int proc_age(struct proc *p, double *seconds, struct pt_error *err)

@@ -41,7 +41,8 @@ struct proc {
     struct pause_state *pause; /* allocated by the first proc_pause() */
     struct fd_cache stat_cache;  /* the threads' stat files */
     struct fd_cache sched_cache; /* their schedstat files */
-    size_t max_stat_fds; /* per cache: LIMIT_THREADS, or a quarter of the files pytop may open */
+    struct fd_cache syscall_cache; /* their syscall files (what each waits for) */
+    size_t max_stat_fds; /* per cache: LIMIT_THREADS, or a sixth of the files pytop may open */
     /* PROC_IOV_MAX each, not zeroed: a call fills what it uses (a one-shot dump pays a page
      * fault for each page touched, and a zeroed 32 KiB would be eight for a few entries) */
     struct iovec *local;
@@ -54,6 +55,11 @@ int proc_linux_read_stat(pid_t pid, pid_t tid, struct proc_task_stat *st);
 
 /* Orders pid_t values (and structs that start with one) for qsort() and bsearch(). */
 int proc_linux_compare_pids(const void *a, const void *b);
+
+/* Reads thread TID's /proc/PID/task/TID/syscall into BUF (at most SIZE bytes) through a cached
+ * fd, as the stat files are read. Returns the length, or -1 with errno set (ENOENT or ESRCH:
+ * the thread exited). */
+ssize_t proc_linux_task_syscall(struct proc *p, pid_t tid, char *buf, size_t size);
 
 /* Releases what proc_pause() set up (NULL: nothing). The threads must be resumed. */
 void proc_linux_pause_free(struct pause_state *ps);
