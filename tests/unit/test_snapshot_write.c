@@ -62,6 +62,7 @@ static void test_snapshot_write_json_matches_the_design_example(void **state)
         .since = 12.3,
         .left = -1,
         .requested = -1,
+        .owner_held = -1,
     };
     static pid_t cycle[] = {4242, 4243};
     static uint64_t locks[] = {140512340000000ull, 140512340000064ull};
@@ -83,7 +84,7 @@ static void test_snapshot_write_json_matches_the_design_example(void **state)
         "\"line\":41,\"end_line\":41,\"col\":8,\"end_col\":30,\"kind\":\"python\"}],"
         "\"wait\":{\"kind\":\"lock\",\"syscall\":\"futex\",\"fd\":null,"
         "\"object\":\"threading.RLock\",\"lock\":140512340000000,\"variable\":\"db_lock\","
-        "\"via\":null,\"owner_tid\":4243,\"since_s\":12.300,\"left_s\":null,"
+        "\"via\":null,\"owner_tid\":4243,\"owner_held_s\":null,\"since_s\":12.300,\"left_s\":null,"
         "\"requested_s\":null,\"reason\":null}}],"
         "\"gc\":{\"collecting\":false,\"thread\":null,\"enabled\":true,"
         "\"generations\":[{\"generation\":0,\"count\":312,"
@@ -357,7 +358,8 @@ static struct snapshot *deadlocked(void)
         struct snap_thread *t = &s->interps[0].threads[i];
         t->tid = 100 + (pid_t)i;
         t->name = (struct snap_str){names[i], strlen(names[i])};
-        t->wait = (struct snap_wait){.fd = -1, .since = -1, .left = -1, .requested = -1};
+        t->wait = (struct snap_wait){
+            .fd = -1, .since = -1, .left = -1, .requested = -1, .owner_held = -1};
     }
     struct snap_thread *t = s->interps[0].threads;
     for (size_t i = 0; i < 2; i++) {

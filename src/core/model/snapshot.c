@@ -421,6 +421,11 @@ void snapshot_wait_text(const struct snapshot *s, const struct snap_thread *t, b
     case SNAP_WAIT_GIL:
         say(&w, "GIL");
         say_owner(&w, s, wt->owner_tid, brief);
+        /* How long the holder has had it says more than how long this thread waited. */
+        if (wt->owner_held >= 0) {
+            say(&w, " for %.1f s", wt->owner_held);
+            return;
+        }
         break;
     case SNAP_WAIT_IO:
         say_str(&w, "", wt->syscall);

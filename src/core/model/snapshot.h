@@ -94,6 +94,8 @@ struct snap_wait {
     struct snap_str variable;   /* a variable of the thread's frames that holds the lock */
     struct snap_str via;        /* the threading/queue call it waits inside: "Queue.get" */
     pid_t owner_tid;            /* who can release it: an RLock's owner, the GIL's holder */
+    double owner_held;          /* seconds the GIL's holder has held it with no other thread
+                                 * taking it; < 0 unknown */
     double since;               /* seconds seen in this wait with this stack; < 0 first look */
     double left;                /* seconds of sleep left; < 0 unknown */
     double requested;           /* seconds of sleep asked (a relative sleep); < 0 unknown */

@@ -37,6 +37,7 @@ enum {
     WAIT_FDS = 8,         /* descriptors described per poll/select/epoll */
     WAIT_TEXT = 512,      /* bytes of one description */
     WAIT_THREADS = 1 << 16, /* threads whose wait is remembered */
+    WAIT_GILS = 16,       /* GILs whose holder is remembered */
 };
 
 /* A thread's wait as the last snapshot saw it. */
@@ -51,6 +52,14 @@ struct pending {
     struct snap_thread *t;
     uint64_t owner_ident; /* an RLock's owner (threading.get_ident()); 0 none */
     uint64_t key;
+};
+
+/* A GIL as the last snapshot saw it: its holder, its switch count, since when so. */
+struct gil_seen {
+    uint64_t gil;
+    pid_t holder;
+    uint64_t switches;
+    double since;
 };
 
 struct type_memo {
@@ -68,6 +77,8 @@ struct waits {
     size_t n_pending, cap_pending;
     struct type_memo types[WAIT_TYPES];
     size_t n_types;
+    struct gil_seen gils[WAIT_GILS];
+    size_t n_gils;
 };
 
 struct waits *waits_new(const struct py_layout *L)
@@ -526,7 +537,8 @@ static void read_one(struct waits *w, struct proc *p, struct snapshot *s, uint64
                      const struct waits_thread *t, struct pending *pd)
 {
     struct snap_wait *out = &t->out->wait;
-    *out = (struct snap_wait){.fd = -1, .since = -1, .left = -1, .requested = -1};
+    *out = (struct snap_wait){
+        .fd = -1, .since = -1, .left = -1, .requested = -1, .owner_held = -1};
     struct proc_syscall sc;
     struct pt_error e = {0};
     if (t->out->tid <= 0) {
@@ -649,9 +661,44 @@ static struct pending *add_pending(struct waits *w)
     return &w->pending[w->n_pending++];
 }
 
+/* How long the holder of the GIL at GIL (its last_holder field), thread HOLDER, has held it
+ * with no other thread taking it: since the first snapshot that saw the same holder and switch
+ * count (switch_number counts the takes by another thread than the last holder). < 0 unknown. */
+static double gil_held(struct waits *w, struct proc *p, uint64_t gil, pid_t holder, double now)
+{
+    uint64_t switches = 0;
+    if (gil == 0 || holder <= 0 || !layout_has(w->L->gil_switch_from_holder) ||
+        !read_word(p, gil + w->L->gil_switch_from_holder, &switches)) {
+        return -1;
+    }
+    struct gil_seen *g = NULL;
+    for (size_t i = 0; i < w->n_gils && g == NULL; i++) {
+        g = w->gils[i].gil == gil ? &w->gils[i] : NULL;
+    }
+    if (g == NULL && w->n_gils < WAIT_GILS) {
+        g = &w->gils[w->n_gils++];
+        *g = (struct gil_seen){.gil = gil};
+    }
+    if (g == NULL) {
+        return -1;
+    }
+    if (g->holder == holder && g->switches == switches) {
+        return now - g->since;
+    }
+    *g = (struct gil_seen){gil, holder, switches, now};
+    return -1;
+}
+
 void waits_read_interp(struct waits *w, struct proc *p, struct snapshot *s, uint64_t gil,
                        const struct waits_thread *ts, size_t n)
 {
+    pid_t holder = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ts[i].out->gil == SNAP_YES) {
+            holder = holder == 0 ? ts[i].out->tid : -1;
+        }
+    }
+    double held = gil_held(w, p, gil, holder, clock_now());
     for (size_t i = 0; i < n; i++) {
         /* Out of memory, the wait is still read, but not aged nor followed to its owner. */
         struct pending scratch;
@@ -659,6 +706,10 @@ void waits_read_interp(struct waits *w, struct proc *p, struct snapshot *s, uint
         pd = pd != NULL ? pd : &scratch;
         *pd = (struct pending){.t = ts[i].out, .key = 0xcbf29ce484222325ull};
         read_one(w, p, s, gil, &ts[i], pd);
+        if (pd->t->wait.kind == SNAP_WAIT_GIL && holder > 0 && holder != pd->t->tid) {
+            pd->t->wait.owner_tid = holder;
+            pd->t->wait.owner_held = held;
+        }
     }
 }
 
@@ -721,27 +772,6 @@ static void owners_and_ages(struct waits *w, struct snapshot *s, double now)
     w->seen = w->next;
     w->next = t;
     w->n_seen = w->n_next;
-}
-
-/* The GIL's holder in each interpreter is the one who can let a GIL waiter go. */
-static void gil_owners(struct snapshot *s)
-{
-    for (size_t k = 0; k < s->n_interps; k++) {
-        const struct snap_interp *in = &s->interps[k];
-        pid_t holder = 0;
-        for (size_t j = 0; j < in->n_threads; j++) {
-            if (in->threads[j].gil == SNAP_YES) {
-                holder = holder == 0 ? in->threads[j].tid : -1;
-            }
-        }
-        for (size_t j = 0; holder > 0 && j < in->n_threads; j++) {
-            /* A thread handing the GIL over waits for the taker while still named its last
-             * holder: it is not its own owner. */
-            if (in->threads[j].wait.kind == SNAP_WAIT_GIL && in->threads[j].tid != holder) {
-                in->threads[j].wait.owner_tid = holder;
-            }
-        }
-    }
 }
 
 /* Cycles of threads each waiting for a lock the next owns. */
@@ -812,7 +842,6 @@ void waits_finish(struct waits *w, struct snapshot *s)
 {
     s->waits_present = true;
     owners_and_ages(w, s, clock_now());
-    gil_owners(s);
     find_deadlocks(w, s);
     w->n_pending = 0;
     proc_net_reset(w->net);

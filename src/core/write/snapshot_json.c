@@ -195,6 +195,8 @@ static void write_wait(struct strbuf *sb, const struct snap_wait *wt)
     put_str(sb, wt->via);
     strbuf_puts(sb, ",\"owner_tid\":");
     put_int(sb, wt->owner_tid > 0 ? wt->owner_tid : -1);
+    strbuf_puts(sb, ",\"owner_held_s\":");
+    put_time(sb, wt->owner_held);
     strbuf_puts(sb, ",\"since_s\":");
     put_time(sb, wt->since);
     strbuf_puts(sb, ",\"left_s\":");
