@@ -15,7 +15,8 @@ WAIT_FIELDS = (("kind", (str,)), ("syscall", (str, type(None))), ("fd", (int, ty
                ("object", (str, type(None))), ("lock", (int, type(None))),
                ("variable", (str, type(None))), ("via", (str, type(None))),
                ("owner_tid", (int, type(None))), ("since_s", NUMBER + (type(None),)),
-               ("left_s", NUMBER + (type(None),)), ("reason", (str, type(None))))
+               ("left_s", NUMBER + (type(None),)), ("reason", (str, type(None))),
+               ("owner_held_s", NUMBER + (type(None),)), ("requested_s", NUMBER + (type(None),)))
 KINDS = ("lock", "gil", "io", "sleep", "running", "unknown")
 
 # The kind each thread of the target is in for good once it reported.
@@ -135,6 +136,11 @@ def sanity_problems(doc, roles, what):
         if owner is not None and wait.get("kind") not in ("lock", "gil"):
             problems.append(Problem("%s: owner_tid %s for a wait of kind %s" % (
                 label, owner, json.dumps(wait.get("kind"))), [show(wait)]))
+        held = wait.get("owner_held_s")
+        if held is not None and (wait.get("kind") != "gil" or owner is None or held < 0):
+            problems.append(Problem("%s: owner_held_s %s for a wait of kind %s with owner %s"
+                                    % (label, held, json.dumps(wait.get("kind")), owner),
+                                    [show(wait)]))
         if wait.get("lock") is not None and wait.get("kind") != "lock":
             problems.append(Problem("%s: a lock address for a wait of kind %s" % (
                 label, json.dumps(wait.get("kind"))), [show(wait)]))
