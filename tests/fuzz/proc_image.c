@@ -187,6 +187,29 @@ int proc_task_cputime(struct proc *p, pid_t tid, uint64_t *ns, struct pt_error *
     return 0;
 }
 
+/* What each thread waits in, made up from the image so that the waits' reads land in its
+ * (mutated) memory: a thread in the running state runs; another waits on a futex in one of the
+ * regions (chosen by its tid: a lock object, a parking-lot entry, a GIL among them, as the bytes
+ * say), or sleeps on a timespec there. */
+ssize_t proc_task_syscall_text(struct proc *p, pid_t tid, char *buf, size_t size)
+{
+    const struct image_thread *t = thread_of(p, tid);
+    if (t == NULL) {
+        errno = ESRCH;
+        return -1;
+    }
+    if (t->state == 'R' || p->im.n_regions == 0) {
+        return snprintf(buf, size, "running\n");
+    }
+    const struct image_region *r = &p->im.regions[(size_t)tid % p->im.n_regions];
+    uint64_t at = r->addr + (r->len > 64 ? ((uint64_t)tid * 8) % (r->len - 64) : 0);
+    int n = tid % 3 == 2 ? snprintf(buf, size, "230 0x1 0x1 %#llx 0x0 0x0 0x0 0x7ffd0 0x7f000\n",
+                                    (unsigned long long)at)
+                         : snprintf(buf, size, "202 %#llx 0x189 0x0 0x0 0x0 0xffffffff 0x7ffd0 "
+                                    "0x7f000\n", (unsigned long long)at);
+    return n < 0 || (size_t)n >= size ? -1 : n;
+}
+
 int proc_age(struct proc *p, double *seconds, struct pt_error *err)
 {
     (void)p;

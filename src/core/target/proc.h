@@ -108,6 +108,11 @@ int proc_task_stat(struct proc *p, pid_t tid, struct proc_task_stat *st, struct 
  * PT_E_GONE, PT_E_FORMAT, PT_E_IO. */
 int proc_task_cputime(struct proc *p, pid_t tid, uint64_t *ns, struct pt_error *err);
 
+/* Reads thread TID's /proc/PID/task/TID/syscall (what it waits in, proc_wait.h) into BUF, at
+ * most SIZE bytes, through a cached fd as proc_task_stat(). Returns the length, or -1 with
+ * errno set (ENOENT or ESRCH: the thread exited). */
+ssize_t proc_task_syscall_text(struct proc *p, pid_t tid, char *buf, size_t size);
+
 /* How long the process has run, in seconds. Errors: PT_E_GONE, PT_E_IO. */
 int proc_age(struct proc *p, double *seconds, struct pt_error *err);
 

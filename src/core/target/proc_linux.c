@@ -666,7 +666,7 @@ int proc_task_stat(struct proc *p, pid_t tid, struct proc_task_stat *st, struct 
     return task_failed(p, tid, errno, "thread stat", err);
 }
 
-ssize_t proc_linux_task_syscall(struct proc *p, pid_t tid, char *buf, size_t size)
+ssize_t proc_task_syscall_text(struct proc *p, pid_t tid, char *buf, size_t size)
 {
     return read_cached(p, &p->syscall_cache, tid, buf, size);
 }

@@ -56,11 +56,6 @@ int proc_linux_read_stat(pid_t pid, pid_t tid, struct proc_task_stat *st);
 /* Orders pid_t values (and structs that start with one) for qsort() and bsearch(). */
 int proc_linux_compare_pids(const void *a, const void *b);
 
-/* Reads thread TID's /proc/PID/task/TID/syscall into BUF (at most SIZE bytes) through a cached
- * fd, as the stat files are read. Returns the length, or -1 with errno set (ENOENT or ESRCH:
- * the thread exited). */
-ssize_t proc_linux_task_syscall(struct proc *p, pid_t tid, char *buf, size_t size);
-
 /* Releases what proc_pause() set up (NULL: nothing). The threads must be resumed. */
 void proc_linux_pause_free(struct pause_state *ps);
 

@@ -767,7 +767,9 @@ static void owners_and_ages(struct waits *w, struct snapshot *s, double now)
             w->next[w->n_next++] = (struct seen){pd->t->tid, key, since};
         }
     }
-    qsort(w->next, w->n_next, sizeof *w->next, seen_cmp);
+    if (w->n_next > 1) {
+        qsort(w->next, w->n_next, sizeof *w->next, seen_cmp);
+    }
     struct seen *t = w->seen;
     w->seen = w->next;
     w->next = t;
