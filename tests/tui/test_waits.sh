@@ -33,7 +33,7 @@ grep -q '^Deadlock: 2 threads wait for locks the next one holds:$' "$file" ||
     fail "$name has no Deadlock section"
 grep -qE '^  Thread [0-9]+ "web-1" waits for 0x[0-9a-f]+ \(other\), held by Thread [0-9]+ "web-2"$' "$file" ||
     fail "$name's Deadlock section does not name web-1's wait"
-grep -qE '^  Waiting for: recvfrom socket TCP '"$endpoints"' \(fd [0-9]+\), for [0-9.]+ s$' "$file" ||
+grep -qE '^  Waiting for: recvfrom fd [0-9]+: socket TCP '"$endpoints"', for [0-9.]+ s$' "$file" ||
     fail "$name has no Waiting for: line for the reader"
 [ -n "$web1" ] && { grep -qE "^Thread $web1 \"web-1\"" "$file" || fail "web-1 ($web1) is not in $name"; }
 pass

@@ -398,8 +398,8 @@ static void test_snapshot_write_text_says_what_each_thread_waits_for(void **stat
     assert_non_null(strstr(got, "most recent call last):\n"
                                 "  Waiting for: RLock 0x7f0000001000 (db_lock) held by web-2 (101), "
                                 "for 12.3 s\n"));
-    assert_non_null(strstr(got, "  Waiting for: recvfrom socket TCP "
-                                "10.0.0.5:43122->10.0.0.9:5432 (fd 7)\n"));
+    assert_non_null(strstr(got, "  Waiting for: recvfrom fd 7: socket TCP "
+                                "10.0.0.5:43122->10.0.0.9:5432\n"));
     assert_non_null(strstr(got, "  Waiting for: sleep, 0.8 s left\n"));
     /* The deadlock comes before the threads: what the report leads with. */
     assert_true(strstr(got, "Deadlock:") < strstr(got, "most recent call last"));

@@ -429,10 +429,10 @@ void snapshot_wait_text(const struct snapshot *s, const struct snap_thread *t, b
         break;
     case SNAP_WAIT_IO:
         say_str(&w, "", wt->syscall);
-        say_str(&w, " ", wt->object);
         if (wt->fd >= 0 && !brief) {
-            say(&w, " (fd %d)", wt->fd);
+            say(&w, " fd %d%s", wt->fd, wt->object.ptr != NULL ? ":" : "");
         }
+        say_str(&w, " ", wt->object);
         break;
     case SNAP_WAIT_SLEEP:
         say(&w, "sleep");

@@ -59,10 +59,10 @@ const char *snapshot_wait_kind_name(enum snap_wait_kind kind);
 
 /* What thread T of S waits for, in words, into BUF (NUL-terminated, truncated to SIZE; empty
  * when not read): "RLock 0x7f3a2c1b40 (other) held by rl-b (4242), for 12.3 s", "GIL held by
- * busy-1 (4250) for 3.0 s" (how long the holder has held it, when known), "recvfrom socket TCP 127.0.0.1:5000->127.0.0.1:43122 (fd 7)", "sleep, 0.8 s
- * left". BRIEF leaves out lock addresses, descriptor numbers and tids (the Threads view's WAIT
- * column). Target
- * strings are copied as bytes: the caller escapes. */
+ * busy-1 (4250) for 3.0 s" (how long the holder has held it, when known), "recvfrom fd 7:
+ * socket TCP 127.0.0.1:5000->127.0.0.1:43122", "sleep, 0.8 s left". BRIEF leaves out lock
+ * addresses, descriptor numbers and tids (the Threads view's WAIT column). Target strings are
+ * copied as bytes: the caller escapes. */
 void snapshot_wait_text(const struct snapshot *s, const struct snap_thread *t, bool brief,
                         char *buf, size_t size);
 

@@ -561,9 +561,16 @@ static void read_one(struct waits *w, struct proc *p, struct snapshot *s, uint64
     if (sc.nr < 0) {
         struct proc_task_stat st;
         out->kind = SNAP_WAIT_UNKNOWN;
-        char why[64];
-        snprintf(why, sizeof why, "not in a system call (state %c)",
-                 proc_task_stat(p, t->out->tid, &st, &e) == 0 ? st.state : '?');
+        char state = proc_task_stat(p, t->out->tid, &st, &e) == 0 ? st.state : '?';
+        char why[96];
+        if (state == 't') {
+            snprintf(why, sizeof why, "stopped by a tracer (such as --blocking) outside a system "
+                                      "call: it was running");
+        } else if (state == 'T') {
+            snprintf(why, sizeof why, "stopped (a stop signal) outside a system call");
+        } else {
+            snprintf(why, sizeof why, "not in a system call (state %c)", state);
+        }
         out->reason = text(s, why);
         return;
     }
