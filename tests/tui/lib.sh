@@ -195,6 +195,17 @@ shows() {
     screen | grep -qE -- "$1"
 }
 
+# Freezes the picture and dumps it with d; NAME is the file's name pytop says, FILE its path.
+dump_frozen() {
+    keys p
+    wait_for 'FROZEN'
+    keys d
+    wait_for 'dumped the frozen snapshot to pytop-[0-9]+-[0-9]{8}-[0-9]{6}\.txt'
+    name=$(screen | grep -oE 'pytop-[0-9]+-[0-9]{8}-[0-9]{6}\.txt' | head -1)
+    file=$WORK/$name
+    [ -f "$file" ] || fail "no file $file"
+}
+
 # The kernel thread id of the target's thread named $1 (from /proc, as top -H shows it).
 tid_of() {
     local t

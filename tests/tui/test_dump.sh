@@ -6,13 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 start_watching
 
-keys p
-wait_for 'FROZEN'
-keys d
-wait_for 'dumped the frozen snapshot to pytop-[0-9]+-[0-9]{8}-[0-9]{6}\.txt'
-name=$(screen | grep -oE 'pytop-[0-9]+-[0-9]{8}-[0-9]{6}\.txt' | head -1)
-file=$WORK/$name
-[ -f "$file" ] || fail "no file $file"
+dump_frozen
 mode=$(stat -c %a "$file")
 [ "$mode" = 600 ] || fail "$name has mode $mode, not 600"
 case $name in

@@ -23,12 +23,7 @@ web1=$(tid_of web-1 || true)
 wait_for "Waiting for: RLock 0x[0-9a-f]+ \\(other\\) held by web-2 \\([0-9]+\\)"
 # Seen again at each refresh: the wait's age grows.
 wait_for ' web-1 .*held by web-2, for [2-9]\.[0-9] s'
-keys p
-wait_for 'FROZEN'
-keys d
-wait_for 'dumped the frozen snapshot to pytop-[0-9]+-[0-9]{8}-[0-9]{6}\.txt'
-name=$(screen | grep -oE 'pytop-[0-9]+-[0-9]{8}-[0-9]{6}\.txt' | head -1)
-file=$WORK/$name
+dump_frozen
 grep -q '^Deadlock: 2 threads wait for locks the next one holds:$' "$file" ||
     fail "$name has no Deadlock section"
 grep -qE '^  Thread [0-9]+ "web-1" waits for 0x[0-9a-f]+ \(other\), held by Thread [0-9]+ "web-2"$' "$file" ||

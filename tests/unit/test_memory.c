@@ -54,10 +54,32 @@ static void test_memory_keep_freed_serves_large_blocks_from_the_heap(void **stat
 #endif
 }
 
+static void test_memory_grow_doubles_and_refuses_an_overflow(void **state)
+{
+    (void)state;
+    int *v = NULL;
+    size_t cap = 0;
+    assert_true(memory_grow((void **)&v, &cap, 1, sizeof *v, 4));
+    assert_int_equal(cap, 4);
+    assert_true(memory_grow((void **)&v, &cap, 4, sizeof *v, 4));
+    assert_int_equal(cap, 4); /* room enough: unchanged */
+    assert_true(memory_grow((void **)&v, &cap, 5, sizeof *v, 4));
+    assert_int_equal(cap, 8);
+    assert_true(memory_grow((void **)&v, &cap, 100, sizeof *v, 4));
+    assert_int_equal(cap, 100); /* more than doubling asks */
+    v[99] = 7;
+    int *kept = v;
+    assert_false(memory_grow((void **)&v, &cap, SIZE_MAX / 2, sizeof *v, 4));
+    assert_ptr_equal(v, kept);
+    assert_int_equal(cap, 100);
+    free(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_memory_keep_freed_serves_large_blocks_from_the_heap),
+        cmocka_unit_test(test_memory_grow_doubles_and_refuses_an_overflow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@
 #include "core/target/proc_text.h"
 #include "core/util/error.h"
 #include "core/util/limits.h"
+#include "core/util/memory.h"
 
 enum {
     UNIX_PATH_BYTES = 108, /* sun_path (including the '@' of an abstract name) */
@@ -128,22 +129,6 @@ static struct table_parse table_begin(struct proc_net *n, enum net_table table)
         .net = n, .table = table, .first_n = n->n, .first_paths = n->paths_len};
 }
 
-static bool grow(void **buf, size_t *cap, size_t need, size_t size, size_t first)
-{
-    if (need <= *cap) {
-        return true;
-    }
-    size_t bigger = *cap == 0 ? first : *cap * 2;
-    bigger = bigger < need ? need : bigger;
-    void *grown = realloc(*buf, bigger * size);
-    if (grown == NULL) {
-        return false;
-    }
-    *buf = grown;
-    *cap = bigger;
-    return true;
-}
-
 static int add_sock(struct table_parse *t, struct net_sock *s, struct proc_cursor path,
                     struct pt_error *err)
 {
@@ -154,8 +139,8 @@ static int add_sock(struct table_parse *t, struct net_sock *s, struct proc_curso
         return pt_error_set(err, PT_E_LIMIT, 0, "more than %d sockets in the %s table",
                             LIMIT_NET_SOCKETS, table_names[t->table]);
     }
-    if (!grow((void **)&n->socks, &n->cap, n->n + 1, sizeof *n->socks, 256) ||
-        !grow((void **)&n->paths, &n->paths_cap, n->paths_len + path_len, 1, 4096)) {
+    if (!memory_grow((void **)&n->socks, &n->cap, n->n + 1, sizeof *n->socks, 256) ||
+        !memory_grow((void **)&n->paths, &n->paths_cap, n->paths_len + path_len, 1, 4096)) {
         return pt_error_set(err, PT_E_NOMEM, ENOMEM, "no memory for the %s table",
                             table_names[t->table]);
     }

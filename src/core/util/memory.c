@@ -3,6 +3,7 @@
 
 #include "core/util/memory.h"
 
+#include <stdint.h>
 #include <stdlib.h> /* for __GLIBC__ (features.h) */
 
 #if defined(__GLIBC__)
@@ -28,4 +29,23 @@ bool memory_keep_freed(void)
 #else
     return false;
 #endif
+}
+
+bool memory_grow(void **buf, size_t *cap, size_t need, size_t size, size_t first)
+{
+    if (need <= *cap) {
+        return true;
+    }
+    size_t bigger = *cap == 0 ? first : *cap * 2;
+    bigger = bigger < need ? need : bigger;
+    if (size != 0 && bigger > SIZE_MAX / size) {
+        return false;
+    }
+    void *grown = realloc(*buf, bigger * size);
+    if (grown == NULL) {
+        return false;
+    }
+    *buf = grown;
+    *cap = bigger;
+    return true;
 }

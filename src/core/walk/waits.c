@@ -27,6 +27,7 @@
 #include "core/target/proc_wait.h"
 #include "core/util/clock.h"
 #include "core/util/error.h"
+#include "core/util/memory.h"
 #include "core/walk/frames.h"
 
 enum {
@@ -656,14 +657,9 @@ static void read_one(struct waits *w, struct proc *p, struct snapshot *s, uint64
 
 static struct pending *add_pending(struct waits *w)
 {
-    if (w->n_pending == w->cap_pending) {
-        size_t cap = w->cap_pending ? w->cap_pending * 2 : 64;
-        struct pending *np = realloc(w->pending, cap * sizeof *np);
-        if (np == NULL) {
-            return NULL;
-        }
-        w->pending = np;
-        w->cap_pending = cap;
+    if (!memory_grow((void **)&w->pending, &w->cap_pending, w->n_pending + 1, sizeof *w->pending,
+                     64)) {
+        return NULL;
     }
     return &w->pending[w->n_pending++];
 }

@@ -87,17 +87,9 @@ def spin(name):
 
 
 def task_state(tid):
-    """(state letter, (voluntary, nonvoluntary) context switches) of one of our threads."""
-    fields = {}
-    try:
-        with open("/proc/self/task/%d/status" % tid) as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                fields[key] = value.strip()
-    except OSError:
-        return None
-    return (fields.get("State", "?")[:1],
-            (fields.get("voluntary_ctxt_switches"), fields.get("nonvoluntary_ctxt_switches")))
+    """(state letter, context switch counts) of one of our threads; None when unreadable."""
+    state, switches = _parking._thread_state(tid)
+    return None if state is None else (state, switches)
 
 
 def task_syscall(tid):
