@@ -28,6 +28,9 @@ esac
 keys s
 wait_for '%GIL[▲^] '
 keys s s s
+wait_for ' WAIT[▲▼^v] '
+# By wait: the longest waits of each kind first, a deadlocked thread before all.
+keys s
 wait_for ' FUNCTION[▲^]'
 keys s
 wait_for ' TID[▲^] '

@@ -2,6 +2,7 @@
 # The Threads view: header facts, a row per thread with its kernel tid and where it is, the
 # selected thread's stack with source lines, moving the cursor, all stacks, sorting.
 . "$(dirname "$0")/lib.sh"
+ROWS=48 # every stack fits the all-stacks view, each under its Waiting for: line
 start_watching
 
 wait_for "PID $TARGET_PID "

@@ -23,6 +23,14 @@ web1=$(tid_of web-1 || true)
 wait_for "Waiting for: RLock 0x[0-9a-f]+ \\(other\\) held by web-2 \\([0-9]+\\)"
 # Seen again at each refresh: the wait's age grows.
 wait_for ' web-1 .*held by web-2, for [2-9]\.[0-9] s'
+# Sorted by WAIT: the deadlocked threads come first, the sleeping main thread after the reader.
+keys s s s s s s
+wait_for ' WAIT[▲▼^v] '
+rows=$(screen | grep -E '^[ *] *[0-9]{2,} ' | awk '{print $2}' | tr '\n' ' ')
+case $rows in
+    "web-1 web-2 reader MainThread "|"web-2 web-1 reader MainThread ") ;;
+    *) fail "by WAIT the rows are '$rows', not the deadlocked web-1 and web-2 first" ;;
+esac
 dump_frozen
 grep -q '^Deadlock: 2 threads wait for locks the next one holds:$' "$file" ||
     fail "$name has no Deadlock section"

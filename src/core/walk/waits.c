@@ -501,14 +501,16 @@ static double timespec_at(struct proc *p, uint64_t addr, bool timeval)
     return (double)ts[0] + (double)ts[1] / (timeval ? 1e6 : 1e9);
 }
 
+/* A sleep; its deadline (an absolute one is a new sleep when it moves) goes into *KEY. */
 static void set_sleep(struct proc *p, const struct proc_syscall *sc, long nr,
-                      struct snap_wait *out)
+                      struct snap_wait *out, uint64_t *key)
 {
     out->kind = SNAP_WAIT_SLEEP;
     const char *name = proc_syscall_name(nr);
     if (name != NULL && strcmp(name, "clock_nanosleep") == 0) {
         double at = timespec_at(p, sc->args[2], false);
         if (at >= 0 && (sc->args[1] & 1)) { /* TIMER_ABSTIME */
+            *key = mix(*key, (uint64_t)(at * 1e6));
             struct timespec now;
             clockid_t clock = (clockid_t)sc->args[0];
             if ((clock == CLOCK_MONOTONIC || clock == CLOCK_REALTIME ||
@@ -601,7 +603,7 @@ static void read_one(struct waits *w, struct proc *p, struct snapshot *s, uint64
     }
     case PROC_SYS_SLEEP:
     case PROC_SYS_PAUSE:
-        set_sleep(p, &sc, sc.nr, out);
+        set_sleep(p, &sc, sc.nr, out, &pd->key);
         return;
     case PROC_SYS_FD:
         out->kind = SNAP_WAIT_IO;
@@ -612,7 +614,7 @@ static void read_one(struct waits *w, struct proc *p, struct snapshot *s, uint64
     case PROC_SYS_POLL:
         poll_fds(w, p, &sc, buf, sizeof buf, &n_fds);
         if (n_fds == 0) {
-            set_sleep(p, &sc, sc.nr, out);
+            set_sleep(p, &sc, sc.nr, out, &pd->key);
             return;
         }
         out->kind = SNAP_WAIT_IO;
@@ -620,7 +622,7 @@ static void read_one(struct waits *w, struct proc *p, struct snapshot *s, uint64
     case PROC_SYS_SELECT:
         select_fds(w, p, &sc, buf, sizeof buf, &n_fds);
         if (n_fds == 0) {
-            set_sleep(p, &sc, sc.nr, out);
+            set_sleep(p, &sc, sc.nr, out, &pd->key);
             return;
         }
         out->kind = SNAP_WAIT_IO;
