@@ -245,15 +245,14 @@ int pydict_get_str(struct proc *p, const struct py_layout *L, uint64_t dict_addr
     return rc;
 }
 
-int pydict_items(struct proc *p, const struct py_layout *L, uint64_t dict_addr,
-                 int (*fn)(void *ctx, uint64_t key, uint64_t value), void *ctx,
-                 struct pt_error *err)
+/* Calls FN for each live entry of the keys object at KEYS_ADDR, its values in the entries, or
+ * (VALUES nonzero) in that split or shared values array. */
+static int keys_items(struct proc *p, const struct py_layout *L, uint64_t keys_addr,
+                      uint64_t values, int (*fn)(void *ctx, uint64_t key, uint64_t value),
+                      void *ctx, struct pt_error *err)
 {
-    uint64_t keys_addr;
-    uint64_t values;
     struct keys k;
-    if (read_dict(p, L, dict_addr, &keys_addr, &values, err) < 0 ||
-        read_keys(p, L, keys_addr, &k, err) < 0) {
+    if (read_keys(p, L, keys_addr, &k, err) < 0) {
         return -1;
     }
     int rc = 0;
@@ -270,6 +269,18 @@ int pydict_items(struct proc *p, const struct py_layout *L, uint64_t dict_addr,
     }
     free(k.entries);
     return rc;
+}
+
+int pydict_items(struct proc *p, const struct py_layout *L, uint64_t dict_addr,
+                 int (*fn)(void *ctx, uint64_t key, uint64_t value), void *ctx,
+                 struct pt_error *err)
+{
+    uint64_t keys_addr;
+    uint64_t values;
+    if (read_dict(p, L, dict_addr, &keys_addr, &values, err) < 0) {
+        return -1;
+    }
+    return keys_items(p, L, keys_addr, values, fn, ctx, err);
 }
 
 /* What an instance's type says about where its attributes live. */
@@ -330,69 +341,98 @@ static int read_ptr(struct proc *p, uint64_t addr, uint64_t *out, struct pt_erro
 /* Where a managed dict's attributes are (Include/internal/pycore_object.h of each version):
  * 3.11 keeps a dict pointer and a values pointer before the object; 3.12 one word holding
  * either, tagged; 3.13+ a dict pointer before it and the values inline after it. */
-static int managed_attr(struct proc *p, const struct py_layout *L, uint64_t obj,
-                        const struct type_info *ti, const char *name, uint64_t *value,
-                        struct pt_error *err)
+/* Where the instance OBJ (of a type TI with a managed dict) keeps its attributes: a dict
+ * (*DICT), or shared keys with a values array (*VALUES, the keys are TI's cached keys); both 0
+ * when it has none yet. */
+static int managed_at(struct proc *p, const struct py_layout *L, uint64_t obj,
+                      const struct type_info *ti, uint64_t *dict, uint64_t *values,
+                      struct pt_error *err)
 {
     uint64_t w = 0;
+    *dict = 0;
+    *values = 0;
     if (L->type.has_dict_or_values) {
         if (read_ptr(p, obj + (uint64_t)L->type.dict_or_values_at, &w, err) < 0) {
             return -1;
         }
         /* The word holds the values pointer minus one, which makes it odd
          * (_PyDictOrValues_SetValues, Include/internal/pycore_object.h). */
-        if (w & 1) {
-            return shared_lookup(p, L, ti->cached_keys, w + 1, name, value, err);
-        }
-        return w != 0 ? pydict_get_str(p, L, w, name, value, err) : 0;
+        *(w & 1 ? values : dict) = w & 1 ? w + 1 : w;
+        return 0;
     }
-    if (read_ptr(p, obj + (uint64_t)L->type.managed_dict_offset, &w, err) < 0) {
+    if (read_ptr(p, obj + (uint64_t)L->type.managed_dict_offset, dict, err) < 0) {
         return -1;
     }
-    if (w != 0) {
-        return pydict_get_str(p, L, w, name, value, err);
+    if (*dict != 0) {
+        return 0;
     }
     if (L->type.has_managed_values) {
-        if (read_ptr(p, obj + (uint64_t)L->type.managed_values_at, &w, err) < 0) {
-            return -1;
-        }
-        return w != 0 ? shared_lookup(p, L, ti->cached_keys, w, name, value, err) : 0;
+        return read_ptr(p, obj + (uint64_t)L->type.managed_values_at, values, err);
     }
     if (L->type.flag_inline_values == 0 || !(ti->flags & L->type.flag_inline_values) ||
         ti->basicsize == 0 || ti->basicsize > LIMIT_OBJECT_READ) {
         return 0;
     }
     uint8_t valid = 0;
-    uint64_t values = obj + ti->basicsize;
-    if (proc_read_bytes(p, values + L->dict.values_valid, &valid, 1, err) < 0) {
+    if (proc_read_bytes(p, obj + ti->basicsize + L->dict.values_valid, &valid, 1, err) < 0) {
         return -1;
     }
-    return valid ? shared_lookup(p, L, ti->cached_keys, values, name, value, err) : 0;
+    *values = valid ? obj + ti->basicsize : 0;
+    return 0;
+}
+
+/* Where the instance OBJ keeps its attributes (see managed_at()), whatever its type; *TI its
+ * type. */
+static int attrs_at(struct proc *p, const struct py_layout *L, uint64_t obj,
+                    struct type_info *ti, uint64_t *dict, uint64_t *values, struct pt_error *err)
+{
+    uint64_t type = 0;
+    if (read_ptr(p, obj + L->object.ob_type, &type, err) < 0 ||
+        read_type(p, L, type, ti, err) < 0) {
+        return -1;
+    }
+    if (L->type.flag_managed_dict != 0 && (ti->flags & L->type.flag_managed_dict)) {
+        return managed_at(p, L, obj, ti, dict, values, err);
+    }
+    /* Otherwise __dict__ sits at tp_dictoffset inside the object (a positive offset for the
+     * plain classes this is used on). */
+    *values = 0;
+    if (ti->dictoffset <= 0 || ti->dictoffset > LIMIT_OBJECT_READ) {
+        return pt_error_set(err, PT_E_FORMAT, 0, "object at 0x%" PRIx64 " has no __dict__",
+                            obj);
+    }
+    return read_ptr(p, obj + (uint64_t)ti->dictoffset, dict, err);
 }
 
 int pydict_instance_attr(struct proc *p, const struct py_layout *L, uint64_t obj_addr,
                          const char *name, uint64_t *value, struct pt_error *err)
 {
-    uint64_t type = 0;
     struct type_info ti;
     uint64_t dict = 0;
-    if (read_ptr(p, obj_addr + L->object.ob_type, &type, err) < 0 ||
-        read_type(p, L, type, &ti, err) < 0) {
+    uint64_t values = 0;
+    if (attrs_at(p, L, obj_addr, &ti, &dict, &values, err) < 0) {
         return -1;
     }
-    if (L->type.flag_managed_dict != 0 && (ti.flags & L->type.flag_managed_dict)) {
-        return managed_attr(p, L, obj_addr, &ti, name, value, err);
-    }
-    /* Otherwise __dict__ sits at tp_dictoffset inside the object (a positive offset for the
-     * plain classes this is used on). */
-    if (ti.dictoffset <= 0 || ti.dictoffset > LIMIT_OBJECT_READ) {
-        return pt_error_set(err, PT_E_FORMAT, 0, "object at 0x%" PRIx64 " has no __dict__",
-                            obj_addr);
-    }
-    if (read_ptr(p, obj_addr + (uint64_t)ti.dictoffset, &dict, err) < 0) {
-        return -1;
+    if (values != 0) {
+        return shared_lookup(p, L, ti.cached_keys, values, name, value, err);
     }
     return dict != 0 ? pydict_get_str(p, L, dict, name, value, err) : 0;
+}
+
+int pydict_instance_items(struct proc *p, const struct py_layout *L, uint64_t obj_addr,
+                          int (*fn)(void *ctx, uint64_t key, uint64_t value), void *ctx,
+                          struct pt_error *err)
+{
+    struct type_info ti;
+    uint64_t dict = 0;
+    uint64_t values = 0;
+    if (attrs_at(p, L, obj_addr, &ti, &dict, &values, err) < 0) {
+        return -1;
+    }
+    if (values != 0) {
+        return keys_items(p, L, ti.cached_keys, values, fn, ctx, err);
+    }
+    return dict != 0 ? pydict_items(p, L, dict, fn, ctx, err) : 0;
 }
 
 int pydict_uint_from_buf(const struct py_layout *L, const uint8_t *buf, size_t len,

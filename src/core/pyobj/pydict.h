@@ -29,6 +29,12 @@ int pydict_items(struct proc *p, const struct py_layout *L, uint64_t dict_addr,
                  int (*fn)(void *ctx, uint64_t key, uint64_t value), void *ctx,
                  struct pt_error *err);
 
+/* pydict_items() of the attributes of the instance at OBJ_ADDR (its __dict__, a managed dict
+ * or its inline values); 0 without calling FN when it has none yet. */
+int pydict_instance_items(struct proc *p, const struct py_layout *L, uint64_t obj_addr,
+                          int (*fn)(void *ctx, uint64_t key, uint64_t value), void *ctx,
+                          struct pt_error *err);
+
 /* Finds attribute NAME in the __dict__ of the instance at OBJ_ADDR (a managed dict or inline
  * values, 3.13+). Returns 1 and sets *VALUE, 0 when absent, -1 on error. */
 int pydict_instance_attr(struct proc *p, const struct py_layout *L, uint64_t obj_addr,

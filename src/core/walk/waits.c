@@ -203,7 +203,9 @@ struct search {
     uint64_t park;
     uint64_t obj;  /* found (or known) lock object */
     int form;
-    uint64_t name; /* the str naming the variable; 0 none */
+    uint64_t name;   /* the str naming the variable; 0 none */
+    uint64_t holder; /* with NAME an attribute: the str naming the variable holding the object
+                      * whose attribute it is (self); 0 none */
 };
 
 /* The index of the lock among the N values VALS (object pointers, maybe tagged), or -1. The
@@ -251,8 +253,9 @@ static long search_values(struct search *q, uint64_t *vals, size_t n)
 }
 
 /* Looks for the lock among the variables of the frame FR (its first slots, as many as its code
- * names). */
-static bool search_frame(struct search *q, const struct frames_raw *fr)
+ * names); *FIRST and *FIRST_NAME receive its first variable (self, in a method) and its name. */
+static bool search_frame(struct search *q, const struct frames_raw *fr, uint64_t *first,
+                         uint64_t *first_name)
 {
     const struct py_layout *L = q->w->L;
     uint64_t names = 0, n = 0;
@@ -268,6 +271,8 @@ static bool search_frame(struct search *q, const struct frames_raw *fr)
     if (n == 0 || proc_read_bytes(q->p, fr->addr + L->wait.frame_locals, values, n * 8, &e) < 0) {
         return false;
     }
+    *first = values[0] & ~L->frame.executable_tag_mask;
+    read_word(q->p, names + L->wait.tuple_items, first_name);
     long i = search_values(q, values, n);
     if (i < 0) {
         return false;
@@ -290,19 +295,51 @@ static int collect_global(void *ctx, uint64_t key, uint64_t value)
     return g->n == WAIT_GLOBALS;
 }
 
-/* Looks for the lock through the thread's frames: the variables of the innermost ones, then
- * the innermost frame's module globals (the first WAIT_GLOBALS of them). */
+/* Looks for the lock among the attributes of the objects FIRST[0..N) (each frame's first
+ * variable: self, whose `with self.lock:` is the commonest way to hold one); NAMES name them. */
+static bool search_attributes(struct search *q, const uint64_t *first, const uint64_t *names,
+                              size_t n, struct globals *g)
+{
+    for (size_t i = 0; i < n; i++) {
+        bool seen = first[i] == 0;
+        for (size_t k = 0; k < i && !seen; k++) {
+            seen = first[k] == first[i];
+        }
+        struct pt_error e = {0};
+        g->n = 0;
+        if (seen || pydict_instance_items(q->p, q->w->L, first[i], collect_global, g, &e) < 0) {
+            continue;
+        }
+        long at = search_values(q, g->values, g->n);
+        if (at >= 0) {
+            q->name = g->keys[at];
+            q->holder = names[i];
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Looks for the lock through the thread's frames: the variables of the innermost ones, the
+ * attributes of their first variables, then the innermost frame's module globals (the first
+ * WAIT_GLOBALS of them). */
 static void search_lock(struct search *q, const struct waits_thread *t)
 {
     size_t n = t->n_frames < WAIT_FRAMES ? t->n_frames : WAIT_FRAMES;
+    uint64_t first[WAIT_FRAMES] = {0};
+    uint64_t first_name[WAIT_FRAMES] = {0};
     for (size_t i = 0; i < n; i++) {
-        if (search_frame(q, &t->frames[i])) {
+        if (search_frame(q, &t->frames[i], &first[i], &first_name[i])) {
             return;
         }
     }
     uint64_t dict = 0;
     struct pt_error e = {0};
     struct globals *g = malloc(sizeof *g);
+    if (g != NULL && search_attributes(q, first, first_name, n, g)) {
+        free(g);
+        return;
+    }
     if (g != NULL && n > 0 && layout_has(q->w->L->wait.frame_globals) &&
         read_word(q->p, t->frames[0].addr + q->w->L->wait.frame_globals, &dict)) {
         g->n = 0;
@@ -386,11 +423,16 @@ static void set_lock(struct waits *w, struct proc *p, struct snapshot *s,
                                                                       : "threading.Lock");
     pd->key = mix(pd->key, q.obj);
     if (q.name != 0) {
-        char name[128];
+        /* "other", or "self.lock" for an attribute. */
+        char name[260];
         struct pt_error e = {0};
-        long len = pyobj_read_str(p, w->L, q.name, name, sizeof name, &e);
+        long at = q.holder != 0 ? pyobj_read_str(p, w->L, q.holder, name, 128, &e) : 0;
+        if (at > 0) {
+            name[at++] = '.';
+        }
+        long len = at >= 0 ? pyobj_read_str(p, w->L, q.name, name + at, 128, &e) : -1;
         if (len > 0) {
-            out->variable = snapshot_strdup(s, name, (size_t)len);
+            out->variable = snapshot_strdup(s, name, (size_t)(at + len));
         }
     }
     uint64_t owner = 0, count = 0;

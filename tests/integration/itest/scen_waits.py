@@ -21,7 +21,8 @@ KINDS = ("lock", "gil", "io", "sleep", "running", "unknown")
 
 # The kind each thread of the target is in for good once it reported.
 BLOCKED_KINDS = {"rl-a": "lock", "rl-b": "lock", "l-a": "lock", "l-b": "lock", "recv": "io",
-                 "sleeper": "sleep", "queue": "lock", "select": "io", "main": "sleep"}
+                 "sleeper": "sleep", "queue": "lock", "select": "io", "main": "sleep",
+                 "attr": "lock"}
 DEADLOCKED = ("rl-a", "rl-b")
 BUSY = ("busy-1", "busy-2")
 # Who waits for whose lock: thread -> (its own lock, the lock it waits for, the other thread).
@@ -210,6 +211,12 @@ def expect_problems(doc, roles, py_version, sleep_age, since_max, what, since_kn
             want(name, wait, "variable", "other")
             want(name, wait, "owner_tid", roles.tid[holder] if rlock else None)
             want(name, wait, "via", None)
+        elif name == "attr":
+            # A lock held as an attribute of the frame's self.
+            want(name, wait, "object", "threading.Lock")
+            want(name, wait, "lock", locks["guard"])
+            want(name, wait, "variable", "self.guard")
+            want(name, wait, "owner_tid", None)
         elif name == "queue":
             # Before 3.11 code objects have no qualified name: the function's own name.
             want(name, wait, "via", "Queue.get" if py_version >= (3, 11) else "get")

@@ -38,7 +38,7 @@ from _parking import LIFETIME
 
 SETTLE_TIMEOUT = 60.0
 SLEEP_SECONDS = 3600
-BLOCKED = ("rl-a", "rl-b", "l-a", "l-b", "recv", "sleeper", "queue", "select")
+BLOCKED = ("rl-a", "rl-b", "l-a", "l-b", "recv", "sleeper", "queue", "select", "attr")
 BUSY = ("busy-1", "busy-2")
 
 tids = {}
@@ -72,6 +72,19 @@ def sleep():
 def get(q):
     checked_in("queue")
     q.get()
+
+
+class Guarded:
+    """A lock held as an attribute (`with self.guard:`), the way most servers hold theirs; the
+    main thread holds it for ever."""
+
+    def __init__(self):
+        self.guard = threading.Lock()
+
+    def enter(self):
+        checked_in("attr")
+        with self.guard:
+            pass
 
 
 def wait_readable(r):
@@ -151,6 +164,8 @@ def main():
     r, w = os.pipe()
     keep.append(w)
     q = queue.Queue()
+    guarded = Guarded()
+    guarded.guard.acquire()
 
     specs = [("rl-a", grab, (rlock_a, rlock_b, rl_barrier, "rl-a")),
              ("rl-b", grab, (rlock_b, rlock_a, rl_barrier, "rl-b")),
@@ -160,6 +175,7 @@ def main():
              ("sleeper", sleep, ()),
              ("queue", get, (q,)),
              ("select", wait_readable, (r,)),
+             ("attr", guarded.enter, ()),
              ("busy-1", spin, ("busy-1",)),
              ("busy-2", spin, ("busy-2",))]
     threads = [threading.Thread(target=body, args=args, name=name, daemon=True)
@@ -179,7 +195,8 @@ def main():
             "main": _parking.native_id(),
             "tids": known,
             "locks": {"rlock_a": id(rlock_a), "rlock_b": id(rlock_b),
-                      "lock_a": id(lock_a), "lock_b": id(lock_b)},
+                      "lock_a": id(lock_a), "lock_b": id(lock_b),
+                      "guard": id(guarded.guard)},
             "recv": {"fd": conn.fileno(), "local": list(conn.getsockname()[:2]),
                      "remote": list(conn.getpeername()[:2])},
             "select": {"r": r, "w": w},
