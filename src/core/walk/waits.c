@@ -552,7 +552,7 @@ static void set_sleep(struct proc *p, const struct proc_syscall *sc, long nr,
     if (name != NULL && strcmp(name, "clock_nanosleep") == 0) {
         double at = timespec_at(p, sc->args[2], false);
         if (at >= 0 && (sc->args[1] & 1)) { /* TIMER_ABSTIME */
-            *key = mix(*key, (uint64_t)(at * 1e6));
+            *key = mix(*key, at < 1e12 ? (uint64_t)(at * 1e6) : UINT64_MAX);
             struct timespec now;
             clockid_t clock = (clockid_t)sc->args[0];
             if ((clock == CLOCK_MONOTONIC || clock == CLOCK_REALTIME ||
