@@ -823,68 +823,96 @@ static void owners_and_ages(struct waits *w, struct snapshot *s, double now)
     w->n_seen = w->n_next;
 }
 
-/* Cycles of threads each waiting for a lock the next owns. */
+struct by_tid {
+    pid_t tid;
+    size_t at; /* in w->pending */
+};
+
+static int by_tid_cmp(const void *a, const void *b)
+{
+    pid_t x = ((const struct by_tid *)a)->tid, y = ((const struct by_tid *)b)->tid;
+    return (x > y) - (x < y);
+}
+
+/* Adds the cycle through pending thread FIRST (LEN threads, NEXT[] leading round it) to S's
+ * deadlocks, starting at its smallest tid. */
+static void add_cycle(struct waits *w, struct snapshot *s, const long *next, size_t first,
+                      size_t len)
+{
+    size_t start = first;
+    for (size_t k = 0, at = first; k < len; k++, at = (size_t)next[at]) {
+        start = w->pending[at].t->tid < w->pending[start].t->tid ? at : start;
+    }
+    struct snap_deadlock *grown =
+        snapshot_alloc_array(s, s->n_deadlocks + 1, sizeof *s->deadlocks);
+    if (grown == NULL) {
+        return;
+    }
+    if (s->n_deadlocks > 0) {
+        memcpy(grown, s->deadlocks, s->n_deadlocks * sizeof *grown);
+    }
+    s->deadlocks = grown;
+    struct snap_deadlock *d = &s->deadlocks[s->n_deadlocks];
+    d->threads = snapshot_alloc_array(s, len, sizeof *d->threads);
+    d->locks = snapshot_alloc_array(s, len, sizeof *d->locks);
+    if (d->threads == NULL || d->locks == NULL) {
+        return;
+    }
+    for (size_t k = 0, at = start; k < len; k++, at = (size_t)next[at]) {
+        d->threads[k] = w->pending[at].t->tid;
+        d->locks[k] = w->pending[at].t->wait.lock;
+    }
+    d->n = len;
+    s->n_deadlocks++;
+}
+
+/* Cycles of threads each waiting for a lock the next owns. Each thread waits for one lock, so
+ * the owners form a graph of out-degree one: one pass with colours finds every cycle, in
+ * O(n log n) for the owners' lookup however the target chains its locks. */
 static void find_deadlocks(struct waits *w, struct snapshot *s)
 {
     size_t n = w->n_pending;
-    for (size_t i = 0; i < n; i++) {
-        /* Follow owners from thread I at most N steps; a cycle through I whose smallest tid is
-         * I's is reported once. */
-        const struct snap_thread *t = w->pending[i].t;
-        pid_t start = t->tid;
-        size_t len = 0;
-        bool cycle = false, smallest = true;
-        const struct snap_thread *cur = t;
-        while (len <= n && cur != NULL && cur->wait.kind == SNAP_WAIT_LOCK &&
-               cur->wait.owner_tid > 0) {
-            len++;
-            pid_t next = cur->wait.owner_tid;
-            if (next == start) {
-                cycle = true;
-                break;
-            }
-            smallest &= next > start;
-            cur = NULL;
-            for (size_t j = 0; j < n; j++) {
-                if (w->pending[j].t->tid == next) {
-                    cur = w->pending[j].t;
-                }
-            }
-        }
-        if (!cycle || !smallest) {
-            continue;
-        }
-        struct snap_deadlock *d = NULL;
-        struct snap_deadlock *grown =
-            snapshot_alloc_array(s, s->n_deadlocks + 1, sizeof *s->deadlocks);
-        if (grown == NULL) {
-            return;
-        }
-        if (s->n_deadlocks > 0) {
-            memcpy(grown, s->deadlocks, s->n_deadlocks * sizeof *grown);
-        }
-        s->deadlocks = grown;
-        d = &s->deadlocks[s->n_deadlocks];
-        d->threads = snapshot_alloc_array(s, len, sizeof *d->threads);
-        d->locks = snapshot_alloc_array(s, len, sizeof *d->locks);
-        if (d->threads == NULL || d->locks == NULL) {
-            return;
-        }
-        d->n = 0;
-        cur = t;
-        while (d->n < len) {
-            d->threads[d->n] = cur->tid;
-            d->locks[d->n] = cur->wait.lock;
-            d->n++;
-            pid_t next = cur->wait.owner_tid;
-            for (size_t j = 0; j < n; j++) {
-                if (w->pending[j].t->tid == next) {
-                    cur = w->pending[j].t;
-                }
-            }
-        }
-        s->n_deadlocks++;
+    struct by_tid *idx = n > 1 ? malloc(n * sizeof *idx) : NULL;
+    long *next = idx != NULL ? malloc(n * sizeof *next) : NULL;
+    unsigned char *colour = next != NULL ? calloc(n, 1) : NULL; /* 0 new, 1 on path, 2 done */
+    if (colour == NULL) {
+        free(idx);
+        free(next);
+        return;
     }
+    for (size_t i = 0; i < n; i++) {
+        idx[i] = (struct by_tid){w->pending[i].t->tid, i};
+    }
+    qsort(idx, n, sizeof *idx, by_tid_cmp);
+    for (size_t i = 0; i < n; i++) {
+        const struct snap_wait *wt = &w->pending[i].t->wait;
+        struct by_tid key = {wt->owner_tid, 0};
+        const struct by_tid *o = wt->kind == SNAP_WAIT_LOCK && wt->owner_tid > 0
+                                     ? bsearch(&key, idx, n, sizeof *idx, by_tid_cmp)
+                                     : NULL;
+        next[i] = o != NULL ? (long)o->at : -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        long at = (long)i;
+        while (at >= 0 && colour[at] == 0) {
+            colour[at] = 1;
+            at = next[at];
+        }
+        if (at >= 0 && colour[at] == 1) {
+            /* The walk came back onto its own path: AT is on a cycle. */
+            size_t len = 1;
+            for (long k = next[at]; k != at; k = next[k]) {
+                len++;
+            }
+            add_cycle(w, s, next, (size_t)at, len);
+        }
+        for (long k = (long)i; k >= 0 && colour[k] == 1; k = next[k]) {
+            colour[k] = 2;
+        }
+    }
+    free(idx);
+    free(next);
+    free(colour);
 }
 
 void waits_finish(struct waits *w, struct snapshot *s)
