@@ -293,7 +293,11 @@ static int get_enum(struct decoder *d, int lowest, int highest, const char *what
 {
     uint64_t v = varint_get(&d->c);
     if (v > (uint64_t)((int64_t)highest - lowest)) {
-        refuse(d, "%s %" PRIu64 " is not known", what, v);
+        if (v <= INT32_MAX) {
+            refuse(d, "%s %" PRId64 " is not known", what, (int64_t)lowest + (int64_t)v);
+        } else {
+            refuse(d, "%s is not known", what);
+        }
         return lowest;
     }
     return (int)((int64_t)lowest + (int64_t)v);
