@@ -708,6 +708,23 @@ static void test_snapcodec_decode_refuses_hostile_bytes(void **state)
     varint_put(&sb, 1);
     varint_put(&sb, 1);
     varint_put(&sb, 0);
+    varint_put(&sb, 2);
+    varint_put(&sb, 0);
+    assert_refused(sb.data, sb.len, "a warning is unknown");
+    strbuf_free(&sb);
+
+    varint_put(&sb, 1);
+    varint_put_signed(&sb, 1);
+    varint_put(&sb, 2);
+    varint_put(&sb, 0);
+    assert_refused(sb.data, sb.len, "an argument is unknown");
+    strbuf_free(&sb);
+
+    put_head(&sb, 1);
+    put_python(&sb);
+    varint_put(&sb, 1);
+    varint_put(&sb, 1);
+    varint_put(&sb, 0);
     varint_put(&sb, (uint64_t)SNAPSHOT_MAX_WARNINGS + 2);
     assert_refused(sb.data, sb.len, "257 warnings, more than 256");
     strbuf_free(&sb);

@@ -375,6 +375,16 @@ static struct snap_str get_str(struct decoder *d)
     return out;
 }
 
+/* A string that is never unknown (an argument, a warning). */
+static struct snap_str get_known_str(struct decoder *d, const char *what)
+{
+    struct snap_str str = get_str(d);
+    if (str.ptr == NULL) {
+        refuse(d, "%s is unknown", what);
+    }
+    return str;
+}
+
 static void get_frame(struct decoder *d, struct snap_frame *f)
 {
     f->function = get_str(d);
@@ -573,7 +583,7 @@ static void get_snapshot(struct decoder *d, struct snapshot *s)
     s->cmdline = present ? alloc(d, n, sizeof *s->cmdline) : NULL;
     s->n_cmdline = s->cmdline != NULL ? n : 0;
     for (size_t i = 0; i < s->n_cmdline && !d->c.bad; i++) {
-        s->cmdline[i] = get_str(d);
+        s->cmdline[i] = get_known_str(d, "an argument");
     }
     s->cmdline_cut = get_bool(d, "cmdline_cut");
     s->started = varint_get_f64(&d->c);
@@ -591,7 +601,7 @@ static void get_snapshot(struct decoder *d, struct snapshot *s)
     s->warnings = present ? alloc(d, n, sizeof *s->warnings) : NULL;
     s->n_warnings = s->warnings != NULL ? n : 0;
     for (size_t i = 0; i < s->n_warnings && !d->c.bad; i++) {
-        s->warnings[i] = get_str(d);
+        s->warnings[i] = get_known_str(d, "a warning");
     }
 }
 
