@@ -43,9 +43,15 @@ static void give_every_frame(struct snapshot *s, struct snap_thread *t)
     t->frames[0].first_line = 30;
     t->frames[0].op_offset = 1234;
     t->frames[0].op1 = (uint16_t)(op + 1);
-    t->frames[1] = (struct snap_frame){.function = unknown, .name = unknown, .file = str(""),
-                                       .line = -1, .end_line = -1, .col = -1, .end_col = -1,
-                                       .first_line = -1, .kind = SNAP_FRAME_NATIVE};
+    t->frames[1] = (struct snap_frame){.function = unknown,
+                                       .name = unknown,
+                                       .file = str(""),
+                                       .line = -1,
+                                       .end_line = -1,
+                                       .col = -1,
+                                       .end_col = -1,
+                                       .first_line = -1,
+                                       .kind = SNAP_FRAME_NATIVE};
     t->frames[2] = t->frames[1];
     t->frames[2].kind = SNAP_FRAME_GC;
     t->frames[3] = t->frames[1];
@@ -123,16 +129,29 @@ static void give_tasks(struct snapshot *s, struct snap_interp *in)
     in->tasks_present = true;
     in->tasks_truncated = true;
     in->n_tasks = 3;
-    in->tasks[0] = (struct snap_task){.id = 1, .name = str("parent"), .thread = 4242,
-                                      .state = SNAP_TASK_PENDING, .frames = parent, .n_frames = 2,
+    in->tasks[0] = (struct snap_task){.id = 1,
+                                      .name = str("parent"),
+                                      .thread = 4242,
+                                      .state = SNAP_TASK_PENDING,
+                                      .frames = parent,
+                                      .n_frames = 2,
                                       .frames_truncated = true};
-    in->tasks[1] = (struct snap_task){.id = 2, .name = str("child-1"), .thread = 4242,
-                                      .state = SNAP_TASK_CANCELLED, .frames = leaf, .n_frames = 1,
-                                      .awaited_by = by, .n_awaited_by = 2,
+    in->tasks[1] = (struct snap_task){.id = 2,
+                                      .name = str("child-1"),
+                                      .thread = 4242,
+                                      .state = SNAP_TASK_CANCELLED,
+                                      .frames = leaf,
+                                      .n_frames = 1,
+                                      .awaited_by = by,
+                                      .n_awaited_by = 2,
                                       .awaited_by_truncated = true};
-    in->tasks[2] = (struct snap_task){.id = UINT64_MAX, .name = unknown,
-                                      .state = SNAP_TASK_UNKNOWN, .frames = leaf, .n_frames = 1,
-                                      .awaited_by = by, .n_awaited_by = 1};
+    in->tasks[2] = (struct snap_task){.id = UINT64_MAX,
+                                      .name = unknown,
+                                      .state = SNAP_TASK_UNKNOWN,
+                                      .frames = leaf,
+                                      .n_frames = 1,
+                                      .awaited_by = by,
+                                      .n_awaited_by = 1};
 }
 
 static void give_records(struct snapshot *s, struct snap_interp *in)
@@ -604,7 +623,7 @@ static void test_snapcodec_decode_refuses_values_out_of_range(void **state)
             reason = "task state 3";
             break;
         case 4:
-            t->frames[0].unreadable = (enum snap_unreadable)-1;
+            t->frames[0].unreadable = (enum snap_unreadable)(-1);
             reason = "unreadable";
             break;
         }
@@ -619,11 +638,11 @@ static void test_snapcodec_decode_refuses_values_out_of_range(void **state)
 static void put_head(struct strbuf *sb, uint64_t version)
 {
     varint_put(sb, version);
-    varint_put_signed(sb, 1);           /* pid */
-    varint_put(sb, 0);                  /* cmdline */
-    varint_put(sb, 0);                  /* cmdline_cut */
-    varint_put_f64(sb, -1);             /* started */
-    varint_put_f64(sb, 0);              /* time */
+    varint_put_signed(sb, 1); /* pid */
+    varint_put(sb, 0);        /* cmdline */
+    varint_put(sb, 0);        /* cmdline_cut */
+    varint_put_f64(sb, -1);   /* started */
+    varint_put_f64(sb, 0);    /* time */
 }
 
 static void put_python(struct strbuf *sb)
@@ -737,10 +756,10 @@ static int write_seed(const char *dir, const char *name, struct snapshot *s)
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "wb");
-    int rc = f != NULL && snapcodec_encode(s, &sb, NULL) == 0 &&
-                     fwrite(sb.data, 1, sb.len, f) == sb.len
-                 ? 0
-                 : -1;
+    int rc =
+        f != NULL && snapcodec_encode(s, &sb, NULL) == 0 && fwrite(sb.data, 1, sb.len, f) == sb.len
+            ? 0
+            : -1;
     if (f != NULL && fclose(f) != 0) {
         rc = -1;
     }

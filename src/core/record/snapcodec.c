@@ -33,7 +33,7 @@ enum {
  * refused before anything is allocated for it. */
 enum {
     MIN_STR = 1,
-    MIN_FRAME = 12,      /* 3 strings, 7 numbers */
+    MIN_FRAME = 12,       /* 3 strings, 9 numbers */
     MIN_WAIT = 9 + 4 * 8, /* 9 numbers and strings, 4 doubles */
     MIN_THREAD = 12 + MIN_WAIT,
     MIN_GC_GEN = 7 + 8,
@@ -237,7 +237,7 @@ int snapcodec_encode(const struct snapshot *s, struct strbuf *out, struct pt_err
 struct decoder {
     struct varint_cursor c;
     struct snapshot *s;
-    size_t n;          /* bytes in all, for where a refusal happened */
+    size_t n; /* bytes in all, for where a refusal happened */
     bool nomem;
     char why[160];
 };
@@ -614,8 +614,10 @@ struct snapshot *snapcodec_decode(const void *p, size_t n, struct pt_error *err)
         return NULL;
     }
     if (version != SNAPCODEC_VERSION) {
-        pt_error_set(err, PT_E_FORMAT, 0, "snapshot encoding: format version %" PRIu64
-                     " is not known (this pytop reads %d)", version, (int)SNAPCODEC_VERSION);
+        pt_error_set(err, PT_E_FORMAT, 0,
+                     "snapshot encoding: format version %" PRIu64
+                     " is not known (this pytop reads %d)",
+                     version, (int)SNAPCODEC_VERSION);
         return NULL;
     }
     d.s = snapshot_new(err);

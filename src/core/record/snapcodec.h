@@ -20,8 +20,8 @@ int snapcodec_encode(const struct snapshot *s, struct strbuf *out, struct pt_err
  * returns); the caller frees it with snapshot_free(). The bytes are trusted in nothing: every
  * count is held to limits.h's limits and to the bytes left (what is allocated is a small
  * multiple of N), every enum and number to its range; an argument or a warning cannot be
- * unknown, and bytes after the snapshot are an error. An instruction table this pytop does not have leaves opcodes NULL. Errors: PT_E_FORMAT
- * (with a short reason), PT_E_NOMEM. */
+ * unknown, and bytes after the snapshot are an error. An instruction table this pytop does not
+ * have leaves opcodes NULL. Errors: PT_E_FORMAT (with a short reason), PT_E_NOMEM. */
 struct snapshot *snapcodec_decode(const void *p, size_t n, struct pt_error *err);
 
 #endif
