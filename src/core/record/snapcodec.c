@@ -398,7 +398,8 @@ static void get_frame(struct decoder *d, struct snap_frame *f)
     f->op_offset = (uint32_t)get_unsigned(d, UINT32_MAX, "an instruction offset");
     f->op1 = (uint16_t)get_unsigned(d, UINT16_MAX, "an opcode");
     f->kind = get_enum(d, SNAP_FRAME_PYTHON, SNAP_FRAME_UNREADABLE, "a frame kind");
-    f->unreadable = get_enum(d, SNAP_UNREADABLE_NONE, SNAP_UNREADABLE_NOMEM, "an unreadable");
+    f->unreadable =
+        get_enum(d, SNAP_UNREADABLE_NONE, SNAP_UNREADABLE_NOMEM, "an unreadable reason");
 }
 
 /* A stack, NULL as it was written. */
@@ -632,7 +633,7 @@ struct snapshot *snapcodec_decode(const void *p, size_t n, struct pt_error *err)
         pt_error_set(err, PT_E_NOMEM, 0, "decoding a snapshot of %zu bytes", n);
     } else if (d.c.bad) {
         pt_error_set(err, PT_E_FORMAT, 0, "snapshot encoding: %s",
-                     d.why[0] != '\0' ? d.why : "it ends inside a value");
+                     d.why[0] != '\0' ? d.why : "it ends early or a number is malformed");
     }
     if (d.c.bad) {
         snapshot_free(d.s);
