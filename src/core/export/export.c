@@ -45,7 +45,7 @@ static int64_t to_ns(double t)
     if (t > 1e9) {
         t = 1e9;
     }
-    return (int64_t)llround(t * 1e9);
+    return (int64_t)(t * 1e9 + 0.5);
 }
 
 struct exporter *exporter_new(enum export_format f, const struct export_opts *opts,
