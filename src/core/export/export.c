@@ -74,6 +74,9 @@ struct exporter *exporter_new(enum export_format f, const struct export_opts *op
     x->period_ns = period > 0 && period < 3600 ? to_ns(period) : 0;
     x->cap_ns = x->period_ns > 0 ? 4 * x->period_ns : 100000000;
     memset(x->synthetic, 0xff, sizeof x->synthetic);
+    for (size_t i = 0; i < EXPORT_FRAME_CACHE; i++) {
+        x->frame_cache[i].frame = EXPORT_NONE;
+    }
     x->last_gap_ns = -1;
     x->first_ns = -1;
     return x;
@@ -85,8 +88,9 @@ void exporter_free(struct exporter *x)
         return;
     }
     export_intern_free(x);
-    free(x->scratch_raw);
-    free(x->scratch_frames);
+    free(x->scratch);
+    free(x->scratch_ids);
+    free(x->thread_hint);
     free(x->pending);
     free(x);
 }
@@ -162,6 +166,36 @@ static bool raw_eq(const struct export_raw_frame *a, const struct export_raw_fra
 
 enum { RAW_PYTHON = 0xff };
 
+/* Shims are C-owned entry frames, not Python functions: the statistics leave them out too
+ * (sampler_window.c). */
+static bool is_shim(const struct rec_frame *f)
+{
+    return f->code == NULL && f->kind == SNAP_FRAME_SHIM;
+}
+
+static struct export_raw_frame raw_of(const struct rec_frame *f)
+{
+    if (f->code != NULL) {
+        return (struct export_raw_frame){
+            .code = f->code->id, .line = f->line < 0 ? -1 : f->line, .kind = RAW_PYTHON};
+    }
+    return (struct export_raw_frame){
+        .line = -1,
+        .kind = (uint8_t)f->kind,
+        .why = f->kind == SNAP_FRAME_UNREADABLE ? (uint8_t)f->unreadable : 0,
+    };
+}
+
+static bool frame_matches(const struct rec_frame *f, const struct export_raw_frame *r)
+{
+    if (f->code != NULL) {
+        return r->kind == RAW_PYTHON && r->code == f->code->id &&
+               r->line == (f->line < 0 ? -1 : f->line);
+    }
+    uint8_t why = f->kind == SNAP_FRAME_UNREADABLE ? (uint8_t)f->unreadable : 0;
+    return r->kind == (uint8_t)f->kind && r->why == why && r->code == 0 && r->line == -1;
+}
+
 static uint32_t frame_of(struct exporter *x, const struct rec_frame *f, struct pt_error *err)
 {
     uint32_t func;
@@ -175,8 +209,27 @@ static uint32_t frame_of(struct exporter *x, const struct rec_frame *f, struct p
     return func == EXPORT_NONE ? EXPORT_NONE : export_frame_id(x, func, line, err);
 }
 
-/* The stack of TH for thread T: an unchanged one from T's cache, else its frames looked up
- * (only those past the outer frames it shares with T's previous stack) and interned. */
+/* frame_of() through the exporter's small cache of frames by their recorded identity. */
+static uint32_t cached_frame(struct exporter *x, const struct rec_frame *f,
+                             const struct export_raw_frame *raw, struct pt_error *err)
+{
+    uint32_t h = raw->code * 0x9e3779b1U ^ (uint32_t)raw->line * 0x85ebca77U ^
+                 (uint32_t)raw->kind << 8 ^ raw->why;
+    struct export_frame_cache *e = &x->frame_cache[(h ^ h >> 15) & (EXPORT_FRAME_CACHE - 1)];
+    if (e->frame != EXPORT_NONE && raw_eq(&e->raw, raw)) {
+        return e->frame;
+    }
+    uint32_t frame = frame_of(x, f, err);
+    if (frame != EXPORT_NONE) {
+        e->raw = *raw;
+        e->frame = frame;
+    }
+    return frame;
+}
+
+/* The stack of TH for thread T: an unchanged one from T's previous stack at the cost of one
+ * comparison a frame; else the frames inside those it shares with the previous stack looked
+ * up and hashed (stacks change at the inner end), and the stack interned. */
 static uint32_t stack_of(struct exporter *x, struct export_thread *t, const struct rec_thread *th,
                          struct pt_error *err)
 {
@@ -186,72 +239,64 @@ static uint32_t stack_of(struct exporter *x, struct export_thread *t, const stru
                      (int)LIMIT_FRAMES);
         return EXPORT_NONE;
     }
-    if (export_grow(&x->scratch_raw, &x->cap_scratch_raw, n, sizeof *x->scratch_raw) < 0 ||
-        export_grow(&x->scratch_frames, &x->cap_scratch_frames, n, sizeof *x->scratch_frames) <
-            0) {
+    size_t m = 0;
+    size_t same = 0;
+    bool matching = true;
+    for (size_t i = n; i > 0; i--) {
+        const struct rec_frame *f = &th->frames[i - 1];
+        if (is_shim(f)) {
+            continue;
+        }
+        if (matching) {
+            matching = m < t->n_cached && frame_matches(f, &t->cached[t->n_cached - 1 - m].raw);
+            same += matching;
+        }
+        m++;
+    }
+    if (same == m && m == t->n_cached && t->last_stack != EXPORT_NONE) {
+        return t->last_stack;
+    }
+    if (export_grow(&x->scratch, &x->cap_scratch, m, sizeof *x->scratch) < 0 ||
+        export_grow(&x->scratch_ids, &x->cap_scratch_ids, m, sizeof *x->scratch_ids) < 0) {
         pt_error_set(err, PT_E_NOMEM, 0, "no memory for a stack");
         return EXPORT_NONE;
     }
-    struct export_raw_frame *raw = x->scratch_raw;
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        const struct rec_frame *f = &th->frames[i];
-        /* Shims are C-owned entry frames, not Python functions: the statistics leave them out
-         * too (sampler_window.c). */
-        if (f->code == NULL && f->kind == SNAP_FRAME_SHIM) {
+    struct export_cached *c = x->scratch;
+    if (same > 0) {
+        memcpy(c + (m - same), t->cached + (t->n_cached - same), same * sizeof *c);
+    }
+    size_t k = m;
+    for (size_t i = n; i > 0 && k > 0; i--) {
+        const struct rec_frame *f = &th->frames[i - 1];
+        if (is_shim(f)) {
             continue;
         }
-        raw[m] = (struct export_raw_frame){
-            .code = f->code != NULL ? f->code->id : 0,
-            .line = f->code != NULL ? (f->line < 0 ? -1 : f->line) : -1,
-            .kind = f->code != NULL ? RAW_PYTHON : (uint8_t)f->kind,
-            .why = f->code == NULL && f->kind == SNAP_FRAME_UNREADABLE ? (uint8_t)f->unreadable
-                                                                        : 0,
-        };
-        m++;
-    }
-    /* Stacks change at the inner end: the outer frames they share keep their ids. */
-    uint32_t *ids = x->scratch_frames;
-    size_t same = 0;
-    while (same < m && same < t->n_raw &&
-           raw_eq(&raw[m - 1 - same], &t->raw[t->n_raw - 1 - same])) {
-        ids[m - 1 - same] = t->raw_frames[t->n_raw - 1 - same];
-        same++;
-    }
-    if (same == m && m == t->n_raw && t->last_stack != EXPORT_NONE) {
-        return t->last_stack;
-    }
-    /* The inner frames that changed, skipping shims as above. */
-    size_t k = 0;
-    for (size_t i = 0; i < n && k < m - same; i++) {
-        const struct rec_frame *f = &th->frames[i];
-        if (f->code == NULL && f->kind == SNAP_FRAME_SHIM) {
+        k--;
+        if (k >= m - same) {
             continue;
         }
-        ids[k] = frame_of(x, f, err);
-        if (ids[k] == EXPORT_NONE) {
+        c[k].raw = raw_of(f);
+        c[k].frame = cached_frame(x, f, &c[k].raw, err);
+        if (c[k].frame == EXPORT_NONE) {
             return EXPORT_NONE;
         }
-        k++;
+        c[k].hash = export_stack_hash(k + 1 < m ? c[k + 1].hash : 0, c[k].frame);
     }
-    uint32_t stack = export_stack_id(x, ids, m, err);
+    for (size_t i = 0; i < m; i++) {
+        x->scratch_ids[i] = c[i].frame;
+    }
+    uint32_t stack = export_stack_id(x, x->scratch_ids, m, m > 0 ? c[0].hash : 0, err);
     if (stack == EXPORT_NONE) {
         return EXPORT_NONE;
     }
-    /* The thread keeps this stack; the scratch arrays take its old one's buffers. */
-    struct export_raw_frame *old_raw = t->raw;
-    uint32_t *old_frames = t->raw_frames;
-    size_t old_cap_raw = t->cap_raw;
-    size_t old_cap_frames = t->cap_raw_frames;
-    t->raw = x->scratch_raw;
-    t->raw_frames = x->scratch_frames;
-    t->cap_raw = x->cap_scratch_raw;
-    t->cap_raw_frames = x->cap_scratch_frames;
-    t->n_raw = m;
-    x->scratch_raw = old_raw;
-    x->scratch_frames = old_frames;
-    x->cap_scratch_raw = old_cap_raw;
-    x->cap_scratch_frames = old_cap_frames;
+    /* The thread keeps this stack; the scratch array takes its old one's buffer. */
+    struct export_cached *old = t->cached;
+    size_t old_cap = t->cap_cached;
+    t->cached = x->scratch;
+    t->cap_cached = x->cap_scratch;
+    t->n_cached = m;
+    x->scratch = old;
+    x->cap_scratch = old_cap;
     return stack;
 }
 
@@ -278,10 +323,35 @@ static int add_run(struct exporter *x, struct export_thread *t, uint32_t stack, 
     return 0;
 }
 
-static int count_thread(struct exporter *x, const struct rec_thread *th, int64_t t_ns,
-                        struct pt_error *err)
+/* The thread TH, the POS-th of its sample: usually where it was in the sample before. */
+static uint32_t thread_at(struct exporter *x, size_t pos, const struct rec_thread *th,
+                          struct pt_error *err)
 {
+    if (pos < x->cap_hint && x->thread_hint[pos] < x->n_threads) {
+        const struct export_thread *t = &x->threads[x->thread_hint[pos]];
+        if (t->tid == th->tid && (th->tid != 0 || t->thread_id == th->thread_id)) {
+            return x->thread_hint[pos];
+        }
+    }
     uint32_t ti = export_thread_id(x, th->tid, th->thread_id, err);
+    if (ti == EXPORT_NONE) {
+        return EXPORT_NONE;
+    }
+    size_t old_cap = x->cap_hint;
+    if (pos < LIMIT_THREADS &&
+        export_grow(&x->thread_hint, &x->cap_hint, pos + 1, sizeof *x->thread_hint) == 0) {
+        for (size_t i = old_cap; i < x->cap_hint; i++) {
+            x->thread_hint[i] = EXPORT_NONE;
+        }
+        x->thread_hint[pos] = ti;
+    }
+    return ti;
+}
+
+static int count_thread(struct exporter *x, size_t pos, const struct rec_thread *th,
+                        int64_t t_ns, struct pt_error *err)
+{
+    uint32_t ti = thread_at(x, pos, th, err);
     if (ti == EXPORT_NONE) {
         return -1;
     }
@@ -343,7 +413,7 @@ int exporter_add(struct exporter *x, const struct rec_sample *s, struct pt_error
         if (x->first_ns < 0) {
             x->first_ns = t_ns;
         }
-        if (count_thread(x, th, t_ns, &x->err) < 0) {
+        if (count_thread(x, i, th, t_ns, &x->err) < 0) {
             pt_error_prefix(&x->err, "sample at %.6f s", s->t);
             x->failed = true;
             if (err != NULL) {

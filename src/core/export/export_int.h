@@ -89,15 +89,30 @@ struct export_raw_frame {
     uint8_t why;     /* enum snap_unreadable */
 };
 
+/* One frame of a thread's previous stack: as recorded, its frame id, and the hash of the
+ * stack from it outwards (so a stack that changes at the inner end is hashed only there). */
+struct export_cached {
+    struct export_raw_frame raw;
+    uint32_t frame;
+    uint32_t hash;
+};
+
+/* A small direct-mapped cache of frames looked up: a stack that changes mostly goes back to
+ * frames seen before. */
+enum { EXPORT_FRAME_CACHE = 4096 };
+
+struct export_frame_cache {
+    struct export_raw_frame raw;
+    uint32_t frame; /* EXPORT_NONE: empty */
+};
+
 struct export_thread {
     pid_t tid;
     uint64_t thread_id;
     struct snap_str name; /* owned; the last known name; ptr NULL never known */
-    struct export_raw_frame *raw; /* the previous stack, innermost first (shims left out) */
-    uint32_t *raw_frames;         /* its frame ids */
-    size_t n_raw;
-    size_t cap_raw;
-    size_t cap_raw_frames;
+    struct export_cached *cached; /* the previous stack, innermost first (shims left out) */
+    size_t n_cached;
+    size_t cap_cached;
     uint32_t last_stack; /* EXPORT_NONE before the first sample */
     uint32_t last_pair;
     struct export_run *runs; /* kept for the formats that show time (speedscope, chrome) */
@@ -150,10 +165,13 @@ struct exporter {
 
     /* The thread-samples of the last sample counted, waiting for the next sample's time to
      * know what they stand for (thread indexes). */
-    struct export_raw_frame *scratch_raw; /* the stack being counted, swapped with a thread's */
-    uint32_t *scratch_frames;
-    size_t cap_scratch_raw;
-    size_t cap_scratch_frames;
+    struct export_cached *scratch; /* the stack being counted, swapped with a thread's */
+    size_t cap_scratch;
+    uint32_t *scratch_ids;
+    size_t cap_scratch_ids;
+    struct export_frame_cache frame_cache[EXPORT_FRAME_CACHE];
+    uint32_t *thread_hint; /* by position in the last sample: the thread index it had */
+    size_t cap_hint;
 
     uint32_t *pending;
     size_t n_pending;
@@ -177,9 +195,16 @@ uint32_t export_code_func(struct exporter *x, const struct rec_code *code, struc
 uint32_t export_synthetic_func(struct exporter *x, enum snap_frame_kind kind,
                                enum snap_unreadable why, struct pt_error *err);
 uint32_t export_frame_id(struct exporter *x, uint32_t func, int line, struct pt_error *err);
-/* The stack of FRAMES[0..N) (innermost first). */
-uint32_t export_stack_id(struct exporter *x, const uint32_t *frames, size_t n,
+/* The stack of FRAMES[0..N) (innermost first), whose hash is HASH (export_stack_hash()). */
+uint32_t export_stack_id(struct exporter *x, const uint32_t *frames, size_t n, uint32_t hash,
                          struct pt_error *err);
+/* The hash of a stack whose frames from the next one outwards hash to OUTER (0 for none)
+ * and whose next frame is FRAME. */
+static inline uint32_t export_stack_hash(uint32_t outer, uint32_t frame)
+{
+    uint64_t h = ((uint64_t)outer << 32 | frame) * 0x9e3779b97f4a7c15ULL;
+    return (uint32_t)(h >> 32) ^ (uint32_t)h;
+}
 uint32_t export_pair_id(struct exporter *x, uint32_t thread, uint32_t stack, struct pt_error *err);
 /* The thread with TID (or, when TID is 0, THREAD_ID). */
 uint32_t export_thread_id(struct exporter *x, pid_t tid, uint64_t thread_id,

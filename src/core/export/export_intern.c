@@ -330,15 +330,9 @@ static bool stack_eq(const struct exporter *x, uint32_t idx, const void *key)
     return s->len == k->n && memcmp(x->pool + s->off, k->frames, k->n * sizeof *k->frames) == 0;
 }
 
-uint32_t export_stack_id(struct exporter *x, const uint32_t *frames, size_t n,
+uint32_t export_stack_id(struct exporter *x, const uint32_t *frames, size_t n, uint32_t hash,
                          struct pt_error *err)
 {
-    uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
-    for (size_t i = 0; i < n; i++) {
-        h = (h ^ frames[i]) * 0x100000001b3ULL;
-        h ^= h >> 29;
-    }
-    uint32_t hash = mix64(h);
     struct stack_key key = {frames, n};
     if (index_reserve(&x->stack_index) < 0) {
         return nomem(err, "stacks");
@@ -447,8 +441,7 @@ void export_intern_free(struct exporter *x)
     }
     for (size_t i = 0; i < x->n_threads; i++) {
         str_free(&x->threads[i].name);
-        free(x->threads[i].raw);
-        free(x->threads[i].raw_frames);
+        free(x->threads[i].cached);
         free(x->threads[i].runs);
     }
     free(x->funcs);
