@@ -64,6 +64,12 @@ int main(int argc, char **argv)
     for (size_t s = 0; s < n_samples; s++) {
         for (size_t k = 0; k < n_threads; k++) {
             struct rec_frame *f = &frames[k * DEPTH];
+            if (s == 0) {
+                for (size_t d = 0; d < DEPTH; d++) {
+                    f[d] = (struct rec_frame){&codes[(k * 7 + d) % N_CODES], (int)d + 1, 0,
+                                              SNAP_FRAME_PYTHON, 0};
+                }
+            }
             /* The outer 25 frames are the thread's own; the inner 5 are one of 20 variants
              * that change about one sample in four: a few hundred distinct stacks a thread. */
             rng ^= rng << 13;

@@ -497,6 +497,39 @@ struct snap_str export_thread_name(const struct export_thread *t, char *buf, siz
     return (struct snap_str){buf, n < 0 ? 0 : ((size_t)n < size ? (size_t)n : size - 1)};
 }
 
+void export_put_u64(struct strbuf *sb, uint64_t v)
+{
+    char buf[24];
+    size_t i = sizeof buf;
+    do {
+        buf[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    strbuf_append(sb, buf + i, sizeof buf - i);
+}
+
+void export_put_decimal(struct strbuf *sb, int64_t v, int decimals)
+{
+    uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+    char buf[48];
+    size_t i = sizeof buf;
+    for (int d = 0; d < decimals; d++) {
+        buf[--i] = (char)('0' + u % 10);
+        u /= 10;
+    }
+    if (decimals > 0) {
+        buf[--i] = '.';
+    }
+    do {
+        buf[--i] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    if (v < 0) {
+        buf[--i] = '-';
+    }
+    strbuf_append(sb, buf + i, sizeof buf - i);
+}
+
 int export_flush(struct strbuf *sb, FILE *out, int *write_errno, const char *what,
                  struct pt_error *err)
 {

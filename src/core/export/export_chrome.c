@@ -26,7 +26,7 @@ struct timeline {
 
 static void put_us(struct strbuf *sb, int64_t ns)
 {
-    strbuf_printf(sb, "%" PRId64 ".%03d", ns / 1000, (int)(ns % 1000));
+    export_put_decimal(sb, ns, 3);
 }
 
 static void close_to(struct timeline *tl, size_t depth, int64_t at)
@@ -92,8 +92,11 @@ static void put_event(struct strbuf *sb, const struct exporter *x, const struct 
     struct snap_str title = export_func_title(f);
     strbuf_puts(sb, ",\n{\"ph\":\"X\",\"name\":");
     strbuf_json_string(sb, title.ptr, title.len);
-    strbuf_printf(sb, ",\"cat\":\"%s\",\"pid\":%d,\"tid\":%" PRId64 ",\"ts\":",
-                  f->synthetic ? "pytop" : "python", pid, tid);
+    strbuf_puts(sb, f->synthetic ? ",\"cat\":\"pytop\",\"pid\":" : ",\"cat\":\"python\",\"pid\":");
+    export_put_decimal(sb, pid, 0);
+    strbuf_puts(sb, ",\"tid\":");
+    export_put_decimal(sb, tid, 0);
+    strbuf_puts(sb, ",\"ts\":");
     put_us(sb, e->start_ns);
     strbuf_puts(sb, ",\"dur\":");
     put_us(sb, e->end_ns - e->start_ns);
@@ -101,7 +104,8 @@ static void put_event(struct strbuf *sb, const struct exporter *x, const struct 
         strbuf_puts(sb, ",\"args\":{\"file\":");
         strbuf_json_string(sb, f->file.ptr, f->file.len);
         if (f->first_line >= 0) {
-            strbuf_printf(sb, ",\"first_line\":%d", f->first_line);
+            strbuf_puts(sb, ",\"first_line\":");
+            export_put_u64(sb, (uint64_t)f->first_line);
         }
         strbuf_append(sb, "}", 1);
     }
@@ -144,8 +148,13 @@ int export_write_chrome(struct exporter *x, FILE *out, struct pt_error *err)
     int write_errno = 0;
     int rc = -1;
     strbuf_printf(&sb, "{\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,"
-                       "\"tid\":0,\"args\":{\"name\":\"python (pid %d)\"}}",
-                  pid, pid);
+                       "\"tid\":0,\"args\":{\"name\":",
+                  pid);
+    if (h != NULL && h->pid != 0) {
+        strbuf_printf(&sb, "\"python (pid %d)\"}}", pid);
+    } else {
+        strbuf_puts(&sb, "\"python\"}}");
+    }
     for (size_t i = 0; i < x->n_threads; i++) {
         const struct export_thread *t = &x->threads[i];
         if (t->n_runs == 0) {

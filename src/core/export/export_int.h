@@ -237,6 +237,11 @@ struct snap_str export_func_title(const struct export_func *f);
 const char *export_thread_number(const struct export_thread *t, char *buf, size_t size);
 /* The thread's name, or when unknown "thread NUMBER" formatted into BUF. */
 struct snap_str export_thread_name(const struct export_thread *t, char *buf, size_t size);
+/* Appends V in decimal; export_put_decimal() V / 10^DECIMALS with DECIMALS digits after the
+ * point ("0.010000000" for 10000000, 9). Faster than strbuf_printf() where a document is
+ * mostly numbers. */
+void export_put_u64(struct strbuf *sb, uint64_t v);
+void export_put_decimal(struct strbuf *sb, int64_t v, int decimals);
 /* Ends a document: drains SB and maps its failure or a write's to ERR. Returns 0 or -1. */
 int export_flush(struct strbuf *sb, FILE *out, int *write_errno, const char *what,
                  struct pt_error *err);

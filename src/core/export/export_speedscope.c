@@ -8,11 +8,7 @@
 
 static void put_seconds(struct strbuf *sb, int64_t ns)
 {
-    if (ns < 0) {
-        strbuf_append(sb, "-", 1);
-        ns = -ns;
-    }
-    strbuf_printf(sb, "%" PRId64 ".%09" PRId64, ns / 1000000000, ns % 1000000000);
+    export_put_decimal(sb, ns, 9);
 }
 
 static void put_frames(struct strbuf *sb, const struct exporter *x)
@@ -63,7 +59,10 @@ static void put_profile(struct strbuf *sb, const struct exporter *x, const struc
         const uint32_t *frames = export_stack_frames(x, t->runs[i].stack, &n);
         strbuf_append(sb, i > 0 ? ",[" : "[", i > 0 ? 2 : 1);
         for (size_t k = n; k > 0; k--) {
-            strbuf_printf(sb, k < n ? ",%" PRIu32 : "%" PRIu32, frames[k - 1]);
+            if (k < n) {
+                strbuf_append(sb, ",", 1);
+            }
+            export_put_u64(sb, frames[k - 1]);
         }
         strbuf_append(sb, "]", 1);
         strbuf_drain(sb, out, STRBUF_DRAIN_AT, write_errno);
