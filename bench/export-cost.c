@@ -41,8 +41,10 @@ int main(int argc, char **argv)
     static char names[N_CODES][32];
     for (size_t i = 0; i < N_CODES; i++) {
         snprintf(names[i], sizeof names[i], "module.function_%zu", i);
-        codes[i] = (struct rec_code){(uint32_t)i + 1, {names[i], strlen(names[i])},
-                                     {names[i], strlen(names[i])}, {"/srv/app/module.py", 18},
+        codes[i] = (struct rec_code){(uint32_t)i + 1,
+                                     {names[i], strlen(names[i])},
+                                     {names[i], strlen(names[i])},
+                                     {"/srv/app/module.py", 18},
                                      (int)i * 10};
     }
     struct rec_frame *frames = calloc(n_threads * DEPTH, sizeof *frames);
@@ -82,12 +84,15 @@ int main(int argc, char **argv)
                     f[d].line = (int)((v * 7 + d * 3) % 50);
                 }
             }
-            threads[k] = (struct rec_thread){.tid = (pid_t)(1000 + k), .name = {"worker", 6},
-                                             .gil = SNAP_YES, .on_cpu = SNAP_YES,
-                                             .frames = f, .n_frames = DEPTH};
+            threads[k] = (struct rec_thread){.tid = (pid_t)(1000 + k),
+                                             .name = {"worker", 6},
+                                             .gil = SNAP_YES,
+                                             .on_cpu = SNAP_YES,
+                                             .frames = f,
+                                             .n_frames = DEPTH};
         }
-        struct rec_sample sample = {.t = (double)s / rate, .threads = threads,
-                                    .n_threads = n_threads};
+        struct rec_sample sample = {
+            .t = (double)s / rate, .threads = threads, .n_threads = n_threads};
         if (exporter_add(x, &sample, &err) < 0) {
             fprintf(stderr, "export-cost: %s\n", err.msg);
             return 1;

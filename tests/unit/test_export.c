@@ -33,8 +33,9 @@ static void init_codes(void)
     codes[C_MAIN] = (struct rec_code){1, str("main"), str("main"), str("/app/main.py"), 1};
     codes[C_WORK] = (struct rec_code){2, str("Worker.run"), str("run"), str("/app/work.py"), 10};
     /* ';', a newline, a byte that is not UTF-8 and a valid 'é'; a backslash in the file. */
-    codes[C_WEIRD] = (struct rec_code){3, str("odd;name\nx\xff"
-                                              "\xc3\xa9"),
+    codes[C_WEIRD] = (struct rec_code){3,
+                                       str("odd;name\nx\xff"
+                                           "\xc3\xa9"),
                                        str("odd"), str("/app/we\\ird.py"), 5};
     codes[C_UNKNOWN] = (struct rec_code){4, {NULL, 0}, {NULL, 0}, {NULL, 0}, -1};
     /* Another code object of the same function: counted as the same function. */
@@ -43,8 +44,8 @@ static void init_codes(void)
 
 static struct rec_frame py(int code, int line)
 {
-    return (struct rec_frame){.code = &codes[code], .line = line, .offset = UINT32_MAX,
-                              .kind = SNAP_FRAME_PYTHON};
+    return (struct rec_frame){
+        .code = &codes[code], .line = line, .offset = UINT32_MAX, .kind = SNAP_FRAME_PYTHON};
 }
 
 static struct rec_frame synthetic(enum snap_frame_kind kind, enum snap_unreadable why)
@@ -70,15 +71,31 @@ static void feed(struct exporter *x)
         struct rec_frame d[] = {synthetic(SNAP_FRAME_UNREADABLE, SNAP_UNREADABLE_STACK),
                                 synthetic(SNAP_FRAME_SHIM, 0), py(C_MAIN_AGAIN, 4)};
         struct rec_thread th[3] = {
-            {.tid = 100, .thread_id = 0x1000, .name = str("MainThread"), .main = true,
-             .gil = SNAP_YES, .on_cpu = SNAP_YES, .has_exception = SNAP_NO,
-             .frames = i < 3 ? a : b, .n_frames = i < 3 ? 2 : 3},
-            {.tid = 200, .thread_id = 0x2000, .name = str("worker;1"), .gil = SNAP_NO,
-             .on_cpu = SNAP_NO, .has_exception = i == 2 ? SNAP_YES : SNAP_NO, .frames = c,
+            {.tid = 100,
+             .thread_id = 0x1000,
+             .name = str("MainThread"),
+             .main = true,
+             .gil = SNAP_YES,
+             .on_cpu = SNAP_YES,
+             .has_exception = SNAP_NO,
+             .frames = i < 3 ? a : b,
+             .n_frames = i < 3 ? 2 : 3},
+            {.tid = 200,
+             .thread_id = 0x2000,
+             .name = str("worker;1"),
+             .gil = SNAP_NO,
+             .on_cpu = SNAP_NO,
+             .has_exception = i == 2 ? SNAP_YES : SNAP_NO,
+             .frames = c,
              .n_frames = 3},
-            {.tid = 300, .thread_id = 0x3000, .gil = SNAP_NO, .on_cpu = SNAP_UNKNOWN,
-             .has_exception = SNAP_UNKNOWN, .frames = i == 0 ? NULL : d,
-             .n_frames = i == 0 ? 0 : 3, .not_read = i == 0},
+            {.tid = 300,
+             .thread_id = 0x3000,
+             .gil = SNAP_NO,
+             .on_cpu = SNAP_UNKNOWN,
+             .has_exception = SNAP_UNKNOWN,
+             .frames = i == 0 ? NULL : d,
+             .n_frames = i == 0 ? 0 : 3,
+             .not_read = i == 0},
         };
         struct rec_sample s = {.t = i * PERIOD, .threads = th, .n_threads = 3};
         if (i == 5) {
@@ -100,8 +117,11 @@ static const struct rec_header header = {
 
 static struct export_opts opts_all(void)
 {
-    return (struct export_opts){.from = 0, .to = INFINITY, .mode = SAMPLER_MODE_WALL,
-                                .period_s = PERIOD, .header = &header};
+    return (struct export_opts){.from = 0,
+                                .to = INFINITY,
+                                .mode = SAMPLER_MODE_WALL,
+                                .period_s = PERIOD,
+                                .header = &header};
 }
 
 /* The export of the stream in format F with OPTS, NUL-terminated (*LEN bytes before it). */
@@ -629,9 +649,15 @@ static void test_export_pprof_reads_back_in_go_tool_pprof(void **state)
     fclose(f);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     assert_int_equal(system(cmd), 0);
-    const char *want[] = {"samples/count wall/nanoseconds", "3   30000000:", "2   20000000:",
-                          "5   50000000:", "4   40000000:", "thread:[MainThread]",
-                          "tid:[300]", "<native>", "Worker.run /app/work.py:12",
+    const char *want[] = {"samples/count wall/nanoseconds",
+                          "3   30000000:",
+                          "2   20000000:",
+                          "5   50000000:",
+                          "4   40000000:",
+                          "thread:[MainThread]",
+                          "tid:[300]",
+                          "<native>",
+                          "Worker.run /app/work.py:12",
                           "Period: 10000000"};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
         if (strstr(out, want[i]) == NULL) {

@@ -317,8 +317,8 @@ static int add_run(struct exporter *x, struct export_thread *t, uint32_t stack, 
     if (export_grow(&t->runs, &t->cap_runs, t->n_runs + 1, sizeof *t->runs) < 0) {
         return pt_error_set(err, PT_E_NOMEM, 0, "no memory for a thread's timeline");
     }
-    t->runs[t->n_runs++] = (struct export_run){
-        .stack = stack, .count = 1, .start_ns = t_ns, .end_ns = t_ns};
+    t->runs[t->n_runs++] =
+        (struct export_run){.stack = stack, .count = 1, .start_ns = t_ns, .end_ns = t_ns};
     x->n_runs++;
     return 0;
 }
@@ -348,8 +348,8 @@ static uint32_t thread_at(struct exporter *x, size_t pos, const struct rec_threa
     return ti;
 }
 
-static int count_thread(struct exporter *x, size_t pos, const struct rec_thread *th,
-                        int64_t t_ns, struct pt_error *err)
+static int count_thread(struct exporter *x, size_t pos, const struct rec_thread *th, int64_t t_ns,
+                        struct pt_error *err)
 {
     uint32_t ti = thread_at(x, pos, th, err);
     if (ti == EXPORT_NONE) {
@@ -439,8 +439,8 @@ int exporter_finish(struct exporter *x, FILE *out, struct pt_error *err)
         return -1;
     }
     if (x->n_pending > 0) {
-        int64_t last = x->last_gap_ns >= 0 && x->last_gap_ns < x->cap_ns ? x->last_gap_ns
-                                                                          : x->cap_ns;
+        int64_t last =
+            x->last_gap_ns >= 0 && x->last_gap_ns < x->cap_ns ? x->last_gap_ns : x->cap_ns;
         settle(x, x->period_ns > 0 ? x->period_ns : (x->last_gap_ns >= 0 ? last : 0));
     }
     int rc = 0;

@@ -85,8 +85,8 @@ static int64_t track_tid(const struct export_thread *t)
     return t->tid != 0 ? (int64_t)t->tid : (int64_t)(t->thread_id & 0x7fffffff);
 }
 
-static void put_event(struct strbuf *sb, const struct exporter *x, const struct event *e,
-                      int pid, int64_t tid)
+static void put_event(struct strbuf *sb, const struct exporter *x, const struct event *e, int pid,
+                      int64_t tid)
 {
     const struct export_func *f = &x->funcs[e->func];
     struct snap_str title = export_func_title(f);
@@ -147,8 +147,9 @@ int export_write_chrome(struct exporter *x, FILE *out, struct pt_error *err)
     struct timeline tl = {0};
     int write_errno = 0;
     int rc = -1;
-    strbuf_printf(&sb, "{\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,"
-                       "\"tid\":0,\"args\":{\"name\":",
+    strbuf_printf(&sb,
+                  "{\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,"
+                  "\"tid\":0,\"args\":{\"name\":",
                   pid);
     if (h != NULL && h->pid != 0) {
         strbuf_printf(&sb, "\"python (pid %d)\"}}", pid);

@@ -18,12 +18,12 @@
 enum {
     EXPORT_MAX_THREADS = 1 << 16,
     EXPORT_MAX_FUNCTIONS = 1 << 20,
-    EXPORT_MAX_FRAMES = 1 << 22,         /* distinct (function, line) */
-    EXPORT_MAX_STACKS = 1 << 22,         /* distinct stacks */
-    EXPORT_MAX_STACK_WORDS = 1 << 26,    /* frame ids the distinct stacks hold together */
-    EXPORT_MAX_PAIRS = 1 << 22,          /* distinct (thread, stack) */
-    EXPORT_MAX_RUNS = 1 << 25,           /* runs of one stack, all threads together */
-    EXPORT_MAX_NAME_BYTES = 64 << 20,    /* bytes of function, file and thread names kept */
+    EXPORT_MAX_FRAMES = 1 << 22,      /* distinct (function, line) */
+    EXPORT_MAX_STACKS = 1 << 22,      /* distinct stacks */
+    EXPORT_MAX_STACK_WORDS = 1 << 26, /* frame ids the distinct stacks hold together */
+    EXPORT_MAX_PAIRS = 1 << 22,       /* distinct (thread, stack) */
+    EXPORT_MAX_RUNS = 1 << 25,        /* runs of one stack, all threads together */
+    EXPORT_MAX_NAME_BYTES = 64 << 20, /* bytes of function, file and thread names kept */
 };
 
 enum { EXPORT_NONE = UINT32_MAX };
@@ -83,10 +83,10 @@ struct export_run {
 /* What a thread's previous stack was made of, as the recording said it (before interning):
  * an unchanged stack is recognised by these and costs no lookup. */
 struct export_raw_frame {
-    uint32_t code;   /* rec_code.id */
+    uint32_t code; /* rec_code.id */
     int32_t line;
-    uint8_t kind;    /* enum snap_frame_kind; PYTHON with a code */
-    uint8_t why;     /* enum snap_unreadable */
+    uint8_t kind; /* enum snap_frame_kind; PYTHON with a code */
+    uint8_t why;  /* enum snap_unreadable */
 };
 
 /* One frame of a thread's previous stack: as recorded, its frame id, and the hash of the
@@ -109,7 +109,7 @@ struct export_frame_cache {
 struct export_thread {
     pid_t tid;
     uint64_t thread_id;
-    struct snap_str name; /* owned; the last known name; ptr NULL never known */
+    struct snap_str name;         /* owned; the last known name; ptr NULL never known */
     struct export_cached *cached; /* the previous stack, innermost first (shims left out) */
     size_t n_cached;
     size_t cap_cached;
@@ -124,8 +124,8 @@ struct exporter {
     enum export_format format;
     struct export_opts opts;
     bool keep_runs;
-    int64_t cap_ns;     /* the most one thread-sample stands for */
-    int64_t period_ns;  /* 0 unknown */
+    int64_t cap_ns;    /* the most one thread-sample stands for */
+    int64_t period_ns; /* 0 unknown */
 
     struct export_func *funcs;
     size_t n_funcs;
@@ -176,7 +176,7 @@ struct exporter {
     uint32_t *pending;
     size_t n_pending;
     size_t cap_pending;
-    int64_t pending_ns; /* their sample's time */
+    int64_t pending_ns;  /* their sample's time */
     int64_t last_gap_ns; /* -1: no gap seen yet */
     int64_t first_ns;    /* the first counted sample's time; -1 none */
     int64_t end_ns;      /* where the last counted thread-sample ends */
@@ -207,8 +207,7 @@ static inline uint32_t export_stack_hash(uint32_t outer, uint32_t frame)
 }
 uint32_t export_pair_id(struct exporter *x, uint32_t thread, uint32_t stack, struct pt_error *err);
 /* The thread with TID (or, when TID is 0, THREAD_ID). */
-uint32_t export_thread_id(struct exporter *x, pid_t tid, uint64_t thread_id,
-                          struct pt_error *err);
+uint32_t export_thread_id(struct exporter *x, pid_t tid, uint64_t thread_id, struct pt_error *err);
 /* Copies S into owned memory (counted against EXPORT_MAX_NAME_BYTES). Returns 0 or -1. */
 int export_copy_str(struct exporter *x, struct snap_str s, struct snap_str *out,
                     struct pt_error *err);
@@ -216,8 +215,7 @@ int export_copy_str(struct exporter *x, struct snap_str s, struct snap_str *out,
 void export_intern_free(struct exporter *x);
 
 /* The frames of stack S, innermost first, and how many. */
-static inline const uint32_t *export_stack_frames(const struct exporter *x, uint32_t s,
-                                                  size_t *n)
+static inline const uint32_t *export_stack_frames(const struct exporter *x, uint32_t s, size_t *n)
 {
     *n = x->stacks[s].len;
     return x->pool + x->stacks[s].off;

@@ -186,8 +186,7 @@ static bool func_eq(const struct exporter *x, uint32_t idx, const void *key)
            str_eq(a->function, b->function) && str_eq(a->file, b->file);
 }
 
-static uint32_t intern_func(struct exporter *x, const struct export_func *key,
-                            struct pt_error *err)
+static uint32_t intern_func(struct exporter *x, const struct export_func *key, struct pt_error *err)
 {
     uint64_t h = hash_str(0xcbf29ce484222325ULL, key->function);
     h = hash_str(h, key->file);
@@ -275,8 +274,8 @@ uint32_t export_synthetic_func(struct exporter *x, enum snap_frame_kind kind,
     if (x->synthetic[k][w] != EXPORT_NONE) {
         return x->synthetic[k][w];
     }
-    const char *label = kind == SNAP_FRAME_UNREADABLE ? snapshot_unreadable_label(why)
-                                                      : snapshot_frame_label(kind);
+    const char *label =
+        kind == SNAP_FRAME_UNREADABLE ? snapshot_unreadable_label(why) : snapshot_frame_label(kind);
     struct export_func key = {
         .function = {label, strlen(label)},
         .name = {label, strlen(label)},
@@ -403,8 +402,7 @@ static bool thread_eq(const struct exporter *x, uint32_t idx, const void *key)
     return t->tid == k->tid && (k->tid != 0 || t->thread_id == k->thread_id);
 }
 
-uint32_t export_thread_id(struct exporter *x, pid_t tid, uint64_t thread_id,
-                          struct pt_error *err)
+uint32_t export_thread_id(struct exporter *x, pid_t tid, uint64_t thread_id, struct pt_error *err)
 {
     struct thread_key key = {tid, thread_id};
     uint32_t hash = tid != 0 ? mix64((uint32_t)tid) : mix64(thread_id ^ (1ULL << 63));
