@@ -125,12 +125,15 @@ static struct export_opts opts_all(void)
 }
 
 /* The export of the stream in format F with OPTS, NUL-terminated (*LEN bytes before it). */
-static char *export_to_memory(enum export_format f, const struct export_opts *opts, size_t *len)
+/* The export of the samples FEED_FN gives in format F with OPTS, NUL-terminated (*LEN bytes
+ * before it). */
+static char *export_stream(enum export_format f, const struct export_opts *opts,
+                           void (*feed_fn)(struct exporter *), size_t *len)
 {
     struct pt_error err = {0};
     struct exporter *x = exporter_new(f, opts, &err);
     assert_non_null(x);
-    feed(x);
+    feed_fn(x);
     char *buf = NULL;
     size_t n = 0;
     FILE *out = open_memstream(&buf, &n);
@@ -142,6 +145,11 @@ static char *export_to_memory(enum export_format f, const struct export_opts *op
         *len = n;
     }
     return buf;
+}
+
+static char *export_to_memory(enum export_format f, const struct export_opts *opts, size_t *len)
+{
+    return export_stream(f, opts, feed, len);
 }
 
 static char *collapsed(const struct export_opts *opts)
@@ -680,35 +688,26 @@ static double number_after(const char *line, const char *key)
     return strtod(at + strlen(key), NULL);
 }
 
-static void test_export_chrome_events_nest_within_each_thread(void **state)
+/* The X events of JSON (which the writer puts one a line; JSON is cut up), at most MAX. */
+static size_t x_events(char *json, struct x_event *ev, size_t max)
 {
-    (void)state;
-    struct export_opts o = opts_all();
-    size_t len;
-    char *json = export_to_memory(EXPORT_CHROME, &o, &len);
-    assert_non_null(strstr(json, "\"displayTimeUnit\":\"ms\""));
-    const char *names[] = {"\"args\":{\"name\":\"MainThread\"}", "\"args\":{\"name\":\"worker;1\"}",
-                           "\"args\":{\"name\":\"thread 300\"}"};
-    for (size_t i = 0; i < 3; i++) {
-        assert_non_null(strstr(json, names[i]));
-    }
-    /* The writer puts one event a line. */
-    struct x_event ev[64];
     size_t n = 0;
     for (char *line = strtok(json, "\n"); line != NULL; line = strtok(NULL, "\n")) {
         if (strstr(line, "\"ph\":\"X\"") == NULL) {
             continue;
         }
-        assert_true(n < 64);
+        assert_true(n < max);
         ev[n++] = (struct x_event){(long)number_after(line, "\"tid\":"),
                                    number_after(line, "\"ts\":"), number_after(line, "\"dur\":")};
     }
-    /* 100: main over both stacks (0-50 ms), Worker.run then <native> and odd; 200: three for
-     * the whole 50 ms; 300: two from 10 ms (the shim left out). */
-    assert_int_equal(n, 9);
-    size_t whole = 0;
+    return n;
+}
+
+/* Each thread's events are nested or disjoint, none of negative length. */
+static void check_nesting(const struct x_event *ev, size_t n)
+{
     for (size_t i = 0; i < n; i++) {
-        whole += ev[i].ts == 0 && ev[i].dur == 50000;
+        assert_true(ev[i].dur >= 0);
         for (size_t k = 0; k < n; k++) {
             if (i == k || ev[i].tid != ev[k].tid) {
                 continue;
@@ -722,7 +721,112 @@ static void test_export_chrome_events_nest_within_each_thread(void **state)
             assert_true(disjoint || nested);
         }
     }
+}
+
+static void test_export_chrome_events_nest_within_each_thread(void **state)
+{
+    (void)state;
+    struct export_opts o = opts_all();
+    size_t len;
+    char *json = export_to_memory(EXPORT_CHROME, &o, &len);
+    assert_non_null(strstr(json, "\"displayTimeUnit\":\"ms\""));
+    const char *names[] = {"\"args\":{\"name\":\"MainThread\"}", "\"args\":{\"name\":\"worker;1\"}",
+                           "\"args\":{\"name\":\"thread 300\"}"};
+    for (size_t i = 0; i < 3; i++) {
+        assert_non_null(strstr(json, names[i]));
+    }
+    struct x_event ev[64];
+    size_t n = x_events(json, ev, 64);
+    /* 100: main over both stacks (0-50 ms), Worker.run then <native> and odd; 200: three for
+     * the whole 50 ms; 300: two from 10 ms (the shim left out). */
+    assert_int_equal(n, 9);
+    check_nesting(ev, n);
+    size_t whole = 0;
+    for (size_t i = 0; i < n; i++) {
+        whole += ev[i].ts == 0 && ev[i].dur == 50000;
+    }
     assert_int_equal(whole, 4); /* 100's main and 200's three */
+    free(json);
+}
+
+/* One sample of thread 1 at T with FRAMES (and thread 2, holding the GIL or not, at main:1). */
+static void add_one(struct exporter *x, double t, const struct rec_frame *frames, size_t n,
+                    bool two_has_gil)
+{
+    struct rec_frame two[] = {py(C_MAIN, 1)};
+    struct rec_thread th[2] = {
+        {.tid = 1, .name = str("one"), .gil = SNAP_YES, .frames = frames, .n_frames = n},
+        {.tid = 2,
+         .name = str("two"),
+         .gil = two_has_gil ? SNAP_YES : SNAP_NO,
+         .frames = two,
+         .n_frames = 1},
+    };
+    struct rec_sample s = {.t = t, .threads = th, .n_threads = 2};
+    struct pt_error err = {0};
+    assert_int_equal(exporter_add(x, &s, &err), 0);
+}
+
+/* 1: main:3 > Worker.run:12 at 0 and 10 ms, a pause, main:3 at 1 s and 1.01 s; 2 holds the
+ * GIL in the first sample only. */
+static void feed_pause(struct exporter *x)
+{
+    struct rec_frame a[] = {py(C_WORK, 12), py(C_MAIN, 3)};
+    struct rec_frame b[] = {py(C_MAIN, 3)};
+    add_one(x, 0, a, 2, true);
+    add_one(x, 0.01, a, 2, false);
+    add_one(x, 1.0, b, 1, false);
+    add_one(x, 1.01, b, 1, false);
+}
+
+static void test_export_weights_stop_at_four_periods_and_the_last_is_one_period(void **state)
+{
+    (void)state;
+    struct export_opts o = opts_all();
+    o.mode = SAMPLER_MODE_GIL;
+    size_t len;
+    char *gz = export_stream(EXPORT_PPROF, &o, feed_pause, &len);
+    size_t raw_len;
+    char *raw = gunzip(gz, len, &raw_len);
+    free(gz);
+    struct profile pr;
+    decode_profile((struct pb){(const uint8_t *)raw, raw_len}, &pr);
+    assert_int_equal(pr.n_samples, 3);
+    /* 10 ms, then the 990 ms pause cut to four periods; 10 ms, then one period for the last;
+     * 2's one sample stands for the time to the next sample, not to its next GIL. */
+    const char *expected[] = {
+        "1 one|main /app/main.py:3|Worker.run /app/work.py:12 2 50000000\n",
+        "2 two|main /app/main.py:1 1 10000000\n",
+        "1 one|main /app/main.py:3 2 20000000\n",
+    };
+    char text[512];
+    for (size_t i = 0; i < pr.n_samples; i++) { /* in the order the stacks were first seen */
+        sample_text(&pr, pr.samples[i], text);
+        assert_string_equal(text, expected[i]);
+    }
+    free(raw);
+}
+
+/* 1's samples go back in time (a hostile or broken file): A at 20 ms, B at 10 ms, A at 30 ms. */
+static void feed_backwards(struct exporter *x)
+{
+    struct rec_frame a[] = {py(C_WORK, 12), py(C_MAIN, 3)};
+    struct rec_frame b[] = {py(C_WEIRD, 7), py(C_MAIN, 3)};
+    add_one(x, 0.02, a, 2, true);
+    add_one(x, 0.01, b, 2, true);
+    add_one(x, 0.03, a, 2, true);
+}
+
+static void test_export_chrome_events_nest_when_times_go_back(void **state)
+{
+    (void)state;
+    struct export_opts o = opts_all();
+    size_t len;
+    char *json = export_stream(EXPORT_CHROME, &o, feed_backwards, &len);
+    struct x_event ev[64];
+    size_t n = x_events(json, ev, 64);
+    assert_true(n >= 4);
+    check_nesting(ev, n);
     free(json);
 }
 
@@ -767,6 +871,8 @@ int main(void)
         cmocka_unit_test(test_export_pprof_reads_back_in_go_tool_pprof),
         cmocka_unit_test(test_export_chrome_events_nest_within_each_thread),
         cmocka_unit_test(test_export_chrome_is_json),
+        cmocka_unit_test(test_export_weights_stop_at_four_periods_and_the_last_is_one_period),
+        cmocka_unit_test(test_export_chrome_events_nest_when_times_go_back),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
