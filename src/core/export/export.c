@@ -173,6 +173,22 @@ static bool is_shim(const struct rec_frame *f)
     return f->code == NULL && f->kind == SNAP_FRAME_SHIM;
 }
 
+/* A synthetic frame's kind as a byte that is never RAW_PYTHON (a file may say anything). */
+static uint8_t raw_kind(const struct rec_frame *f)
+{
+    return (unsigned)f->kind < RAW_PYTHON ? (uint8_t)f->kind : RAW_PYTHON - 1;
+}
+
+/* An unreadable frame's reason, those this build does not know as one (all labelled
+ * "<unreadable frame>", export_synthetic_func()). */
+static uint8_t raw_why(const struct rec_frame *f)
+{
+    if (f->kind != SNAP_FRAME_UNREADABLE) {
+        return 0;
+    }
+    return (unsigned)f->unreadable < 8 ? (uint8_t)f->unreadable : 7;
+}
+
 static struct export_raw_frame raw_of(const struct rec_frame *f)
 {
     if (f->code != NULL) {
@@ -181,8 +197,8 @@ static struct export_raw_frame raw_of(const struct rec_frame *f)
     }
     return (struct export_raw_frame){
         .line = -1,
-        .kind = (uint8_t)f->kind,
-        .why = f->kind == SNAP_FRAME_UNREADABLE ? (uint8_t)f->unreadable : 0,
+        .kind = raw_kind(f),
+        .why = raw_why(f),
     };
 }
 
@@ -192,8 +208,7 @@ static bool frame_matches(const struct rec_frame *f, const struct export_raw_fra
         return r->kind == RAW_PYTHON && r->code == f->code->id &&
                r->line == (f->line < 0 ? -1 : f->line);
     }
-    uint8_t why = f->kind == SNAP_FRAME_UNREADABLE ? (uint8_t)f->unreadable : 0;
-    return r->kind == (uint8_t)f->kind && r->why == why && r->code == 0 && r->line == -1;
+    return r->kind == raw_kind(f) && r->why == raw_why(f) && r->code == 0 && r->line == -1;
 }
 
 static uint32_t frame_of(struct exporter *x, const struct rec_frame *f, struct pt_error *err)
