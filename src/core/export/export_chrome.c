@@ -79,10 +79,16 @@ static int thread_events(const struct exporter *x, const struct export_thread *t
     return 0;
 }
 
-static int64_t track_tid(const struct export_thread *t)
+/* Linux's PID_MAX_LIMIT (include/linux/threads.h): no kernel tid is larger. */
+enum { KERNEL_TID_MAX = 1 << 22 };
+
+/* The track of thread I: its kernel tid, or when that is not known (or not one a kernel
+ * gives) a number past every kernel tid, so two threads never share a track. */
+static int64_t track_tid(const struct exporter *x, size_t i)
 {
-    /* A thread whose kernel tid is not known is its thread_id's low bits. */
-    return t->tid != 0 ? (int64_t)t->tid : (int64_t)(t->thread_id & 0x7fffffff);
+    pid_t tid = x->threads[i].tid;
+    return tid > 0 && tid <= KERNEL_TID_MAX ? (int64_t)tid
+                                            : (int64_t)KERNEL_TID_MAX + 1 + (int64_t)i;
 }
 
 static void put_event(struct strbuf *sb, const struct exporter *x, const struct event *e, int pid,
@@ -163,7 +169,7 @@ int export_write_chrome(struct exporter *x, FILE *out, struct pt_error *err)
         }
         char buf[64];
         struct snap_str name = export_thread_name(t, buf, sizeof buf);
-        int64_t tid = track_tid(t);
+        int64_t tid = track_tid(x, i);
         strbuf_printf(&sb,
                       ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%" PRId64
                       ",\"args\":{\"name\":",
