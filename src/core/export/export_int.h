@@ -85,7 +85,7 @@ struct export_run {
 struct export_raw_frame {
     uint32_t code; /* rec_code.id */
     int32_t line;
-    uint8_t kind; /* enum snap_frame_kind; PYTHON with a code */
+    uint8_t kind; /* enum snap_frame_kind; 0xff (RAW_PYTHON in export.c) with a code */
     uint8_t why;  /* enum snap_unreadable */
 };
 

@@ -247,8 +247,8 @@ uint32_t export_code_func(struct exporter *x, const struct rec_code *code, struc
     if (func == EXPORT_NONE) {
         return EXPORT_NONE;
     }
-    /* At most one code per function name byte or so: bounded by the functions' own limit
-     * only when codes repeat functions, so bounded here too. */
+    /* Many code objects can be one function (a file may name a new one for every frame):
+     * they have a bound of their own. */
     if (x->n_codes >= EXPORT_MAX_FRAMES) {
         return too_many(err, "code objects", EXPORT_MAX_FRAMES);
     }
