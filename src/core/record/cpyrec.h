@@ -1,0 +1,44 @@
+/* cpyrec: reads the binary recordings of CPython 3.15's sampling profiler
+ * (python -m profiling.sampling ... --binary), plain or zstd-compressed, into rec_samples. */
+#ifndef PYTOP_CORE_CPYREC_H
+#define PYTOP_CORE_CPYREC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/record/recsample.h"
+
+struct pt_error;
+struct cpyrec;
+
+/* True when HEAD (the file's first N bytes) starts like CPython's binary profile format. */
+bool cpyrec_sniff(const void *head, size_t n);
+
+/* Opens PATH; reads the header, the footer, the statistics trailer if any, and the string and
+ * frame tables (at most CPYREC_TABLE_BYTES). The sample data is not read until a scan.
+ * Errors: PT_E_IO, PT_E_FORMAT (with a one-line reason), PT_E_NOMEM. */
+struct cpyrec *cpyrec_open(const char *path, struct pt_error *err);
+/* The same over LEN bytes at BUF, which must stay valid until cpyrec_close(). */
+struct cpyrec *cpyrec_open_mem(const void *buf, size_t len, struct pt_error *err);
+void cpyrec_close(struct cpyrec *r);
+
+/* Format "cpython N" (N the file's format version). Valid until cpyrec_close(). */
+const struct rec_header *cpyrec_header(const struct cpyrec *r);
+/* Seconds from first to last sample as far as known: the duration the profiler measured (its
+ * statistics trailer), else the span the last complete scan saw, else 0. */
+double cpyrec_duration(const struct cpyrec *r);
+
+/* Calls FN for every thread-sample with FROM <= t <= TO. The format stores one record per
+ * thread per sample, so each rec_sample holds one thread. Samples come in the file's order:
+ * time order within each thread, but a run of identical stacks is written when it ends, so
+ * across threads a run's samples may come after later samples of other threads. The sample
+ * data is streamed (zstd through ZSTD_decompressStream): memory does not grow with the file.
+ * A file cut short or corrupt part-way: the samples before the damage are delivered, then -1
+ * with PT_E_FORMAT saying where (cpyrec_damage() keeps the sentence). Returns 0, FN's non-zero,
+ * or -1 (PT_E_FORMAT, PT_E_IO, PT_E_NOMEM, PT_E_LIMIT). */
+int cpyrec_scan(struct cpyrec *r, double from, double to, rec_sample_fn fn, void *ctx,
+                struct pt_error *err);
+/* The last scan's damage, "" when none found. Valid until the next scan or cpyrec_close(). */
+const char *cpyrec_damage(const struct cpyrec *r);
+
+#endif

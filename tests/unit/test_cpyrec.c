@@ -1,0 +1,551 @@
+/* Tests for cpyrec: recordings made by CPython 3.15's own sampler (tests/unit/data/cpyrec/,
+ * from make-recordings) read back into the stacks CPython's replay prints, and the same files
+ * cut short and corrupted. */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/record/cpyrec.h"
+#include "core/util/error.h"
+
+#ifndef TEST_DATA_DIR
+#define TEST_DATA_DIR "tests/unit/data"
+#endif
+
+#define DATA TEST_DATA_DIR "/cpyrec/"
+
+/* A whole file in memory. */
+struct blob {
+    uint8_t *p;
+    size_t len;
+};
+
+static struct blob slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    struct blob b = {NULL, 0};
+    size_t cap = 0;
+    for (;;) {
+        if (b.len == cap) {
+            cap = cap > 0 ? cap * 2 : 65536;
+            b.p = realloc(b.p, cap + 1);
+            assert_non_null(b.p);
+        }
+        size_t n = fread(b.p + b.len, 1, cap - b.len, f);
+        if (n == 0) {
+            break;
+        }
+        b.len += n;
+    }
+    fclose(f);
+    b.p[b.len] = '\0';
+    return b;
+}
+
+/* Collapsed stacks, one line per distinct (thread, stack), as CPython's replay --collapsed
+ * writes them: "tid:T;file:function:line;... COUNT", outermost frame first, the file's
+ * basename, a synthetic frame by its name alone. */
+struct stack_count {
+    char *stack;
+    unsigned long count;
+};
+
+struct collapsed {
+    struct stack_count *lines;
+    size_t n;
+    size_t samples;       /* thread-samples seen, empty stacks included */
+    double tmin;
+    double tmax;
+    bool ordered_per_thread;
+    pid_t last_tid[16];
+    double last_t[16];
+    size_t n_tids;
+};
+
+static void add_line(struct collapsed *c, const char *stack, unsigned long count)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        if (strcmp(c->lines[i].stack, stack) == 0) {
+            c->lines[i].count += count;
+            return;
+        }
+    }
+    c->lines = realloc(c->lines, (c->n + 1) * sizeof *c->lines);
+    assert_non_null(c->lines);
+    c->lines[c->n].stack = strdup(stack);
+    assert_non_null(c->lines[c->n].stack);
+    c->lines[c->n].count = count;
+    c->n++;
+}
+
+static void collapsed_free(struct collapsed *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->lines[i].stack);
+    }
+    free(c->lines);
+}
+
+static void append(char *buf, size_t cap, size_t *len, const char *p, size_t n)
+{
+    assert_true(*len + n < cap);
+    memcpy(buf + *len, p, n);
+    *len += n;
+    buf[*len] = '\0';
+}
+
+static void track_order(struct collapsed *c, pid_t tid, double t)
+{
+    for (size_t i = 0; i < c->n_tids; i++) {
+        if (c->last_tid[i] == tid) {
+            if (t < c->last_t[i]) {
+                c->ordered_per_thread = false;
+            }
+            c->last_t[i] = t;
+            return;
+        }
+    }
+    assert_true(c->n_tids < 16);
+    c->last_tid[c->n_tids] = tid;
+    c->last_t[c->n_tids++] = t;
+}
+
+static int collect(void *ctx, const struct rec_sample *s)
+{
+    struct collapsed *c = ctx;
+    if (c->samples == 0 || s->t < c->tmin) {
+        c->tmin = s->t;
+    }
+    if (c->samples == 0 || s->t > c->tmax) {
+        c->tmax = s->t;
+    }
+    c->samples++;
+    assert_int_equal(s->n_threads, 1);
+    const struct rec_thread *th = &s->threads[0];
+    track_order(c, th->tid, s->t);
+    if (th->n_frames == 0) {
+        return 0;
+    }
+    char buf[16384];
+    size_t len = 0;
+    char part[1024];
+    int n = snprintf(part, sizeof part, "tid:%d", (int)th->tid);
+    append(buf, sizeof buf, &len, part, (size_t)n);
+    for (size_t i = th->n_frames; i-- > 0;) {
+        const struct rec_frame *f = &th->frames[i];
+        if (f->code == NULL) {
+            n = snprintf(part, sizeof part, ";%s", f->kind == SNAP_FRAME_GC ? "<GC>" : "<native>");
+        }
+        else {
+            const char *file = f->code->file.ptr;
+            size_t flen = f->code->file.len;
+            const char *slash = memrchr(file, '/', flen);
+            if (slash != NULL) {
+                flen -= (size_t)(slash + 1 - file);
+                file = slash + 1;
+            }
+            n = snprintf(part, sizeof part, ";%.*s:%.*s:%d", (int)flen, file,
+                         (int)f->code->function.len, f->code->function.ptr,
+                         f->line >= 0 ? f->line : 0);
+        }
+        append(buf, sizeof buf, &len, part, (size_t)n);
+    }
+    add_line(c, buf, 1);
+    return 0;
+}
+
+/* CPython's file: each line's last space separates the stack from its count. */
+static void load_expected(const char *path, struct collapsed *c)
+{
+    struct blob b = slurp(path);
+    char *save = NULL;
+    for (char *line = strtok_r((char *)b.p, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        char *space = strrchr(line, ' ');
+        assert_non_null(space);
+        *space = '\0';
+        add_line(c, line, strtoul(space + 1, NULL, 10));
+    }
+    free(b.p);
+}
+
+static void assert_same_stacks(const struct collapsed *got, const struct collapsed *want)
+{
+    for (size_t i = 0; i < want->n; i++) {
+        unsigned long count = 0;
+        for (size_t j = 0; j < got->n; j++) {
+            if (strcmp(got->lines[j].stack, want->lines[i].stack) == 0) {
+                count = got->lines[j].count;
+            }
+        }
+        if (count != want->lines[i].count) {
+            fail_msg("%s: %lu samples, CPython's replay says %lu", want->lines[i].stack, count,
+                     want->lines[i].count);
+        }
+    }
+    assert_int_equal(got->n, want->n);
+}
+
+static void check_against_replay(const char *bin, const char *expected)
+{
+    struct pt_error err = {0};
+    struct cpyrec *r = cpyrec_open(bin, &err);
+    if (r == NULL) {
+        fail_msg("%s", err.msg);
+    }
+    const struct rec_header *h = cpyrec_header(r);
+    assert_int_equal(h->format.len, strlen("cpython 1"));
+    assert_memory_equal(h->format.ptr, "cpython 1", h->format.len);
+    assert_int_equal(h->python_version.len, strlen("3.15.2"));
+    assert_memory_equal(h->python_version.ptr, "3.15.2", h->python_version.len);
+    assert_true(h->hexversion >> 16 == 0x030f);
+    assert_true(h->rate_hz > 199.0 && h->rate_hz < 201.0);
+    /* make-recordings samples for 2 seconds */
+    assert_true(cpyrec_duration(r) > 1.9 && cpyrec_duration(r) < 2.1);
+
+    struct collapsed got = {.ordered_per_thread = true};
+    assert_int_equal(cpyrec_scan(r, 0, 1e9, collect, &got, &err), 0);
+    assert_string_equal(cpyrec_damage(r), "");
+    assert_true(got.ordered_per_thread);
+    assert_true(got.tmin >= 0 && got.tmax < 2.5);
+    struct collapsed want = {0};
+    load_expected(expected, &want);
+    assert_same_stacks(&got, &want);
+    collapsed_free(&want);
+    collapsed_free(&got);
+    cpyrec_close(r);
+}
+
+static void test_cpyrec_plain_file_gives_the_stacks_cpython_replays(void **state)
+{
+    check_against_replay(DATA "plain.bin", DATA "plain.collapsed");
+}
+
+static void test_cpyrec_zstd_file_gives_the_stacks_cpython_replays(void **state)
+{
+    check_against_replay(DATA "zstd.bin", DATA "zstd.collapsed");
+}
+
+static void test_cpyrec_sniff_knows_the_magic_and_refuses_other_bytes(void **state)
+{
+    struct blob b = slurp(DATA "zstd.bin");
+    assert_true(cpyrec_sniff(b.p, b.len));
+    assert_true(cpyrec_sniff(b.p, 4));
+    assert_false(cpyrec_sniff(b.p, 3));
+    assert_false(cpyrec_sniff("PYTOPREC", 8));
+    static const uint8_t swapped[] = {'T', 'A', 'C', 'H', 0, 0, 0, 1};
+    assert_true(cpyrec_sniff(swapped, sizeof swapped));
+    free(b.p);
+}
+
+/* Each distinct (function, file) has one rec_code, with an id no other has. */
+struct codes {
+    const struct rec_code *seen[256];
+    size_t n;
+};
+
+static int collect_codes(void *ctx, const struct rec_sample *s)
+{
+    struct codes *c = ctx;
+    const struct rec_thread *th = &s->threads[0];
+    for (size_t i = 0; i < th->n_frames; i++) {
+        const struct rec_code *code = th->frames[i].code;
+        if (code == NULL) {
+            continue;
+        }
+        assert_int_equal(code->first_line, -1);
+        bool found = false;
+        for (size_t j = 0; j < c->n; j++) {
+            const struct rec_code *o = c->seen[j];
+            bool same = o->function.len == code->function.len &&
+                        memcmp(o->function.ptr, code->function.ptr, o->function.len) == 0 &&
+                        o->file.len == code->file.len &&
+                        memcmp(o->file.ptr, code->file.ptr, o->file.len) == 0;
+            if (o == code) {
+                found = true;
+            }
+            else {
+                assert_false(same);
+                assert_int_not_equal(o->id, code->id);
+            }
+        }
+        if (!found) {
+            assert_true(c->n < 256);
+            c->seen[c->n++] = code;
+        }
+    }
+    return 0;
+}
+
+static void test_cpyrec_interns_one_code_per_function_and_file(void **state)
+{
+    struct pt_error err = {0};
+    struct cpyrec *r = cpyrec_open(DATA "plain.bin", &err);
+    assert_non_null(r);
+    struct codes c = {.n = 0};
+    assert_int_equal(cpyrec_scan(r, 0, 1e9, collect_codes, &c, &err), 0);
+    /* <module>, _bootstrap, _bootstrap_inner, run, three workers, recurse, spin */
+    assert_int_equal(c.n, 9);
+    cpyrec_close(r);
+}
+
+struct statuses {
+    size_t main;
+    size_t gil;
+    size_t gil_requested;
+    size_t cpu_unknown;
+    size_t gc_known;
+};
+
+static int collect_status(void *ctx, const struct rec_sample *s)
+{
+    struct statuses *st = ctx;
+    const struct rec_thread *th = &s->threads[0];
+    st->main += th->main;
+    st->gil += th->gil == SNAP_YES;
+    st->gil_requested += th->gil_requested == SNAP_YES;
+    st->cpu_unknown += th->on_cpu == SNAP_UNKNOWN;
+    assert_int_not_equal(th->gil, SNAP_UNKNOWN);
+    st->gc_known += th->in_gc != SNAP_UNKNOWN;
+    assert_true(th->tid > 0);
+    assert_int_equal(th->thread_id, 0);
+    assert_int_equal(th->name.ptr, NULL);
+    return 0;
+}
+
+static void test_cpyrec_maps_status_bits_to_thread_flags(void **state)
+{
+    struct pt_error err = {0};
+    struct cpyrec *r = cpyrec_open(DATA "zstd.bin", &err);
+    assert_non_null(r);
+    struct statuses st = {0};
+    assert_int_equal(cpyrec_scan(r, 0, 1e9, collect_status, &st, &err), 0);
+    /* four threads sampled together: the main thread is a quarter of the samples */
+    struct collapsed all = {.ordered_per_thread = true};
+    assert_int_equal(cpyrec_scan(r, 0, 1e9, collect, &all, &err), 0);
+    assert_true(st.main > 0 && st.main * 3 < all.samples);
+    /* two busy threads take turns with the GIL */
+    assert_true(st.gil > 0 && st.gil < all.samples / 2);
+    assert_true(st.gil_requested > 0);
+    /* wall mode does not look at the CPU: every status has THREAD_STATUS_UNKNOWN */
+    assert_int_equal(st.cpu_unknown, all.samples);
+    /* the recording captured <GC> frames (its default), so not being in GC is known */
+    assert_int_equal(st.gc_known, all.samples);
+    collapsed_free(&all);
+    cpyrec_close(r);
+}
+
+static void test_cpyrec_scan_keeps_only_the_time_range_asked(void **state)
+{
+    struct pt_error err = {0};
+    struct cpyrec *r = cpyrec_open(DATA "plain.bin", &err);
+    assert_non_null(r);
+    struct collapsed all = {.ordered_per_thread = true};
+    struct collapsed part = {.ordered_per_thread = true};
+    assert_int_equal(cpyrec_scan(r, 0, 1e9, collect, &all, &err), 0);
+    assert_int_equal(cpyrec_scan(r, 0.5, 1.0, collect, &part, &err), 0);
+    assert_true(part.samples > 0 && part.samples < all.samples / 2);
+    assert_true(part.tmin >= 0.5 && part.tmax <= 1.0);
+    collapsed_free(&all);
+    collapsed_free(&part);
+    cpyrec_close(r);
+}
+
+static int stop_at_ten(void *ctx, const struct rec_sample *s)
+{
+    int *n = ctx;
+    return ++*n == 10 ? 42 : 0;
+}
+
+static void test_cpyrec_scan_stops_when_the_callback_says_so(void **state)
+{
+    struct pt_error err = {0};
+    struct cpyrec *r = cpyrec_open(DATA "zstd.bin", &err);
+    assert_non_null(r);
+    int n = 0;
+    assert_int_equal(cpyrec_scan(r, 0, 1e9, stop_at_ten, &n, &err), 42);
+    assert_int_equal(n, 10);
+    cpyrec_close(r);
+}
+
+static void test_cpyrec_open_names_a_missing_file_as_io(void **state)
+{
+    struct pt_error err = {0};
+    assert_null(cpyrec_open(DATA "no-such.bin", &err));
+    assert_int_equal(err.code, PT_E_IO);
+    assert_non_null(strstr(err.msg, "no-such.bin"));
+}
+
+static void test_cpyrec_open_refuses_a_header_never_written(void **state)
+{
+    struct blob b = slurp(DATA "plain.bin");
+    memset(b.p + 8, 0, 56);
+    struct pt_error err = {0};
+    assert_null(cpyrec_open_mem(b.p, b.len, &err));
+    assert_int_equal(err.code, PT_E_FORMAT);
+    free(b.p);
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) {
+        v = v << 8 | p[i];
+    }
+    return v;
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) {
+        p[i] = (uint8_t)(v >> (8 * i));
+    }
+}
+
+/* The file with its sample data cut to KEEP bytes and the tables moved up to follow it, as a
+ * file whose samples were damaged but whose tables survived. */
+static struct blob cut_samples(const struct blob *b, size_t keep)
+{
+    uint64_t strings = le64(b->p + 40);
+    uint64_t frames = le64(b->p + 48);
+    assert_true(64 + keep <= strings);
+    size_t tail = b->len - (size_t)strings;
+    struct blob c = {malloc(64 + keep + tail), 64 + keep + tail};
+    assert_non_null(c.p);
+    memcpy(c.p, b->p, 64 + keep);
+    memcpy(c.p + 64 + keep, b->p + strings, tail);
+    uint64_t shift = strings - 64 - keep;
+    put64(c.p + 40, strings - shift);
+    put64(c.p + 48, frames - shift);
+    put64(c.p + c.len - 24, c.len);
+    return c;
+}
+
+static int count_samples(void *ctx, const struct rec_sample *s)
+{
+    size_t *n = ctx;
+    (*n)++;
+    assert_true(s->n_threads == 1);
+    for (size_t i = 0; i < s->threads[0].n_frames; i++) {
+        const struct rec_frame *f = &s->threads[0].frames[i];
+        if (f->code != NULL) {
+            assert_true(f->code->function.len < 4096);
+        }
+    }
+    return 0;
+}
+
+/* Opens LEN bytes and scans them: refused as a format error, or fewer samples than ALL and
+ * a damage sentence, or (for bytes that still decode) a clean scan. Returns the samples. */
+static size_t scan_damaged(const uint8_t *p, size_t len, size_t all, bool must_fail)
+{
+    struct pt_error err = {0};
+    struct cpyrec *r = cpyrec_open_mem(p, len, &err);
+    if (r == NULL) {
+        assert_int_equal(err.code, PT_E_FORMAT);
+        assert_true(err.msg[0] != '\0');
+        return 0;
+    }
+    size_t n = 0;
+    int rc = cpyrec_scan(r, -1e18, 1e18, count_samples, &n, &err);
+    if (rc < 0) {
+        assert_int_equal(err.code, PT_E_FORMAT);
+        assert_true(cpyrec_damage(r)[0] != '\0');
+        assert_non_null(strstr(err.msg, "sample data"));
+        assert_true(n < all);
+    }
+    else {
+        assert_int_equal(rc, 0);
+        assert_false(must_fail);
+    }
+    cpyrec_close(r);
+    return n;
+}
+
+/* MIN_GROWTH: how many cuts at least must give more samples than the cuts before them (zstd
+ * hands out nothing of a block that is cut, and a small recording is one block). */
+static void check_cuts(const char *path, size_t min_growth)
+{
+    struct blob b = slurp(path);
+    size_t all = scan_damaged(b.p, b.len, SIZE_MAX, false);
+    assert_true(all > 1000);
+    /* every 1/50th prefix of the file: the footer and tables are gone */
+    for (int k = 0; k < 50; k++) {
+        assert_int_equal(scan_damaged(b.p, b.len * (size_t)k / 50, all, true), 0);
+    }
+    /* the sample data cut short, the tables kept: the samples before the cut, then damage */
+    size_t data = (size_t)le64(b.p + 40) - 64;
+    size_t last = 0;
+    size_t grew = 0;
+    for (int k = 0; k < 50; k++) {
+        struct blob c = cut_samples(&b, data * (size_t)k / 50);
+        size_t n = scan_damaged(c.p, c.len, all, true);
+        grew += n > last;
+        last = n > last ? n : last;
+        free(c.p);
+    }
+    assert_true(grew >= min_growth);
+    free(b.p);
+}
+
+static void test_cpyrec_plain_file_cut_short_gives_the_samples_before_the_cut(void **state)
+{
+    check_cuts(DATA "plain.bin", 40);
+}
+
+static void test_cpyrec_zstd_file_cut_short_gives_the_samples_before_the_cut(void **state)
+{
+    check_cuts(DATA "zstd.bin", 0);
+}
+
+static void test_cpyrec_corrupt_bytes_never_crash(void **state)
+{
+    static const char *const files[] = {DATA "plain.bin", DATA "zstd.bin"};
+    for (size_t f = 0; f < 2; f++) {
+        struct blob b = slurp(files[f]);
+        uint32_t seed = 12345;
+        for (int trial = 0; trial < 300; trial++) {
+            struct blob c = {malloc(b.len), b.len};
+            assert_non_null(c.p);
+            memcpy(c.p, b.p, b.len);
+            for (int k = 0; k < 1 + trial % 4; k++) {
+                seed = seed * 1103515245u + 12345u;
+                size_t at = (seed >> 8) % c.len;
+                seed = seed * 1103515245u + 12345u;
+                c.p[at] ^= (uint8_t)(1 + (seed >> 16) % 255);
+            }
+            /* corrupt data may still decode, to a different count of samples */
+            scan_damaged(c.p, c.len, SIZE_MAX, false);
+            free(c.p);
+        }
+        free(b.p);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cpyrec_sniff_knows_the_magic_and_refuses_other_bytes),
+        cmocka_unit_test(test_cpyrec_plain_file_gives_the_stacks_cpython_replays),
+        cmocka_unit_test(test_cpyrec_zstd_file_gives_the_stacks_cpython_replays),
+        cmocka_unit_test(test_cpyrec_interns_one_code_per_function_and_file),
+        cmocka_unit_test(test_cpyrec_maps_status_bits_to_thread_flags),
+        cmocka_unit_test(test_cpyrec_scan_keeps_only_the_time_range_asked),
+        cmocka_unit_test(test_cpyrec_scan_stops_when_the_callback_says_so),
+        cmocka_unit_test(test_cpyrec_open_names_a_missing_file_as_io),
+        cmocka_unit_test(test_cpyrec_open_refuses_a_header_never_written),
+        cmocka_unit_test(test_cpyrec_plain_file_cut_short_gives_the_samples_before_the_cut),
+        cmocka_unit_test(test_cpyrec_zstd_file_cut_short_gives_the_samples_before_the_cut),
+        cmocka_unit_test(test_cpyrec_corrupt_bytes_never_crash),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
