@@ -330,6 +330,13 @@ static int read_tables(struct cpyrec *r, struct pt_error *err)
                             " frames declared (at most %d each)", r->n_strings, r->n_frames,
                             (int)CPYREC_STRINGS);
     }
+    /* A string takes a byte at least, a frame seven: counts beyond that are not allocated. */
+    if (r->n_strings > r->frames_off - r->strings_off || r->n_frames > (end - r->frames_off) / 7) {
+        return pt_error_set(err, PT_E_FORMAT, 0, "%" PRIu32 " strings and %" PRIu32
+                            " frames do not fit in tables of %" PRIu64 " and %" PRIu64 " bytes",
+                            r->n_strings, r->n_frames, r->frames_off - r->strings_off,
+                            end - r->frames_off);
+    }
     size_t len = (size_t)(end - r->strings_off);
     r->tables = malloc(len > 0 ? len : 1);
     if (r->tables == NULL) {

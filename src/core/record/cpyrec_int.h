@@ -68,7 +68,7 @@ enum {
     CPYREC_THREADS = LIMIT_THREADS,
     CPYREC_STACK = LIMIT_FRAMES,
     CPYREC_CHUNK = 64 << 10,         /* bytes read from the file at a time */
-    CPYREC_ZSTD_WINDOW_LOG = 25,     /* 32 MiB; the writer uses level 5 (a few MiB) */
+    CPYREC_ZSTD_WINDOW_LOG = 24,     /* 16 MiB; the writer's level 5 needs a few MiB */
 };
 
 struct cpy_frame {
