@@ -62,7 +62,7 @@ struct stack_count {
 struct collapsed {
     struct stack_count *lines;
     size_t n;
-    size_t samples;       /* thread-samples seen, empty stacks included */
+    size_t samples; /* thread-samples seen, empty stacks included */
     double tmin;
     double tmax;
     bool ordered_per_thread;
@@ -144,8 +144,7 @@ static int collect(void *ctx, const struct rec_sample *s)
         const struct rec_frame *f = &th->frames[i];
         if (f->code == NULL) {
             n = snprintf(part, sizeof part, ";%s", f->kind == SNAP_FRAME_GC ? "<GC>" : "<native>");
-        }
-        else {
+        } else {
             const char *file = f->code->file.ptr;
             size_t flen = f->code->file.len;
             const char *slash = memrchr(file, '/', flen);
@@ -208,6 +207,9 @@ static void check_against_replay(const char *bin, const char *expected, double s
     assert_int_equal(h->python_version.len, strlen("3.15.2"));
     assert_memory_equal(h->python_version.ptr, "3.15.2", h->python_version.len);
     assert_true(h->hexversion >> 16 == 0x030f);
+    const char *recorder = "CPython profiling.sampling, wall mode";
+    assert_int_equal(h->recorder.len, strlen(recorder));
+    assert_memory_equal(h->recorder.ptr, recorder, h->recorder.len);
     assert_true(h->rate_hz >= 100.0 && h->rate_hz <= 200.0);
     assert_true(cpyrec_duration(r) > seconds - 0.1 && cpyrec_duration(r) < seconds + 0.1);
 
@@ -277,8 +279,7 @@ static int collect_codes(void *ctx, const struct rec_sample *s)
                         memcmp(o->file.ptr, code->file.ptr, o->file.len) == 0;
             if (o == code) {
                 found = true;
-            }
-            else {
+            } else {
                 assert_false(same);
                 assert_int_not_equal(o->id, code->id);
             }
@@ -467,8 +468,7 @@ static size_t scan_damaged(const uint8_t *p, size_t len, size_t all, bool must_f
         assert_true(cpyrec_damage(r)[0] != '\0');
         assert_non_null(strstr(err.msg, "sample data"));
         assert_true(n < all);
-    }
-    else {
+    } else {
         assert_int_equal(rc, 0);
         assert_false(must_fail);
     }

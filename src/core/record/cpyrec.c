@@ -19,8 +19,7 @@
 
 uint32_t cpyrec_get_u32(const struct cpyrec *r, const uint8_t *p)
 {
-    uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                 (uint32_t)p[3] << 24;
+    uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
     return r->swap ? __builtin_bswap32(v) : v;
 }
 
@@ -47,8 +46,8 @@ bool cpyrec_sniff(const void *head, size_t n)
     if (n < 4) {
         return false;
     }
-    uint32_t le = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                  (uint32_t)p[3] << 24;
+    uint32_t le =
+        (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
     return le == MAGIC || le == MAGIC_SWAPPED;
 }
 
@@ -57,8 +56,9 @@ int cpyrec_read_at(struct cpyrec *r, uint64_t off, void *dst, size_t len, struct
 {
     uint64_t end;
     if (__builtin_add_overflow(off, (uint64_t)len, &end) || end > r->size) {
-        return pt_error_set(err, PT_E_FORMAT, 0, "%zu bytes at %" PRIu64 " are past the end (%"
-                            PRIu64 " bytes)", len, off, r->size);
+        return pt_error_set(err, PT_E_FORMAT, 0,
+                            "%zu bytes at %" PRIu64 " are past the end (%" PRIu64 " bytes)", len,
+                            off, r->size);
     }
     if (r->fd < 0) {
         memcpy(dst, r->mem + off, len);
@@ -116,11 +116,11 @@ static bool table_svarint(const uint8_t *p, size_t len, size_t *pos, int32_t *ou
 
 static int parse_header(struct cpyrec *r, const uint8_t *h, struct pt_error *err)
 {
-    uint32_t magic = (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 |
-                     (uint32_t)h[3] << 24;
+    uint32_t magic =
+        (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 | (uint32_t)h[3] << 24;
     if (magic != MAGIC && magic != MAGIC_SWAPPED) {
-        return pt_error_set(err, PT_E_FORMAT, 0, "not a CPython binary profile (magic 0x%08" PRIx32
-                            ")", magic);
+        return pt_error_set(err, PT_E_FORMAT, 0,
+                            "not a CPython binary profile (magic 0x%08" PRIx32 ")", magic);
     }
     r->swap = magic == MAGIC_SWAPPED;
     r->version = cpyrec_get_u32(r, h + HDR_VERSION);
@@ -138,7 +138,8 @@ static int parse_header(struct cpyrec *r, const uint8_t *h, struct pt_error *err
     r->compression = cpyrec_get_u32(r, h + HDR_COMPRESSION);
     r->config = cpyrec_get_u32(r, h + HDR_CONFIG);
     if (r->strings_off == 0 && r->frames_off == 0) {
-        return pt_error_set(err, PT_E_FORMAT, 0, "the header was never written (the profiler "
+        return pt_error_set(err, PT_E_FORMAT, 0,
+                            "the header was never written (the profiler "
                             "did not finish the file)");
     }
     if (r->compression != COMPRESSION_NONE && r->compression != COMPRESSION_ZSTD) {
@@ -157,8 +158,8 @@ static int parse_header(struct cpyrec *r, const uint8_t *h, struct pt_error *err
 static uint64_t parse_stats(struct cpyrec *r, uint64_t footer_off, struct pt_error *err)
 {
     uint8_t t[STATS_TRAILER];
-    if (footer_off < HDR_SIZE + STATS_MIN || cpyrec_read_at(r, footer_off - STATS_TRAILER, t, sizeof t,
-                                                     NULL) < 0) {
+    if (footer_off < HDR_SIZE + STATS_MIN ||
+        cpyrec_read_at(r, footer_off - STATS_TRAILER, t, sizeof t, NULL) < 0) {
         return 0;
     }
     if (memcmp(t, "TACHSTAT", 8) != 0) {
@@ -188,8 +189,9 @@ static int parse_strings(struct cpyrec *r, const uint8_t *p, size_t len, struct 
     for (uint32_t i = 0; i < r->n_strings; i++) {
         uint32_t n;
         if (!table_varint(p, len, &pos, &n) || n > len - pos) {
-            return pt_error_set(err, PT_E_FORMAT, 0, "string %" PRIu32 " of %" PRIu32
-                                " runs past the string table", i, r->n_strings);
+            return pt_error_set(err, PT_E_FORMAT, 0,
+                                "string %" PRIu32 " of %" PRIu32 " runs past the string table", i,
+                                r->n_strings);
         }
         r->strings[i] = (struct snap_str){(const char *)p + pos, n};
         pos += n;
@@ -256,8 +258,7 @@ static int parse_frames(struct cpyrec *r, const uint8_t *p, size_t len, struct p
     uint32_t *slots = calloc(nslots, sizeof *slots);
     if (r->frames == NULL || r->codes == NULL || slots == NULL) {
         free(slots);
-        return pt_error_set(err, PT_E_NOMEM, 0, "frame table of %" PRIu32 " frames",
-                            r->n_frames);
+        return pt_error_set(err, PT_E_NOMEM, 0, "frame table of %" PRIu32 " frames", r->n_frames);
     }
     size_t pos = 0;
     for (uint32_t i = 0; i < r->n_frames; i++) {
@@ -273,14 +274,16 @@ static int parse_frames(struct cpyrec *r, const uint8_t *p, size_t len, struct p
                   pos < len;
         if (!ok) {
             free(slots);
-            return pt_error_set(err, PT_E_FORMAT, 0, "frame %" PRIu32 " of %" PRIu32
-                                " runs past the frame table", i, r->n_frames);
+            return pt_error_set(err, PT_E_FORMAT, 0,
+                                "frame %" PRIu32 " of %" PRIu32 " runs past the frame table", i,
+                                r->n_frames);
         }
         pos++; /* the opcode, 255 when not captured */
         if (file >= r->n_strings || func >= r->n_strings) {
             free(slots);
-            return pt_error_set(err, PT_E_FORMAT, 0, "frame %" PRIu32 " names string %" PRIu32
-                                " of %" PRIu32, i, file > func ? file : func, r->n_strings);
+            return pt_error_set(err, PT_E_FORMAT, 0,
+                                "frame %" PRIu32 " names string %" PRIu32 " of %" PRIu32, i,
+                                file > func ? file : func, r->n_strings);
         }
         struct snap_str fs = r->strings[file];
         struct snap_str fn = r->strings[func];
@@ -301,8 +304,10 @@ static int read_tables(struct cpyrec *r, struct pt_error *err)
 {
     uint8_t f[FTR_SIZE];
     if (r->size < HDR_SIZE + FTR_SIZE) {
-        return pt_error_set(err, PT_E_FORMAT, 0, "%" PRIu64 " bytes: too short for a header "
-                            "and a footer", r->size);
+        return pt_error_set(err, PT_E_FORMAT, 0,
+                            "%" PRIu64 " bytes: too short for a header "
+                            "and a footer",
+                            r->size);
     }
     uint64_t footer_off = r->size - FTR_SIZE;
     if (cpyrec_read_at(r, footer_off, f, sizeof f, err) < 0) {
@@ -312,27 +317,31 @@ static int read_tables(struct cpyrec *r, struct pt_error *err)
     r->n_frames = cpyrec_get_u32(r, f + FTR_FRAMES);
     uint64_t declared = cpyrec_get_u64(r, f + FTR_FILE_SIZE);
     if (declared != r->size) {
-        return pt_error_set(err, PT_E_FORMAT, 0, "the footer says %" PRIu64 " bytes, the file "
-                            "has %" PRIu64 " (cut short or corrupt)", declared, r->size);
+        return pt_error_set(err, PT_E_FORMAT, 0,
+                            "the footer says %" PRIu64 " bytes, the file "
+                            "has %" PRIu64 " (cut short or corrupt)",
+                            declared, r->size);
     }
     uint64_t end = footer_off - parse_stats(r, footer_off, err);
     if (r->strings_off < HDR_SIZE || r->strings_off > r->frames_off || r->frames_off > end) {
-        return pt_error_set(err, PT_E_FORMAT, 0, "tables at %" PRIu64 " and %" PRIu64
-                            " do not fit between the header and %" PRIu64, r->strings_off,
-                            r->frames_off, end);
+        return pt_error_set(err, PT_E_FORMAT, 0,
+                            "tables at %" PRIu64 " and %" PRIu64
+                            " do not fit between the header and %" PRIu64,
+                            r->strings_off, r->frames_off, end);
     }
     if (end - r->strings_off > CPYREC_TABLE_BYTES) {
         return pt_error_set(err, PT_E_FORMAT, 0, "tables of %" PRIu64 " bytes (at most %d)",
                             end - r->strings_off, (int)CPYREC_TABLE_BYTES);
     }
     if (r->n_strings > CPYREC_STRINGS || r->n_frames > CPYREC_FRAMES) {
-        return pt_error_set(err, PT_E_FORMAT, 0, "%" PRIu32 " strings and %" PRIu32
-                            " frames declared (at most %d each)", r->n_strings, r->n_frames,
-                            (int)CPYREC_STRINGS);
+        return pt_error_set(err, PT_E_FORMAT, 0,
+                            "%" PRIu32 " strings and %" PRIu32 " frames declared (at most %d each)",
+                            r->n_strings, r->n_frames, (int)CPYREC_STRINGS);
     }
     /* A string takes a byte at least, a frame seven: counts beyond that are not allocated. */
     if (r->n_strings > r->frames_off - r->strings_off || r->n_frames > (end - r->frames_off) / 7) {
-        return pt_error_set(err, PT_E_FORMAT, 0, "%" PRIu32 " strings and %" PRIu32
+        return pt_error_set(err, PT_E_FORMAT, 0,
+                            "%" PRIu32 " strings and %" PRIu32
                             " frames do not fit in tables of %" PRIu64 " and %" PRIu64 " bytes",
                             r->n_strings, r->n_frames, r->frames_off - r->strings_off,
                             end - r->frames_off);
@@ -363,10 +372,18 @@ static void fill_header(struct cpyrec *r)
     h->format = (struct snap_str){r->format, strlen(r->format)};
     h->python_version = (struct snap_str){r->pyver, strlen(r->pyver)};
     /* The file has no release level: the hexversion's low byte stays 0. */
-    h->hexversion = (uint64_t)r->py[0] << 24 | (uint64_t)r->py[1] << 16 |
-                    (uint64_t)r->py[2] << 8;
+    h->hexversion = (uint64_t)r->py[0] << 24 | (uint64_t)r->py[1] << 16 | (uint64_t)r->py[2] << 8;
     h->debug_build = SNAP_UNKNOWN;
-    h->recorder = (struct snap_str){"CPython profiling.sampling", 26};
+    /* profiling.sampling's PROFILING_MODE_* (constants.py), stored plus one */
+    static const char *const modes[] = {"wall", "cpu", "gil", "all", "exception"};
+    unsigned mode = r->config & CONFIG_MODE_MASK;
+    if (mode >= 1 && mode <= 5) {
+        snprintf(r->recorder, sizeof r->recorder, "CPython profiling.sampling, %s mode",
+                 modes[mode - 1]);
+    } else {
+        snprintf(r->recorder, sizeof r->recorder, "CPython profiling.sampling");
+    }
+    h->recorder = (struct snap_str){r->recorder, strlen(r->recorder)};
     h->rate_hz = r->interval_us > 0 ? 1e6 / (double)r->interval_us : 0;
     /* The start is the writer's time.monotonic(), not a wall-clock time. */
     h->start_wall = -1;
@@ -378,8 +395,7 @@ static struct cpyrec *open_common(struct cpyrec *r, struct pt_error *err)
     uint8_t h[HDR_SIZE];
     r->stats_duration = -1;
     if (r->size < HDR_SIZE) {
-        pt_error_set(err, PT_E_FORMAT, 0, "%" PRIu64 " bytes: too short for the header",
-                     r->size);
+        pt_error_set(err, PT_E_FORMAT, 0, "%" PRIu64 " bytes: too short for the header", r->size);
         cpyrec_close(r);
         return NULL;
     }

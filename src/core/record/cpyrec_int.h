@@ -16,25 +16,25 @@ struct pt_error;
 /* The layout, as binary_io.h and the format document give it. Fixed-width fields are in the
  * writer's byte order; the magic tells which. */
 enum {
-    HDR_SIZE = 64,      /* the header; sample data starts here */
-    HDR_MAGIC = 0,      /* u32 0x54414348 "TACH" */
-    HDR_VERSION = 4,    /* u32 format version */
-    HDR_PY = 8,         /* u8 major, minor, micro, reserved */
-    HDR_START = 12,     /* u64 start, microseconds of the writer's monotonic clock */
-    HDR_INTERVAL = 20,  /* u64 sampling interval, microseconds */
-    HDR_SAMPLES = 28,   /* u64 thread-samples written */
-    HDR_THREADS = 36,   /* u32 distinct (thread, interpreter) pairs */
-    HDR_STRINGS = 40,   /* u64 string table offset */
-    HDR_FRAMES = 48,    /* u64 frame table offset */
+    HDR_SIZE = 64,        /* the header; sample data starts here */
+    HDR_MAGIC = 0,        /* u32 0x54414348 "TACH" */
+    HDR_VERSION = 4,      /* u32 format version */
+    HDR_PY = 8,           /* u8 major, minor, micro, reserved */
+    HDR_START = 12,       /* u64 start, microseconds of the writer's monotonic clock */
+    HDR_INTERVAL = 20,    /* u64 sampling interval, microseconds */
+    HDR_SAMPLES = 28,     /* u64 thread-samples written */
+    HDR_THREADS = 36,     /* u32 distinct (thread, interpreter) pairs */
+    HDR_STRINGS = 40,     /* u64 string table offset */
+    HDR_FRAMES = 48,      /* u64 frame table offset */
     HDR_COMPRESSION = 56, /* u32 0 none, 1 zstd */
-    HDR_CONFIG = 60,    /* u32: bits 0-2 profiling mode + 1 (0 unknown), bit 3 the capture
-                         * features are known, bits 4- the features (binary_collector.py) */
-    FTR_SIZE = 32,      /* the footer, the file's last bytes */
-    FTR_STRINGS = 0,    /* u32 strings in the string table */
-    FTR_FRAMES = 4,     /* u32 entries in the frame table */
-    FTR_FILE_SIZE = 8,  /* u64 the file's size */
-    STATS_TRAILER = 16, /* "TACHSTAT", u32 version, u32 size: the statistics' last bytes */
-    STATS_MIN = 32,     /* duration and rate (f64), then the trailer */
+    HDR_CONFIG = 60,      /* u32: bits 0-2 profiling mode + 1 (0 unknown), bit 3 the capture
+                           * features are known, bits 4- the features (binary_collector.py) */
+    FTR_SIZE = 32,        /* the footer, the file's last bytes */
+    FTR_STRINGS = 0,      /* u32 strings in the string table */
+    FTR_FRAMES = 4,       /* u32 entries in the frame table */
+    FTR_FILE_SIZE = 8,    /* u64 the file's size */
+    STATS_TRAILER = 16,   /* "TACHSTAT", u32 version, u32 size: the statistics' last bytes */
+    STATS_MIN = 32,       /* duration and rate (f64), then the trailer */
     STATS_MAX = 4096,
     MAGIC = 0x54414348,
     MAGIC_SWAPPED = 0x48434154,
@@ -51,9 +51,9 @@ enum {
     STATUS_GIL_REQUESTED = 1 << 3,
     STATUS_HAS_EXCEPTION = 1 << 4,
     STATUS_MAIN_THREAD = 1 << 5,
-    STACK_REPEAT = 0, /* the thread's last stack, COUNT times: (delta, status) pairs */
-    STACK_FULL = 1,   /* depth, then depth frame indices, innermost first */
-    STACK_SUFFIX = 2, /* keep SHARED outermost frames, push NEW */
+    STACK_REPEAT = 0,   /* the thread's last stack, COUNT times: (delta, status) pairs */
+    STACK_FULL = 1,     /* depth, then depth frame indices, innermost first */
+    STACK_SUFFIX = 2,   /* keep SHARED outermost frames, push NEW */
     STACK_POP_PUSH = 3, /* pop POP innermost frames, push PUSH */
     RECORD_FIXED = 13,  /* u64 thread id, u32 interpreter id, u8 encoding */
 };
@@ -67,12 +67,12 @@ enum {
     CPYREC_FRAMES = 1 << 22,
     CPYREC_THREADS = LIMIT_THREADS,
     CPYREC_STACK = LIMIT_FRAMES,
-    CPYREC_CHUNK = 64 << 10,         /* bytes read from the file at a time */
-    CPYREC_ZSTD_WINDOW_LOG = 24,     /* 16 MiB; the writer's level 5 needs a few MiB */
+    CPYREC_CHUNK = 64 << 10,     /* bytes read from the file at a time */
+    CPYREC_ZSTD_WINDOW_LOG = 24, /* 16 MiB; the writer's level 5 needs a few MiB */
 };
 
 struct cpy_frame {
-    uint32_t code;       /* index into codes, or UINT32_MAX for a synthetic frame */
+    uint32_t code; /* index into codes, or UINT32_MAX for a synthetic frame */
     int line;
     enum snap_frame_kind kind;
 };
@@ -81,29 +81,29 @@ struct cpy_thread {
     uint64_t thread_id;
     uint32_t interp;
     uint64_t prev_us;
-    uint32_t *stack;     /* frame indices, innermost first */
+    uint32_t *stack; /* frame indices, innermost first */
     size_t depth;
     size_t cap;
 };
 
 /* The sample data, plain or decompressed, as a byte stream read through a small buffer. */
 struct stream {
-    uint64_t in_off;     /* next file offset to read */
-    uint64_t in_end;     /* end of the sample data in the file */
-    uint8_t *in;         /* compressed bytes (zstd) */
+    uint64_t in_off; /* next file offset to read */
+    uint64_t in_end; /* end of the sample data in the file */
+    uint8_t *in;     /* compressed bytes (zstd) */
     ZSTD_inBuffer zin;
     ZSTD_DStream *zs;
-    size_t zret;         /* ZSTD_decompressStream's last result: 0 at a frame's end */
+    size_t zret; /* ZSTD_decompressStream's last result: 0 at a frame's end */
     uint8_t *buf;
     size_t pos;
     size_t len;
-    uint64_t consumed;   /* bytes of sample data before buf[pos] */
+    uint64_t consumed; /* bytes of sample data before buf[pos] */
     bool eof;
-    char fault[160];     /* why the stream stopped early, "" when it did not */
+    char fault[160]; /* why the stream stopped early, "" when it did not */
 };
 
 struct cpyrec {
-    int fd;                 /* -1 for a memory buffer */
+    int fd; /* -1 for a memory buffer */
     const uint8_t *mem;
     uint64_t size;
     bool swap;
@@ -121,7 +121,7 @@ struct cpyrec {
     double stats_duration; /* < 0 when the file has no statistics */
     double scanned_duration;
 
-    uint8_t *tables;       /* string table then frame table */
+    uint8_t *tables; /* string table then frame table */
     struct snap_str *strings;
     uint32_t n_strings;
     struct cpy_frame *frames;
@@ -137,6 +137,7 @@ struct cpyrec {
 
     char format[32];
     char pyver[16];
+    char recorder[64];
     struct rec_header header;
     char damage[256];
 };
@@ -145,8 +146,7 @@ struct cpyrec {
 uint32_t cpyrec_get_u32(const struct cpyrec *r, const uint8_t *p);
 uint64_t cpyrec_get_u64(const struct cpyrec *r, const uint8_t *p);
 /* Exactly LEN bytes at OFF of the file, or PT_E_FORMAT past its end / PT_E_IO. */
-int cpyrec_read_at(struct cpyrec *r, uint64_t off, void *dst, size_t len,
-                   struct pt_error *err);
+int cpyrec_read_at(struct cpyrec *r, uint64_t off, void *dst, size_t len, struct pt_error *err);
 void cpyrec_stream_free(struct stream *s);
 void cpyrec_threads_free(struct cpyrec *r);
 

@@ -48,8 +48,7 @@ static int stream_start(struct cpyrec *r, struct pt_error *err)
     ZSTD_DCtx_reset(s->zs, ZSTD_reset_session_and_parameters);
     /* A hostile frame header may ask for a window of gigabytes; the writer's level 5 needs a
      * few MiB. */
-    if (ZSTD_isError(ZSTD_DCtx_setParameter(s->zs, ZSTD_d_windowLogMax,
-                                            CPYREC_ZSTD_WINDOW_LOG))) {
+    if (ZSTD_isError(ZSTD_DCtx_setParameter(s->zs, ZSTD_d_windowLogMax, CPYREC_ZSTD_WINDOW_LOG))) {
         return pt_error_set(err, PT_E_NOMEM, 0, "setting up a zstd stream");
     }
     s->zin = (ZSTD_inBuffer){s->in, 0, 0};
@@ -118,8 +117,11 @@ static bool fill_zstd(struct cpyrec *r, struct stream *s, struct pt_error *err)
             s->len = out.pos;
             return true;
         }
-        if (s->zin.pos == before && s->in_off >= s->in_end) {
-            stream_fault(s, "the zstd stream is cut short");
+        /* Input is refilled above whenever the file has more, so no progress means the
+         * stream stopped inside a frame (or zstd is stuck, which would loop). */
+        if (s->zin.pos == before) {
+            stream_fault(s, s->zin.pos == s->zin.size ? "the zstd stream is cut short"
+                                                      : "zstd makes no progress");
             return false;
         }
     }
@@ -135,8 +137,7 @@ static bool get_u8(struct cpyrec *r, uint8_t *out, struct pt_error *err)
         s->consumed += s->len;
         s->pos = 0;
         s->len = 0;
-        bool ok = r->compression == COMPRESSION_ZSTD ? fill_zstd(r, s, err)
-                                                     : fill_plain(r, s, err);
+        bool ok = r->compression == COMPRESSION_ZSTD ? fill_zstd(r, s, err) : fill_plain(r, s, err);
         if (!ok) {
             return false;
         }
@@ -150,25 +151,24 @@ static uint64_t stream_offset(const struct stream *s)
     return s->consumed + s->pos;
 }
 
-static int damage(struct cpyrec *r, const struct at *at, struct pt_error *err, const char *fmt,
-                  ...) __attribute__((format(printf, 4, 5)));
+static int damage(struct cpyrec *r, const struct at *at, struct pt_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* Keeps the sentence and fails the scan with it. */
-static int damage(struct cpyrec *r, const struct at *at, struct pt_error *err, const char *fmt,
-                  ...)
+static int damage(struct cpyrec *r, const struct at *at, struct pt_error *err, const char *fmt, ...)
 {
     char why[160];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    snprintf(r->damage, sizeof r->damage, "record %" PRIu64 " at byte %" PRIu64
-             " of the sample data: %s", at->record, at->offset, why);
+    snprintf(r->damage, sizeof r->damage,
+             "record %" PRIu64 " at byte %" PRIu64 " of the sample data: %s", at->record,
+             at->offset, why);
     return pt_error_set(err, PT_E_FORMAT, 0, "%s", r->damage);
 }
 
-static int short_read(struct cpyrec *r, const struct at *at, struct pt_error *err,
-                      const char *what)
+static int short_read(struct cpyrec *r, const struct at *at, struct pt_error *err, const char *what)
 {
     if (r->st.fault[0] != '\0') {
         return damage(r, at, err, "%s: %s", what, r->st.fault);
@@ -196,8 +196,7 @@ static bool get_varint(struct cpyrec *r, uint64_t *out, struct pt_error *err)
     return false;
 }
 
-static int read_fixed(struct cpyrec *r, uint8_t *p, size_t n, bool *clean_end,
-                      struct pt_error *err)
+static int read_fixed(struct cpyrec *r, uint8_t *p, size_t n, bool *clean_end, struct pt_error *err)
 {
     for (size_t i = 0; i < n; i++) {
         if (!get_u8(r, &p[i], err)) {
@@ -297,13 +296,11 @@ static int read_stack(struct cpyrec *r, struct cpy_thread *t, uint8_t enc, const
     size_t from;
     if (enc == STACK_SUFFIX) {
         if (a > t->depth) {
-            return damage(r, at, err, "%" PRIu64 " frames shared of a stack of %zu", a,
-                          t->depth);
+            return damage(r, at, err, "%" PRIu64 " frames shared of a stack of %zu", a, t->depth);
         }
         keep = (size_t)a;
         from = t->depth - keep;
-    }
-    else {
+    } else {
         /* CPython's reader lets a pop take more frames than there are. */
         keep = a < t->depth ? t->depth - (size_t)a : 0;
         from = (size_t)(a < t->depth ? a : t->depth);
@@ -382,9 +379,8 @@ static int emit(struct cpyrec *r, struct scan *sc, struct cpy_thread *t, uint64_
     bool gc = false;
     for (size_t i = 0; i < t->depth; i++) {
         const struct cpy_frame *f = &r->frames[t->stack[i]];
-        r->scratch[i] = (struct rec_frame){
-            f->code != UINT32_MAX ? &r->codes[f->code] : NULL, f->line, UINT32_MAX, f->kind,
-            SNAP_UNREADABLE_NONE};
+        r->scratch[i] = (struct rec_frame){f->code != UINT32_MAX ? &r->codes[f->code] : NULL,
+                                           f->line, UINT32_MAX, f->kind, SNAP_UNREADABLE_NONE};
         gc = gc || f->kind == SNAP_FRAME_GC;
     }
     /* THREAD_STATUS_UNKNOWN says the CPU state was not determined (wall mode sets it on
@@ -420,8 +416,8 @@ static int read_record(struct cpyrec *r, struct scan *sc, const struct at *at, b
         }
         return short_read(r, at, err, "thread and type");
     }
-    struct cpy_thread *t = find_thread(r, cpyrec_get_u64(r, fixed), cpyrec_get_u32(r, fixed + 8),
-                                       at, err);
+    struct cpy_thread *t =
+        find_thread(r, cpyrec_get_u64(r, fixed), cpyrec_get_u32(r, fixed + 8), at, err);
     if (t == NULL) {
         return -1;
     }
@@ -433,9 +429,11 @@ static int read_record(struct cpyrec *r, struct scan *sc, const struct at *at, b
     if (enc == STACK_REPEAT && !get_varint(r, &count, err)) {
         return short_read(r, at, err, "repeat count");
     }
-    if (count > r->n_samples - sc->delivered || count > r->n_samples) {
-        return damage(r, at, err, "%" PRIu64 " repeats, more than the header's %" PRIu64
-                      " samples leave", count, r->n_samples);
+    /* delivered never passes n_samples: this check comes before every record */
+    if (count > r->n_samples - sc->delivered) {
+        return damage(r, at, err,
+                      "%" PRIu64 " more samples than the %" PRIu64 " the header declares", count,
+                      r->n_samples);
     }
     for (uint64_t i = 0; i < count; i++) {
         uint64_t delta;
@@ -480,8 +478,9 @@ int cpyrec_scan(struct cpyrec *r, double from, double to, rec_sample_fn fn, void
         return damage(r, &at, err, "%s", r->st.fault);
     }
     if (sc.delivered != r->n_samples) {
-        return damage(r, &at, err, "the data ends after %" PRIu64 " of the header's %" PRIu64
-                      " samples", sc.delivered, r->n_samples);
+        return damage(r, &at, err,
+                      "the data ends after %" PRIu64 " of the header's %" PRIu64 " samples",
+                      sc.delivered, r->n_samples);
     }
     r->scanned_duration = sc.delivered > 0 ? sc.tmax - sc.tmin : 0;
     return 0;
