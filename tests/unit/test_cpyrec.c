@@ -436,6 +436,227 @@ static struct blob cut_samples(const struct blob *b, size_t keep)
     return c;
 }
 
+/* A file built by hand: the strings f.py, outer and inner, the frames 0 outer() at f.py:10
+ * and 1 inner() at f.py:20, RECORDS as the sample data, N_SAMPLES and N_THREADS in the
+ * header. */
+struct builder {
+    uint8_t buf[4096];
+    size_t len;
+};
+
+static void put_bytes(struct builder *b, const void *p, size_t n)
+{
+    assert_true(b->len + n <= sizeof b->buf);
+    memcpy(b->buf + b->len, p, n);
+    b->len += n;
+}
+
+static void put_varint(struct builder *b, uint64_t v)
+{
+    do {
+        uint8_t byte = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        byte |= v != 0 ? 0x80 : 0;
+        put_bytes(b, &byte, 1);
+    } while (v != 0);
+}
+
+static void put_record(struct builder *b, uint64_t tid, uint8_t type)
+{
+    uint8_t fixed[13] = {0};
+    put64(fixed, tid);
+    fixed[12] = type;
+    put_bytes(b, fixed, sizeof fixed);
+}
+
+static struct blob build(const struct builder *records, uint64_t n_samples, uint32_t n_threads)
+{
+    static const uint8_t tables[] = {
+        4, 'f', '.', 'p', 'y', 5, 'o', 'u', 't', 'e', 'r', 5, 'i', 'n', 'n', 'e', 'r',
+        /* file, function, line (zigzag), end line delta, column, end column delta, opcode */
+        0, 1, 20, 0, 1, 0, 255, 0, 2, 40, 0, 1, 0, 255};
+    size_t strings = 64 + records->len;
+    size_t len = strings + sizeof tables + 32;
+    struct blob f = {calloc(1, len), len};
+    assert_non_null(f.p);
+    static const uint8_t magic[] = {0x48, 0x43, 0x41, 0x54, 1, 0, 0, 0, 3, 15, 0, 0};
+    memcpy(f.p, magic, sizeof magic);
+    put64(f.p + 12, 1000000);
+    put64(f.p + 20, 1000);
+    put64(f.p + 28, n_samples);
+    memcpy(f.p + 36, &n_threads, 4);
+    put64(f.p + 40, strings);
+    put64(f.p + 48, strings + 17);
+    f.p[60] = 1;
+    memcpy(f.p + 64, records->buf, records->len);
+    memcpy(f.p + strings, tables, sizeof tables);
+    f.p[len - 32] = 3;
+    f.p[len - 28] = 2;
+    put64(f.p + len - 24, len);
+    return f;
+}
+
+/* What a hand-built file's scan gave: each sample as "tid t frames" lines. */
+struct trace {
+    char text[2048];
+    size_t len;
+    int rc;
+    struct pt_error err;
+    char damage[256];
+};
+
+static int trace_sample(void *ctx, const struct rec_sample *s)
+{
+    struct trace *t = ctx;
+    const struct rec_thread *th = &s->threads[0];
+    int n = snprintf(t->text + t->len, sizeof t->text - t->len, "%d %.3f", (int)th->tid, s->t);
+    t->len += (size_t)n;
+    for (size_t i = 0; i < th->n_frames; i++) {
+        const struct rec_frame *f = &th->frames[i];
+        n = snprintf(t->text + t->len, sizeof t->text - t->len, " %.*s:%d",
+                     (int)f->code->function.len, f->code->function.ptr, f->line);
+        t->len += (size_t)n;
+    }
+    n = snprintf(t->text + t->len, sizeof t->text - t->len, "\n");
+    t->len += (size_t)n;
+    assert_true(t->len < sizeof t->text - 1);
+    return 0;
+}
+
+static struct trace run(const struct builder *records, uint64_t n_samples, uint32_t n_threads)
+{
+    struct blob f = build(records, n_samples, n_threads);
+    struct trace t = {.len = 0};
+    struct cpyrec *r = cpyrec_open_mem(f.p, f.len, &t.err);
+    if (r == NULL) {
+        fail_msg("%s", t.err.msg);
+    }
+    t.rc = cpyrec_scan(r, -1e9, 1e9, trace_sample, &t, &t.err);
+    snprintf(t.damage, sizeof t.damage, "%s", cpyrec_damage(r));
+    cpyrec_close(r);
+    free(f.p);
+    return t;
+}
+
+static void test_cpyrec_decodes_every_record_type_by_hand(void **state)
+{
+    struct builder b = {.len = 0};
+    put_record(&b, 7, 1); /* FULL at +1 ms: outer */
+    put_varint(&b, 1000);
+    put_bytes(&b, "\0", 1);
+    put_varint(&b, 1);
+    put_varint(&b, 0);
+    put_record(&b, 7, 2); /* SUFFIX at +2 ms: keep outer, push inner */
+    put_varint(&b, 1000);
+    put_bytes(&b, "\0", 1);
+    put_varint(&b, 1);
+    put_varint(&b, 1);
+    put_varint(&b, 1);
+    put_record(&b, 8, 1); /* another thread, FULL at +1.5 ms: inner */
+    put_varint(&b, 1500);
+    put_bytes(&b, "\0", 1);
+    put_varint(&b, 1);
+    put_varint(&b, 1);
+    put_record(&b, 7, 0); /* REPEAT twice, at +3 and +5 ms */
+    put_varint(&b, 2);
+    put_varint(&b, 1000);
+    put_bytes(&b, "\0", 1);
+    put_varint(&b, 2000);
+    put_bytes(&b, "\0", 1);
+    put_record(&b, 7, 3); /* POP_PUSH at +6 ms: pop inner, push outer */
+    put_varint(&b, 1000);
+    put_bytes(&b, "\0", 1);
+    put_varint(&b, 1);
+    put_varint(&b, 1);
+    put_varint(&b, 0);
+    struct trace t = run(&b, 6, 2);
+    assert_int_equal(t.rc, 0);
+    assert_string_equal(t.text, "7 0.001 outer:10\n"
+                                "7 0.002 inner:20 outer:10\n"
+                                "8 0.002 inner:20\n"
+                                "7 0.003 inner:20 outer:10\n"
+                                "7 0.005 inner:20 outer:10\n"
+                                "7 0.006 outer:10 outer:10\n");
+}
+
+/* One good sample of thread 7, then BAD: the good one comes, then damage naming WHAT. */
+static void check_hostile(const struct builder *bad, uint64_t n_samples, uint32_t n_threads,
+                          const char *what)
+{
+    struct builder b = {.len = 0};
+    put_record(&b, 7, 1);
+    put_varint(&b, 1000);
+    put_bytes(&b, "\0", 1);
+    put_varint(&b, 1);
+    put_varint(&b, 0);
+    put_bytes(&b, bad->buf, bad->len);
+    struct trace t = run(&b, n_samples, n_threads);
+    assert_int_equal(t.rc, -1);
+    assert_int_equal(t.err.code, PT_E_FORMAT);
+    assert_string_equal(t.text, "7 0.001 outer:10\n");
+    assert_string_equal(t.damage, t.err.msg);
+    if (strstr(t.damage, what) == NULL || strstr(t.damage, "record 1 at byte 18") == NULL) {
+        fail_msg("\"%s\" does not say \"%s\" at record 1", t.damage, what);
+    }
+}
+
+static void test_cpyrec_refuses_hostile_records_after_the_good_ones(void **state)
+{
+    struct builder b = {.len = 0};
+    put_record(&b, 9, 1); /* a thread the header did not count */
+    check_hostile(&b, 10, 1, "more threads than the 1");
+
+    b.len = 0;
+    put_record(&b, 7, 4);
+    check_hostile(&b, 10, 1, "unknown record type 4");
+
+    b.len = 0;
+    put_record(&b, 7, 1); /* a stack deeper than any walk keeps */
+    put_varint(&b, 1);
+    put_bytes(&b, "\0", 1);
+    put_varint(&b, 100000);
+    check_hostile(&b, 10, 1, "at most 8192");
+
+    b.len = 0;
+    put_record(&b, 7, 1);
+    put_varint(&b, 1);
+    put_bytes(&b, "\0", 1);
+    put_varint(&b, 1);
+    put_varint(&b, 2);
+    check_hostile(&b, 10, 1, "frame index 2 of 2");
+
+    b.len = 0;
+    put_record(&b, 7, 2); /* more frames shared than the stack has */
+    put_varint(&b, 1);
+    put_bytes(&b, "\0", 1);
+    put_varint(&b, 5);
+    put_varint(&b, 0);
+    check_hostile(&b, 10, 1, "5 frames shared of a stack of 1");
+
+    b.len = 0;
+    put_record(&b, 7, 0); /* more repeats than the header's samples */
+    put_varint(&b, 1000000);
+    check_hostile(&b, 10, 1, "more samples than the 10");
+
+    b.len = 0;
+    put_record(&b, 7, 0);
+    put_varint(&b, 1);
+    put_varint(&b, UINT64_MAX);
+    put_bytes(&b, "\0", 1);
+    check_hostile(&b, 10, 1, "overflows");
+
+    b.len = 0;
+    put_record(&b, 7, 1); /* cut inside its frame indices */
+    put_varint(&b, 1);
+    put_bytes(&b, "\0", 1);
+    put_varint(&b, 3);
+    put_varint(&b, 0);
+    check_hostile(&b, 10, 1, "ends inside its frame indices");
+
+    b.len = 0; /* the data ends cleanly, but short of the header's count */
+    check_hostile(&b, 10, 1, "after 1 of the header's 10 samples");
+}
+
 static int count_samples(void *ctx, const struct rec_sample *s)
 {
     size_t *n = ctx;
@@ -549,6 +770,8 @@ int main(void)
         cmocka_unit_test(test_cpyrec_scan_stops_when_the_callback_says_so),
         cmocka_unit_test(test_cpyrec_open_names_a_missing_file_as_io),
         cmocka_unit_test(test_cpyrec_open_refuses_a_header_never_written),
+        cmocka_unit_test(test_cpyrec_decodes_every_record_type_by_hand),
+        cmocka_unit_test(test_cpyrec_refuses_hostile_records_after_the_good_ones),
         cmocka_unit_test(test_cpyrec_plain_file_cut_short_gives_the_samples_before_the_cut),
         cmocka_unit_test(test_cpyrec_zstd_file_cut_short_gives_the_samples_before_the_cut),
         cmocka_unit_test(test_cpyrec_corrupt_bytes_never_crash),
