@@ -21,13 +21,8 @@ struct tally {
     uint64_t sum;
 };
 
-static int visit(void *ctx, const struct rec_sample *s)
+static void visit_thread(struct tally *t, const struct rec_thread *th)
 {
-    struct tally *t = ctx;
-    if (s->n_threads != 1 || s->threads == NULL) {
-        abort();
-    }
-    const struct rec_thread *th = &s->threads[0];
     t->samples++;
     for (size_t i = 0; i < th->n_frames; i++) {
         const struct rec_frame *f = &th->frames[i];
@@ -43,6 +38,17 @@ static int visit(void *ctx, const struct rec_sample *s)
             t->sum += (uint8_t)f->code->file.ptr[k];
         }
         t->sum += f->code->id;
+    }
+}
+
+static int visit(void *ctx, const struct rec_sample *s)
+{
+    struct tally *t = ctx;
+    if (s->n_threads == 0 || s->threads == NULL) {
+        abort();
+    }
+    for (size_t i = 0; i < s->n_threads; i++) {
+        visit_thread(t, &s->threads[i]);
     }
     return 0;
 }

@@ -62,13 +62,12 @@ struct stack_count {
 struct collapsed {
     struct stack_count *lines;
     size_t n;
-    size_t samples; /* thread-samples seen, empty stacks included */
+    size_t samples;   /* thread-samples seen, empty stacks included */
+    size_t callbacks; /* rec_samples: one per time */
+    size_t max_threads;
     double tmin;
     double tmax;
-    bool ordered_per_thread;
-    pid_t last_tid[16];
-    double last_t[16];
-    size_t n_tids;
+    bool ordered;
 };
 
 static void add_line(struct collapsed *c, const char *stack, unsigned long count)
@@ -103,37 +102,11 @@ static void append(char *buf, size_t cap, size_t *len, const char *p, size_t n)
     buf[*len] = '\0';
 }
 
-static void track_order(struct collapsed *c, pid_t tid, double t)
+static void collect_thread(struct collapsed *c, const struct rec_thread *th)
 {
-    for (size_t i = 0; i < c->n_tids; i++) {
-        if (c->last_tid[i] == tid) {
-            if (t < c->last_t[i]) {
-                c->ordered_per_thread = false;
-            }
-            c->last_t[i] = t;
-            return;
-        }
-    }
-    assert_true(c->n_tids < 16);
-    c->last_tid[c->n_tids] = tid;
-    c->last_t[c->n_tids++] = t;
-}
-
-static int collect(void *ctx, const struct rec_sample *s)
-{
-    struct collapsed *c = ctx;
-    if (c->samples == 0 || s->t < c->tmin) {
-        c->tmin = s->t;
-    }
-    if (c->samples == 0 || s->t > c->tmax) {
-        c->tmax = s->t;
-    }
     c->samples++;
-    assert_int_equal(s->n_threads, 1);
-    const struct rec_thread *th = &s->threads[0];
-    track_order(c, th->tid, s->t);
     if (th->n_frames == 0) {
-        return 0;
+        return;
     }
     char buf[16384];
     size_t len = 0;
@@ -159,6 +132,28 @@ static int collect(void *ctx, const struct rec_sample *s)
         append(buf, sizeof buf, &len, part, (size_t)n);
     }
     add_line(c, buf, 1);
+}
+
+static int collect(void *ctx, const struct rec_sample *s)
+{
+    struct collapsed *c = ctx;
+    if (c->callbacks > 0 && s->t < c->tmax) {
+        c->ordered = false;
+    }
+    if (c->callbacks == 0 || s->t < c->tmin) {
+        c->tmin = s->t;
+    }
+    if (c->callbacks == 0 || s->t > c->tmax) {
+        c->tmax = s->t;
+    }
+    c->callbacks++;
+    assert_true(s->n_threads >= 1);
+    if (s->n_threads > c->max_threads) {
+        c->max_threads = s->n_threads;
+    }
+    for (size_t i = 0; i < s->n_threads; i++) {
+        collect_thread(c, &s->threads[i]);
+    }
     return 0;
 }
 
@@ -213,10 +208,13 @@ static void check_against_replay(const char *bin, const char *expected, double s
     assert_true(h->rate_hz >= 100.0 && h->rate_hz <= 200.0);
     assert_true(cpyrec_duration(r) > seconds - 0.1 && cpyrec_duration(r) < seconds + 0.1);
 
-    struct collapsed got = {.ordered_per_thread = true};
+    struct collapsed got = {.ordered = true};
     assert_int_equal(cpyrec_scan(r, 0, 1e9, collect, &got, &err), 0);
     assert_string_equal(cpyrec_damage(r), "");
-    assert_true(got.ordered_per_thread);
+    assert_true(got.ordered);
+    /* every thread is sampled at every time (-a): one rec_sample holds them all */
+    assert_int_equal(got.max_threads, 4);
+    assert_true(got.callbacks * 4 >= got.samples && got.callbacks * 3 < got.samples);
     assert_true(got.tmin >= 0 && got.tmax < seconds + 0.5);
     struct collapsed want = {0};
     load_expected(expected, &want);
@@ -260,10 +258,8 @@ struct codes {
     size_t n;
 };
 
-static int collect_codes(void *ctx, const struct rec_sample *s)
+static void collect_thread_codes(struct codes *c, const struct rec_thread *th)
 {
-    struct codes *c = ctx;
-    const struct rec_thread *th = &s->threads[0];
     for (size_t i = 0; i < th->n_frames; i++) {
         const struct rec_code *code = th->frames[i].code;
         if (code == NULL) {
@@ -289,6 +285,14 @@ static int collect_codes(void *ctx, const struct rec_sample *s)
             c->seen[c->n++] = code;
         }
     }
+}
+
+static int collect_codes(void *ctx, const struct rec_sample *s)
+{
+    struct codes *c = ctx;
+    for (size_t k = 0; k < s->n_threads; k++) {
+        collect_thread_codes(c, &s->threads[k]);
+    }
     return 0;
 }
 
@@ -312,10 +316,8 @@ struct statuses {
     size_t gc_known;
 };
 
-static int collect_status(void *ctx, const struct rec_sample *s)
+static void status_thread(struct statuses *st, const struct rec_thread *th)
 {
-    struct statuses *st = ctx;
-    const struct rec_thread *th = &s->threads[0];
     st->main += th->main;
     st->gil += th->gil == SNAP_YES;
     st->gil_requested += th->gil_requested == SNAP_YES;
@@ -325,6 +327,14 @@ static int collect_status(void *ctx, const struct rec_sample *s)
     assert_true(th->tid > 0);
     assert_int_equal(th->thread_id, 0);
     assert_int_equal(th->name.ptr, NULL);
+}
+
+static int collect_status(void *ctx, const struct rec_sample *s)
+{
+    struct statuses *st = ctx;
+    for (size_t i = 0; i < s->n_threads; i++) {
+        status_thread(st, &s->threads[i]);
+    }
     return 0;
 }
 
@@ -336,7 +346,7 @@ static void test_cpyrec_maps_status_bits_to_thread_flags(void **state)
     struct statuses st = {0};
     assert_int_equal(cpyrec_scan(r, 0, 1e9, collect_status, &st, &err), 0);
     /* four threads sampled together: the main thread is a quarter of the samples */
-    struct collapsed all = {.ordered_per_thread = true};
+    struct collapsed all = {.ordered = true};
     assert_int_equal(cpyrec_scan(r, 0, 1e9, collect, &all, &err), 0);
     assert_true(st.main > 0 && st.main * 3 < all.samples);
     /* two busy threads take turns with the GIL */
@@ -355,8 +365,8 @@ static void test_cpyrec_scan_keeps_only_the_time_range_asked(void **state)
     struct pt_error err = {0};
     struct cpyrec *r = cpyrec_open(DATA "plain.bin", &err);
     assert_non_null(r);
-    struct collapsed all = {.ordered_per_thread = true};
-    struct collapsed part = {.ordered_per_thread = true};
+    struct collapsed all = {.ordered = true};
+    struct collapsed part = {.ordered = true};
     assert_int_equal(cpyrec_scan(r, 0, 1e9, collect, &all, &err), 0);
     assert_int_equal(cpyrec_scan(r, 0.5, 1.0, collect, &part, &err), 0);
     assert_true(part.samples > 0 && part.samples < all.samples / 2);
@@ -508,18 +518,21 @@ struct trace {
 static int trace_sample(void *ctx, const struct rec_sample *s)
 {
     struct trace *t = ctx;
-    const struct rec_thread *th = &s->threads[0];
-    int n = snprintf(t->text + t->len, sizeof t->text - t->len, "%d %.3f", (int)th->tid, s->t);
-    t->len += (size_t)n;
-    for (size_t i = 0; i < th->n_frames; i++) {
-        const struct rec_frame *f = &th->frames[i];
-        n = snprintf(t->text + t->len, sizeof t->text - t->len, " %.*s:%d",
-                     (int)f->code->function.len, f->code->function.ptr, f->line);
+    for (size_t k = 0; k < s->n_threads; k++) {
+        const struct rec_thread *th = &s->threads[k];
+        int n = snprintf(t->text + t->len, sizeof t->text - t->len, "%s%d %.4f", k > 0 ? "& " : "",
+                         (int)th->tid, s->t);
         t->len += (size_t)n;
+        for (size_t i = 0; i < th->n_frames; i++) {
+            const struct rec_frame *f = &th->frames[i];
+            n = snprintf(t->text + t->len, sizeof t->text - t->len, " %.*s:%d",
+                         (int)f->code->function.len, f->code->function.ptr, f->line);
+            t->len += (size_t)n;
+        }
+        n = snprintf(t->text + t->len, sizeof t->text - t->len, "\n");
+        t->len += (size_t)n;
+        assert_true(t->len < sizeof t->text - 1);
     }
-    n = snprintf(t->text + t->len, sizeof t->text - t->len, "\n");
-    t->len += (size_t)n;
-    assert_true(t->len < sizeof t->text - 1);
     return 0;
 }
 
@@ -546,15 +559,15 @@ static void test_cpyrec_decodes_every_record_type_by_hand(void **state)
     put_bytes(&b, "\0", 1);
     put_varint(&b, 1);
     put_varint(&b, 0);
+    put_record(&b, 8, 1); /* another thread, FULL at +1.5 ms: inner */
+    put_varint(&b, 1500);
+    put_bytes(&b, "\0", 1);
+    put_varint(&b, 1);
+    put_varint(&b, 1);
     put_record(&b, 7, 2); /* SUFFIX at +2 ms: keep outer, push inner */
     put_varint(&b, 1000);
     put_bytes(&b, "\0", 1);
     put_varint(&b, 1);
-    put_varint(&b, 1);
-    put_varint(&b, 1);
-    put_record(&b, 8, 1); /* another thread, FULL at +1.5 ms: inner */
-    put_varint(&b, 1500);
-    put_bytes(&b, "\0", 1);
     put_varint(&b, 1);
     put_varint(&b, 1);
     put_record(&b, 7, 0); /* REPEAT twice, at +3 and +5 ms */
@@ -569,14 +582,20 @@ static void test_cpyrec_decodes_every_record_type_by_hand(void **state)
     put_varint(&b, 1);
     put_varint(&b, 1);
     put_varint(&b, 0);
-    struct trace t = run(&b, 6, 2);
+    put_record(&b, 8, 0); /* thread 8 again at +3 ms, written late as a run is */
+    put_varint(&b, 1);
+    put_varint(&b, 1500);
+    put_bytes(&b, "\0", 1);
+    struct trace t = run(&b, 7, 2);
     assert_int_equal(t.rc, 0);
-    assert_string_equal(t.text, "7 0.001 outer:10\n"
-                                "7 0.002 inner:20 outer:10\n"
-                                "8 0.002 inner:20\n"
-                                "7 0.003 inner:20 outer:10\n"
-                                "7 0.005 inner:20 outer:10\n"
-                                "7 0.006 outer:10 outer:10\n");
+    /* in time order; the two threads at +3 ms in one sample ("&"), in the file's order */
+    assert_string_equal(t.text, "7 0.0010 outer:10\n"
+                                "8 0.0015 inner:20\n"
+                                "7 0.0020 inner:20 outer:10\n"
+                                "7 0.0030 inner:20 outer:10\n"
+                                "& 8 0.0030 inner:20\n"
+                                "7 0.0050 inner:20 outer:10\n"
+                                "7 0.0060 outer:10 outer:10\n");
 }
 
 /* One good sample of thread 7, then BAD: the good one comes, then damage naming WHAT. */
@@ -593,7 +612,7 @@ static void check_hostile(const struct builder *bad, uint64_t n_samples, uint32_
     struct trace t = run(&b, n_samples, n_threads);
     assert_int_equal(t.rc, -1);
     assert_int_equal(t.err.code, PT_E_FORMAT);
-    assert_string_equal(t.text, "7 0.001 outer:10\n");
+    assert_string_equal(t.text, "7 0.0010 outer:10\n");
     assert_string_equal(t.damage, t.err.msg);
     if (strstr(t.damage, what) == NULL || strstr(t.damage, "record 1 at byte 18") == NULL) {
         fail_msg("\"%s\" does not say \"%s\" at record 1", t.damage, what);
@@ -660,12 +679,14 @@ static void test_cpyrec_refuses_hostile_records_after_the_good_ones(void **state
 static int count_samples(void *ctx, const struct rec_sample *s)
 {
     size_t *n = ctx;
-    (*n)++;
-    assert_true(s->n_threads == 1);
-    for (size_t i = 0; i < s->threads[0].n_frames; i++) {
-        const struct rec_frame *f = &s->threads[0].frames[i];
-        if (f->code != NULL) {
-            assert_true(f->code->function.len < 4096);
+    assert_true(s->n_threads >= 1);
+    for (size_t k = 0; k < s->n_threads; k++) {
+        (*n)++;
+        for (size_t i = 0; i < s->threads[k].n_frames; i++) {
+            const struct rec_frame *f = &s->threads[k].frames[i];
+            if (f->code != NULL) {
+                assert_true(f->code->function.len < 4096);
+            }
         }
     }
     return 0;

@@ -394,6 +394,7 @@ static struct cpyrec *open_common(struct cpyrec *r, struct pt_error *err)
 {
     uint8_t h[HDR_SIZE];
     r->stats_duration = -1;
+    r->free_snap = UINT32_MAX;
     if (r->size < HDR_SIZE) {
         pt_error_set(err, PT_E_FORMAT, 0, "%" PRIu64 " bytes: too short for the header", r->size);
         cpyrec_close(r);
@@ -462,7 +463,9 @@ void cpyrec_threads_free(struct cpyrec *r)
         free(r->threads[i].stack);
     }
     free(r->threads);
+    free(r->theap);
     r->threads = NULL;
+    r->theap = NULL;
     r->n_threads = 0;
 }
 
@@ -475,7 +478,10 @@ void cpyrec_close(struct cpyrec *r)
         close(r->fd);
     }
     cpyrec_stream_free(&r->st);
+    cpyrec_order_reset(r);
     cpyrec_threads_free(r);
+    free(r->pending);
+    free(r->group);
     free(r->scratch);
     free(r->tables);
     free(r->strings);

@@ -28,14 +28,16 @@ const struct rec_header *cpyrec_header(const struct cpyrec *r);
  * statistics trailer), else the span the last complete scan saw, else 0. */
 double cpyrec_duration(const struct cpyrec *r);
 
-/* Calls FN for every thread-sample with FROM <= t <= TO. The format stores one record per
- * thread per sample, so each rec_sample holds one thread. Samples come in the file's order:
- * time order within each thread, but a run of identical stacks is written when it ends, so
- * across threads a run's samples may come after later samples of other threads. The sample
- * data is streamed (zstd through ZSTD_decompressStream): memory does not grow with the file.
- * A file cut short or corrupt part-way: the samples before the damage are delivered, then -1
- * with PT_E_FORMAT saying where (cpyrec_damage() keeps the sentence). Returns 0, FN's non-zero,
- * or -1 (PT_E_FORMAT, PT_E_IO, PT_E_NOMEM, PT_E_LIMIT). */
+/* Calls FN for every sample with FROM <= t <= TO, in time order: the threads sampled at one
+ * time come together in one rec_sample (CPython writes a record per thread). The writer holds
+ * a run of one thread's identical stacks back until the run ends, so the reader holds samples
+ * back too, until no later record can come before them, at most CPYREC_REORDER thread-samples
+ * (cpyrec_int.h); past that the earliest are delivered anyway, and a run held back longer (a
+ * thread that stopped being sampled keeps its last run until the file's end) comes late, out
+ * of order. The sample data is streamed (zstd through ZSTD_decompressStream): memory does not
+ * grow with the file. A file cut short or corrupt part-way: the samples before the damage are
+ * delivered, then -1 with PT_E_FORMAT saying where (cpyrec_damage() keeps the sentence).
+ * Returns 0, FN's non-zero, or -1 (PT_E_FORMAT, PT_E_IO, PT_E_NOMEM). */
 int cpyrec_scan(struct cpyrec *r, double from, double to, rec_sample_fn fn, void *ctx,
                 struct pt_error *err);
 /* The last scan's damage, "" when none found. Valid until the next scan or cpyrec_close(). */

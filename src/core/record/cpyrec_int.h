@@ -67,8 +67,11 @@ enum {
     CPYREC_FRAMES = 1 << 22,
     CPYREC_THREADS = LIMIT_THREADS,
     CPYREC_STACK = LIMIT_FRAMES,
-    CPYREC_CHUNK = 64 << 10,     /* bytes read from the file at a time */
-    CPYREC_ZSTD_WINDOW_LOG = 24, /* 16 MiB; the writer's level 5 needs a few MiB */
+    CPYREC_CHUNK = 64 << 10,         /* bytes read from the file at a time */
+    CPYREC_REORDER = 1 << 16,        /* thread-samples held back to deliver in time order */
+    CPYREC_REORDER_FRAMES = 1 << 22, /* frames of the stacks they hold */
+    CPYREC_GROUP_FRAMES = 1 << 20,   /* frames of one delivered sample, all threads */
+    CPYREC_ZSTD_WINDOW_LOG = 24,     /* 16 MiB; the writer's level 5 needs a few MiB */
 };
 
 struct cpy_frame {
@@ -84,6 +87,25 @@ struct cpy_thread {
     uint32_t *stack; /* frame indices, innermost first */
     size_t depth;
     size_t cap;
+    uint32_t snap; /* a snapshot of stack the thread holds a reference to; UINT32_MAX none */
+    size_t hpos;   /* its place in the heap of threads by prev_us */
+};
+
+/* A thread's stack as it was when samples were read that wait in the reorder buffer. */
+struct cpy_snap {
+    uint32_t *idx;
+    uint32_t depth;
+    uint32_t refs;
+    uint32_t next_free;
+};
+
+/* A thread-sample read but not yet delivered. */
+struct cpy_pending {
+    uint64_t us;
+    uint64_t seq; /* the order it was read in, among samples of one time */
+    uint32_t thread;
+    uint32_t snap;
+    uint8_t status;
 };
 
 /* The sample data, plain or decompressed, as a byte stream read through a small buffer. */
@@ -131,8 +153,19 @@ struct cpyrec {
 
     struct cpy_thread *threads;
     size_t n_threads;
+    size_t *theap;               /* thread indices, a min-heap by prev_us */
+    struct cpy_pending *pending; /* a min-heap by (us, seq) */
+    size_t n_pending;
+    size_t cap_pending;
+    uint64_t seq;
+    struct cpy_snap *snaps;
+    size_t n_snaps;
+    uint32_t free_snap;
+    size_t snap_frames; /* frames held by live snapshots */
     struct rec_frame *scratch;
     size_t scratch_cap;
+    struct rec_thread *group;
+    size_t group_cap;
     struct stream st;
 
     char format[32];
@@ -149,5 +182,22 @@ uint64_t cpyrec_get_u64(const struct cpyrec *r, const uint8_t *p);
 int cpyrec_read_at(struct cpyrec *r, uint64_t off, void *dst, size_t len, struct pt_error *err);
 void cpyrec_stream_free(struct stream *s);
 void cpyrec_threads_free(struct cpyrec *r);
+
+/* The reorder buffer (cpyrec_order.c). A thread joins the heap of threads when it is first
+ * seen and moves in it when its time advances. */
+void cpyrec_order_thread_added(struct cpyrec *r, struct cpy_thread *t);
+void cpyrec_order_thread_advanced(struct cpyrec *r, struct cpy_thread *t);
+/* T's stack changed: its next sample needs a new snapshot. */
+void cpyrec_order_stack_changed(struct cpyrec *r, struct cpy_thread *t);
+/* Holds back T's sample at US with STATUS. PT_E_NOMEM. */
+int cpyrec_order_add(struct cpyrec *r, struct cpy_thread *t, uint64_t us, uint8_t status,
+                     struct pt_error *err);
+/* Delivers, grouped by time, the samples no later record can precede (all of them with ALL),
+ * and the earliest beyond that while the buffer is over its bounds. Returns 0, FN's non-zero,
+ * or -1 (PT_E_NOMEM). */
+int cpyrec_order_flush(struct cpyrec *r, bool all, double from, double to, rec_sample_fn fn,
+                       void *ctx, struct pt_error *err);
+/* Drops what is held back (a new scan, close). */
+void cpyrec_order_reset(struct cpyrec *r);
 
 #endif

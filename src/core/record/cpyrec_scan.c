@@ -222,13 +222,15 @@ static struct cpy_thread *find_thread(struct cpyrec *r, uint64_t id, uint32_t in
     }
     if (r->threads == NULL) {
         r->threads = calloc(r->n_threads_declared, sizeof *r->threads);
-        if (r->threads == NULL) {
+        r->theap = calloc(r->n_threads_declared, sizeof *r->theap);
+        if (r->threads == NULL || r->theap == NULL) {
             pt_error_set(err, PT_E_NOMEM, 0, "%" PRIu32 " threads", r->n_threads_declared);
             return NULL;
         }
     }
     struct cpy_thread *t = &r->threads[r->n_threads++];
-    *t = (struct cpy_thread){id, interp, r->start_us, NULL, 0, 0};
+    *t = (struct cpy_thread){id, interp, r->start_us, NULL, 0, 0, UINT32_MAX, 0};
+    cpyrec_order_thread_added(r, t);
     return t;
 }
 
@@ -281,6 +283,7 @@ static int read_stack(struct cpyrec *r, struct cpy_thread *t, uint8_t enc, const
     if (!get_varint(r, &a, err) || (enc != STACK_FULL && !get_varint(r, &b, err))) {
         return short_read(r, at, err, "stack counts");
     }
+    cpyrec_order_stack_changed(r, t);
     if (a > CPYREC_STACK || b > CPYREC_STACK) {
         return damage(r, at, err, "stack counts %" PRIu64 " and %" PRIu64 " (at most %d)", a, b,
                       (int)CPYREC_STACK);
@@ -316,44 +319,15 @@ static int read_stack(struct cpyrec *r, struct cpy_thread *t, uint8_t enc, const
     return 0;
 }
 
-static int reserve_scratch(struct cpyrec *r, size_t n, struct pt_error *err)
-{
-    if (n <= r->scratch_cap) {
-        return 0;
-    }
-    size_t cap = r->scratch_cap > 0 ? r->scratch_cap : 64;
-    while (cap < n) {
-        cap *= 2;
-    }
-    struct rec_frame *f = realloc(r->scratch, cap * sizeof *f);
-    if (f == NULL) {
-        return pt_error_set(err, PT_E_NOMEM, 0, "%zu frames", cap);
-    }
-    r->scratch = f;
-    r->scratch_cap = cap;
-    return 0;
-}
-
-static enum snap_bool flag(uint8_t status, unsigned bit, bool known)
-{
-    if (!known) {
-        return SNAP_UNKNOWN;
-    }
-    return (status & bit) != 0 ? SNAP_YES : SNAP_NO;
-}
-
+/* What the samples read so far came to (delivered: read and held back or handed on). */
 struct scan {
-    double from;
-    double to;
-    rec_sample_fn fn;
-    void *ctx;
     uint64_t delivered;
     double tmin;
     double tmax;
 };
 
-/* One thread-sample: the thread's stack at its time with STATUS. Returns 0, FN's non-zero, or
- * -1. */
+/* One thread-sample: the thread's stack at its time with STATUS, held back until it can be
+ * delivered in order. */
 static int emit(struct cpyrec *r, struct scan *sc, struct cpy_thread *t, uint64_t delta,
                 uint8_t status, const struct at *at, struct pt_error *err)
 {
@@ -362,6 +336,7 @@ static int emit(struct cpyrec *r, struct scan *sc, struct cpy_thread *t, uint64_
         return damage(r, at, err, "a time delta of %" PRIu64 " overflows", delta);
     }
     t->prev_us = us;
+    cpyrec_order_thread_advanced(r, t);
     double tsec = ((double)us - (double)r->start_us) / 1e6;
     if (sc->delivered == 0 || tsec < sc->tmin) {
         sc->tmin = tsec;
@@ -370,38 +345,7 @@ static int emit(struct cpyrec *r, struct scan *sc, struct cpy_thread *t, uint64_
         sc->tmax = tsec;
     }
     sc->delivered++;
-    if (!(tsec >= sc->from && tsec <= sc->to)) {
-        return 0;
-    }
-    if (reserve_scratch(r, t->depth, err) < 0) {
-        return -1;
-    }
-    bool gc = false;
-    for (size_t i = 0; i < t->depth; i++) {
-        const struct cpy_frame *f = &r->frames[t->stack[i]];
-        r->scratch[i] = (struct rec_frame){f->code != UINT32_MAX ? &r->codes[f->code] : NULL,
-                                           f->line, UINT32_MAX, f->kind, SNAP_UNREADABLE_NONE};
-        gc = gc || f->kind == SNAP_FRAME_GC;
-    }
-    /* THREAD_STATUS_UNKNOWN says the CPU state was not determined (wall mode sets it on
-     * every sample); the GIL bits are set beside it. */
-    bool cpu_known = (status & STATUS_UNKNOWN) == 0;
-    struct rec_thread th = {
-        .interp_id = t->interp,
-        /* On Linux the profiler records the kernel's thread id (ThreadInfo.thread_id). */
-        .tid = t->thread_id > 0 && t->thread_id <= INT32_MAX ? (pid_t)t->thread_id : 0,
-        .thread_id = t->thread_id > INT32_MAX ? t->thread_id : 0,
-        .main = (status & STATUS_MAIN_THREAD) != 0,
-        .gil = flag(status, STATUS_HAS_GIL, true),
-        .gil_requested = flag(status, STATUS_GIL_REQUESTED, true),
-        .on_cpu = flag(status, STATUS_ON_CPU, cpu_known),
-        .has_exception = flag(status, STATUS_HAS_EXCEPTION, true),
-        .in_gc = r->gc_frames_known ? (gc ? SNAP_YES : SNAP_NO) : SNAP_UNKNOWN,
-        .frames = r->scratch,
-        .n_frames = t->depth,
-    };
-    struct rec_sample s = {.t = tsec, .threads = &th, .n_threads = 1};
-    return sc->fn(sc->ctx, &s);
+    return cpyrec_order_add(r, t, us, status, err);
 }
 
 static int read_record(struct cpyrec *r, struct scan *sc, const struct at *at, bool *end,
@@ -444,9 +388,8 @@ static int read_record(struct cpyrec *r, struct scan *sc, const struct at *at, b
         if (enc != STACK_REPEAT && read_stack(r, t, enc, at, err) < 0) {
             return -1;
         }
-        int rc = emit(r, sc, t, delta, status, at, err);
-        if (rc != 0) {
-            return rc;
+        if (emit(r, sc, t, delta, status, at, err) < 0) {
+            return -1;
         }
     }
     return 0;
@@ -456,23 +399,34 @@ int cpyrec_scan(struct cpyrec *r, double from, double to, rec_sample_fn fn, void
                 struct pt_error *err)
 {
     r->damage[0] = '\0';
+    cpyrec_order_reset(r);
     cpyrec_threads_free(r);
     if (stream_start(r, err) < 0) {
         return -1;
     }
-    struct scan sc = {from, to, fn, ctx, 0, 0, 0};
+    struct scan sc = {0, 0, 0};
     struct at at = {0, 0};
     for (;;) {
         at.offset = stream_offset(&r->st);
         bool end = false;
-        int rc = read_record(r, &sc, &at, &end, err);
-        if (rc != 0) {
-            return rc;
+        if (read_record(r, &sc, &at, &end, err) < 0) {
+            /* the samples before the damage, then the damage */
+            struct pt_error flush_err = {0};
+            int rc = cpyrec_order_flush(r, true, from, to, fn, ctx, &flush_err);
+            return rc != 0 ? rc : -1;
         }
         if (end) {
             break;
         }
         at.record++;
+        int rc = cpyrec_order_flush(r, false, from, to, fn, ctx, err);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    int rc = cpyrec_order_flush(r, true, from, to, fn, ctx, err);
+    if (rc != 0) {
+        return rc;
     }
     if (r->st.fault[0] != '\0') {
         return damage(r, &at, err, "%s", r->st.fault);
