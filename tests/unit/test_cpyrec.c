@@ -598,6 +598,27 @@ static void test_cpyrec_decodes_every_record_type_by_hand(void **state)
                                 "7 0.0060 outer:10 outer:10\n");
 }
 
+/* CPython writes a new thread's empty stack as a repeat of the empty stack it starts with
+ * (fuzz_cpyrec found a null stack copied under UBSan). */
+static void test_cpyrec_takes_a_first_record_repeating_an_empty_stack(void **state)
+{
+    struct builder b = {.len = 0};
+    put_record(&b, 7, 0);
+    put_varint(&b, 2);
+    put_varint(&b, 1000);
+    put_bytes(&b, "\0", 1);
+    put_varint(&b, 1000);
+    put_bytes(&b, "\0", 1);
+    put_record(&b, 7, 3); /* popping nothing from nothing, pushing nothing */
+    put_varint(&b, 1000);
+    put_bytes(&b, "\0", 1);
+    put_varint(&b, 0);
+    put_varint(&b, 0);
+    struct trace t = run(&b, 3, 1);
+    assert_int_equal(t.rc, 0);
+    assert_string_equal(t.text, "7 0.0010\n7 0.0020\n7 0.0030\n");
+}
+
 /* One good sample of thread 7, then BAD: the good one comes, then damage naming WHAT. */
 static void check_hostile(const struct builder *bad, uint64_t n_samples, uint32_t n_threads,
                           const char *what)
@@ -792,6 +813,7 @@ int main(void)
         cmocka_unit_test(test_cpyrec_open_names_a_missing_file_as_io),
         cmocka_unit_test(test_cpyrec_open_refuses_a_header_never_written),
         cmocka_unit_test(test_cpyrec_decodes_every_record_type_by_hand),
+        cmocka_unit_test(test_cpyrec_takes_a_first_record_repeating_an_empty_stack),
         cmocka_unit_test(test_cpyrec_refuses_hostile_records_after_the_good_ones),
         cmocka_unit_test(test_cpyrec_plain_file_cut_short_gives_the_samples_before_the_cut),
         cmocka_unit_test(test_cpyrec_zstd_file_cut_short_gives_the_samples_before_the_cut),

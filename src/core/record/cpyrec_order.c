@@ -105,7 +105,10 @@ static int snap_take(struct cpyrec *r, struct cpy_thread *t, struct pt_error *er
     if (s->idx == NULL) {
         return pt_error_set(err, PT_E_NOMEM, 0, "a stack of %zu frames", t->depth);
     }
-    memcpy(s->idx, t->stack, t->depth * sizeof *s->idx);
+    if (t->depth > 0) {
+        /* a thread's first record may be a repeat of its empty stack: no stack yet */
+        memcpy(s->idx, t->stack, t->depth * sizeof *s->idx);
+    }
     r->free_snap = s->next_free;
     s->depth = (uint32_t)t->depth;
     s->refs = 1;
@@ -239,8 +242,9 @@ static int deliver_group(struct cpyrec *r, double from, double to, rec_sample_fn
             break;
         }
         if (grow((void **)&r->group, &r->group_cap, n + 1, sizeof *r->group, err) < 0 ||
-            grow((void **)&r->scratch, &r->scratch_cap, frames + depth, sizeof *r->scratch, err) <
-                0) {
+            /* one more, so that scratch exists for threads without frames too */
+            grow((void **)&r->scratch, &r->scratch_cap, frames + depth + 1, sizeof *r->scratch,
+                 err) < 0) {
             return -1;
         }
         struct cpy_pending e = pop(r);

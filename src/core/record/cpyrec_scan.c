@@ -311,7 +311,9 @@ static int read_stack(struct cpyrec *r, struct cpy_thread *t, uint8_t enc, const
     if (reserve_stack(r, t, keep + b, at, err) < 0) {
         return -1;
     }
-    memmove(t->stack + b, t->stack + from, keep * sizeof *t->stack);
+    if (keep > 0) {
+        memmove(t->stack + b, t->stack + from, keep * sizeof *t->stack);
+    }
     if (read_indices(r, t->stack, b, at, err) < 0) {
         return -1;
     }
