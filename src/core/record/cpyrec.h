@@ -40,6 +40,14 @@ double cpyrec_duration(const struct cpyrec *r);
  * Returns 0, FN's non-zero, or -1 (PT_E_FORMAT, PT_E_IO, PT_E_NOMEM). */
 int cpyrec_scan(struct cpyrec *r, double from, double to, rec_sample_fn fn, void *ctx,
                 struct pt_error *err);
+/* What a rec_thread gets from the format: tid is the thread id the profiler recorded (the
+ * kernel's on Linux; a larger one goes to thread_id), interp_id, main, gil, gil_requested and
+ * has_exception from the status byte, on_cpu unless the status says it was not determined
+ * (wall mode), in_gc from <GC> frames when the file says they were captured. The format has no
+ * thread names, first lines, instruction offsets (it may hold opcodes and columns, which are
+ * not handed on), pid, command line or wall-clock start. Its function names are qualified
+ * names (rec_code.function; name stays unknown), one rec_code per (function, file). */
+
 /* The last scan's damage, "" when none found. Valid until the next scan or cpyrec_close(). */
 const char *cpyrec_damage(const struct cpyrec *r);
 
