@@ -326,6 +326,11 @@ struct scan {
     uint64_t delivered;
     double tmin;
     double tmax;
+    double from;
+    double to;
+    rec_sample_fn fn;
+    void *ctx;
+    int stopped; /* FN's non-zero, which ends the scan */
 };
 
 /* One thread-sample: the thread's stack at its time with STATUS, held back until it can be
@@ -347,7 +352,19 @@ static int emit(struct cpyrec *r, struct scan *sc, struct cpy_thread *t, uint64_
         sc->tmax = tsec;
     }
     sc->delivered++;
-    return cpyrec_order_add(r, t, us, status, err);
+    if (cpyrec_order_add(r, t, us, status, err) < 0) {
+        return -1;
+    }
+    /* A record may repeat a stack for as many samples as the header declares: the buffer's
+     * bound is kept inside it too. */
+    if (r->n_pending > CPYREC_REORDER || r->snap_frames > CPYREC_REORDER_FRAMES) {
+        int rc = cpyrec_order_flush(r, false, sc->from, sc->to, sc->fn, sc->ctx, err);
+        if (rc != 0) {
+            sc->stopped = rc;
+            return -1;
+        }
+    }
+    return 0;
 }
 
 static int read_record(struct cpyrec *r, struct scan *sc, const struct at *at, bool *end,
@@ -406,12 +423,15 @@ int cpyrec_scan(struct cpyrec *r, double from, double to, rec_sample_fn fn, void
     if (stream_start(r, err) < 0) {
         return -1;
     }
-    struct scan sc = {0, 0, 0};
+    struct scan sc = {0, 0, 0, from, to, fn, ctx, 0};
     struct at at = {0, 0};
     for (;;) {
         at.offset = stream_offset(&r->st);
         bool end = false;
         if (read_record(r, &sc, &at, &end, err) < 0) {
+            if (sc.stopped != 0) {
+                return sc.stopped;
+            }
             /* the samples before the damage, then the damage */
             struct pt_error flush_err = {0};
             int rc = cpyrec_order_flush(r, true, from, to, fn, ctx, &flush_err);
