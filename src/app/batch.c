@@ -25,6 +25,7 @@
 #include "core/target/source.h"
 #include "app/target.h"
 #include "app/stopsig.h"
+#include "app/record.h"
 
 enum { BATCH_TOP_FUNCTIONS = 20 }; /* rows of the text report's functions table */
 
@@ -39,6 +40,7 @@ struct batch {
     struct sampler *sampler;
     struct source_cache *src;
     FILE *out;
+    struct recording_app *rec; /* --record: the intervals go into a recording, not documents */
     bool gone;  /* the target exited */
     bool ended; /* the target exec()ed a program pytop cannot follow: END_WHY says */
     char end_why[256];
@@ -63,6 +65,9 @@ static int follow(struct batch *b)
         }
         fprintf(stderr, "pytop: process %d exec()ed %s; following the new program\n", (int)b->t.pid,
                 exe);
+        if (b->rec != NULL) {
+            record_exec(b->rec, exe, clock_now());
+        }
         return 0;
     }
     if (err.code == PT_E_GONE || err.code == PT_E_NOPROC) {
@@ -206,6 +211,15 @@ static int write_interval(struct batch *b, double now, bool skip_empty)
     } else {
         remember_target(b, snap);
     }
+    if (b->rec != NULL) {
+        rc = record_interval(b->rec, empty == NULL ? snap : NULL, now);
+        if (rc < 0) {
+            snprintf(err.msg, sizeof err.msg, "%s: %s", record_name(b->rec),
+                     record_failure(b->rec));
+        }
+        record_progress_cli(b->rec, now);
+        goto out;
+    }
     if (b->o->json) {
         rc = sampler_write_json(snap, st, b->out, true, &err);
     } else {
@@ -214,7 +228,7 @@ static int write_interval(struct batch *b, double now, bool skip_empty)
                                 BATCH_TOP_FUNCTIONS, &err);
     }
 out:
-    if (rc < 0) {
+    if (rc < 0 && err.msg[0] != '\0') {
         fprintf(stderr, "pytop: %s\n", err.msg);
     }
     snapshot_free(empty);
@@ -290,13 +304,20 @@ int batch_run(const struct cli_options *o)
         status = cli_target_error(&err, b.t.pid);
         goto out;
     }
-    if ((b.out = cli_open_output(o->output, o->force)) == NULL) {
+    if (o->record != NULL) {
+        if ((b.rec = record_open_cli(o, b.sampler, clock_now())) == NULL) {
+            goto out;
+        }
+    } else if ((b.out = cli_open_output(o->output, o->force)) == NULL) {
         goto out;
     }
-    if (!o->json) {
+    if (!o->json && b.rec == NULL) {
         b.src = source_cache_new(b.t.proc);
     }
     status = batch_loop(&b);
+    if (b.rec != NULL && record_finish_cli(b.rec, clock_now()) < 0 && status == CLI_EXIT_OK) {
+        status = CLI_EXIT_TARGET;
+    }
 out:
     if (b.out != NULL && b.out != stdout && fclose(b.out) != 0 && status == CLI_EXIT_OK) {
         fprintf(stderr, "pytop: writing %s failed: %s\n", o->output, strerror(errno));

@@ -21,6 +21,9 @@
 #include "core/target/proc.h"
 #include "core/target/runtime.h"
 #include "app/liveview.h"
+#include "app/record.h"
+#include "app/replay.h"
+#include "core/export/export.h"
 
 enum {
     OPT_DUMP = 256,
@@ -36,6 +39,13 @@ enum {
     OPT_NO_GC_FRAMES,
     OPT_OPCODES,
     OPT_NATIVE,
+    OPT_RECORD,
+    OPT_REPLAY,
+    OPT_EXPORT,
+    OPT_FROM,
+    OPT_TO,
+    OPT_AT,
+    OPT_THREAD,
 };
 
 static const char USAGE[] =
@@ -44,6 +54,14 @@ static const char USAGE[] =
     "       pytop -p PID --dump [--json]     one snapshot to stdout, then exit\n"
     "       pytop -p PID -b [-n N] [-d SECS] a snapshot every SECS, N times\n"
     "       pytop --dump --at-exit -- CMD    the last snapshot before CMD ends\n"
+    "       pytop -p PID --record FILE [-r HZ] [-d SECS] [-n N]\n"
+    "                                        record every sample (and a snapshot every SECS)\n"
+    "       pytop --replay FILE --dump [--json] [--at SECS]\n"
+    "       pytop --replay FILE -b [--json] [-d SECS]\n"
+    "       pytop --replay FILE --export FORMAT [-o OUT] [--from SECS] [--to SECS]\n"
+    "                                        [--mode M] [--thread TID]\n"
+    "       pytop -p PID --export FORMAT -d SECS -o OUT\n"
+    "                                        FORMAT: collapsed, speedscope, pprof, chrome\n"
     "\n"
     "Options:\n"
     "  -p, --pid PID         the process to inspect\n"
@@ -68,6 +86,12 @@ static const char USAGE[] =
     "      --native          <native> frames where C code called into Python (3.12+)\n"
     "      --no-gc-frames    no <GC> frame above the call that started a collection\n"
     "      --blocking        pause the target while each sample is read\n"
+    "      --record FILE     write every sample to FILE (a new .pyrec, mode 0600)\n"
+    "      --replay FILE     read a recording (pytop's, or CPython 3.15's --binary)\n"
+    "      --export FORMAT   write the samples as a profile other tools read\n"
+    "      --at SECS         --replay --dump: the moment, seconds from the start\n"
+    "      --from, --to SECS --export: the span, seconds from the start\n"
+    "      --thread TID      --export: one thread only\n"
     "      --filter TEXT     start with this filter\n"
     "      --no-color        no colours (NO_COLOR is honoured too)\n"
     "  -h, --help            this help\n"
@@ -153,6 +177,8 @@ static int parse_window(const char *s, double *out)
     return parse_positive(s, out) < 0 || *out > 86400 ? -1 : 0;
 }
 
+static int check_modes(int argc, char **argv, struct cli_options *o);
+
 static int parse_option(int c, const char *arg, struct cli_options *o)
 {
     long n;
@@ -223,6 +249,31 @@ static int parse_option(int c, const char *arg, struct cli_options *o)
     case OPT_NATIVE:
         o->native = true;
         return 0;
+    case OPT_RECORD:
+        o->record = arg;
+        return 0;
+    case OPT_REPLAY:
+        o->replay = arg;
+        return 0;
+    case OPT_EXPORT:
+        if ((o->export_format = export_format_parse(arg)) < 0) {
+            return usage_error("bad export format '%s' (collapsed, speedscope, pprof or chrome)",
+                               arg);
+        }
+        return 0;
+    case OPT_FROM:
+    case OPT_TO:
+    case OPT_AT: {
+        double v;
+        if (parse_positive(arg, &v) < 0 && strcmp(arg, "0") != 0) {
+            return usage_error("bad time '%s' (seconds from the recording's start)", arg);
+        }
+        v = strcmp(arg, "0") == 0 ? 0 : v;
+        *(c == OPT_FROM ? &o->from : c == OPT_TO ? &o->to : &o->at) = v;
+        return 0;
+    }
+    case OPT_THREAD:
+        return parse_pid(arg, &o->thread) < 0 ? usage_error("bad thread id '%s'", arg) : 0;
     case 'h':
         o->mode = CLI_MODE_HELP;
         return 0;
@@ -256,6 +307,13 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
         {"no-gc-frames", no_argument, NULL, OPT_NO_GC_FRAMES},
         {"opcodes", no_argument, NULL, OPT_OPCODES},
         {"native", no_argument, NULL, OPT_NATIVE},
+        {"record", required_argument, NULL, OPT_RECORD},
+        {"replay", required_argument, NULL, OPT_REPLAY},
+        {"export", required_argument, NULL, OPT_EXPORT},
+        {"from", required_argument, NULL, OPT_FROM},
+        {"to", required_argument, NULL, OPT_TO},
+        {"at", required_argument, NULL, OPT_AT},
+        {"thread", required_argument, NULL, OPT_THREAD},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -265,6 +323,9 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
     o->delay = 1.0;
     o->rate_hz = 100;
     o->no_color = getenv("NO_COLOR") != NULL && getenv("NO_COLOR")[0] != '\0';
+    o->export_format = -1;
+    o->to = INFINITY;
+    o->at = NAN;
     opterr = 0;
     int c;
     /* '+': stop at the first non-option, so a command's own options are left alone. */
@@ -280,6 +341,55 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
     if (o->mode == CLI_MODE_HELP || o->mode == CLI_MODE_VERSION) {
         return 0;
     }
+    return check_modes(argc, argv, o);
+}
+
+/* What a recording's options say, once they are all read: the mode they make, and the
+ * combinations that make no sense. */
+static int check_recording(struct cli_options *o)
+{
+    bool times = o->from != 0 || !isinf(o->to) || !isnan(o->at) || o->thread != 0;
+    if (o->record != NULL && (o->replay != NULL || o->mode != CLI_MODE_LIVE ||
+                              o->export_format >= 0)) {
+        return usage_error("--record goes with -p PID or a command, alone");
+    }
+    if (o->record != NULL) {
+        o->mode = CLI_MODE_RECORD;
+        return 0;
+    }
+    if (o->export_format >= 0) {
+        if (o->mode != CLI_MODE_LIVE) {
+            return usage_error("--export is a mode of its own: not with --dump or -b");
+        }
+        o->mode = CLI_MODE_EXPORT;
+    }
+    if (!isnan(o->at) && (o->replay == NULL || o->mode != CLI_MODE_DUMP)) {
+        return usage_error("--at goes with --replay FILE --dump");
+    }
+    if ((o->from != 0 || !isinf(o->to) || o->thread != 0) && o->mode != CLI_MODE_EXPORT) {
+        return usage_error("--from, --to and --thread go with --export");
+    }
+    if (o->mode == CLI_MODE_EXPORT && o->replay == NULL && !(o->delay > 0 && o->output != NULL)) {
+        return usage_error("--export from a process needs -d SECS and -o OUT");
+    }
+    (void)times;
+    return 0;
+}
+
+static int check_modes(int argc, char **argv, struct cli_options *o)
+{
+    if (check_recording(o) < 0) {
+        return -1;
+    }
+    if (o->replay != NULL) {
+        if (optind < argc || o->pid != 0) {
+            return usage_error("--replay reads a file: no -p PID or command with it");
+        }
+        if (o->json && o->mode == CLI_MODE_LIVE) {
+            return usage_error("--json goes with --dump or -b");
+        }
+        return 0;
+    }
     if (optind < argc) {
         if (o->pid != 0) {
             return usage_error("give either -p PID or a command, not both");
@@ -293,13 +403,13 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
     }
     /* An option that would change nothing is a mistake worth saying: the user meant something
      * else (-n without -b would otherwise run the live view or one dump). */
-    if (o->iterations > 0 && o->mode != CLI_MODE_BATCH) {
+    if (o->iterations > 0 && o->mode != CLI_MODE_BATCH && o->mode != CLI_MODE_RECORD) {
         return usage_error("-n goes with -b (batch mode)");
     }
-    if (o->output != NULL && o->mode == CLI_MODE_LIVE) {
+    if (o->output != NULL && (o->mode == CLI_MODE_LIVE || o->mode == CLI_MODE_RECORD)) {
         return usage_error("-o goes with --dump or -b (the live view's d key names its own file)");
     }
-    if (o->force && (o->output == NULL || strcmp(o->output, "-") == 0)) {
+    if (o->force && o->record == NULL && (o->output == NULL || strcmp(o->output, "-") == 0)) {
         return usage_error("--force goes with -o FILE");
     }
     if (o->at_exit && o->mode != CLI_MODE_DUMP) {
@@ -477,10 +587,23 @@ int cli_run(const struct cli_options *o)
         printf("pytop %s\n", PACKAGE_VERSION);
         return CLI_EXIT_OK;
     case CLI_MODE_DUMP:
+        if (o->replay != NULL) {
+            return check_output(o) != 0 ? CLI_EXIT_USAGE : replay_run(o);
+        }
         return check_output(o) != 0 ? CLI_EXIT_USAGE : dump_run(o);
     case CLI_MODE_BATCH:
+        if (o->replay != NULL) {
+            return check_output(o) != 0 ? CLI_EXIT_USAGE : replay_run(o);
+        }
         return check_output(o) != 0 ? CLI_EXIT_USAGE : batch_run(o);
+    case CLI_MODE_RECORD:
+        return batch_run(o);
+    case CLI_MODE_EXPORT:
+        return check_output(o) != 0 ? CLI_EXIT_USAGE : replay_run(o);
     case CLI_MODE_LIVE:
+        if (o->replay != NULL) {
+            return replay_run(o);
+        }
         break;
     }
     /* A target that cannot be inspected is reported before any screen is set up. */

@@ -18,6 +18,8 @@ enum cli_mode {
     CLI_MODE_LIVE,
     CLI_MODE_DUMP,
     CLI_MODE_BATCH,
+    CLI_MODE_RECORD,   /* --record FILE: the batch loop into a recording */
+    CLI_MODE_EXPORT,   /* --export FORMAT: samples into a profile (from --replay, or live) */
     CLI_MODE_HELP,
     CLI_MODE_VERSION,
 };
@@ -43,6 +45,13 @@ struct cli_options {
     bool no_gc_frames;  /* --no-gc-frames */
     bool opcodes;       /* --opcodes */
     bool native;        /* --native */
+    const char *record; /* --record FILE */
+    const char *replay; /* --replay FILE: the recording the mode reads instead of a process */
+    int export_format;  /* --export: enum export_format; -1 none */
+    double from;        /* --from SECS (0 when not given) */
+    double to;          /* --to SECS (INFINITY when not given) */
+    double at;          /* --at SECS; NAN: the end */
+    pid_t thread;       /* --thread TID; 0 every thread */
 };
 
 /* Parses ARGV into OPTS. Returns 0, or -1 after printing a one-line reason to stderr. */

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "app/record.h"
 #include "core/util/clock.h"
 #include "core/util/error.h"
 #include "core/target/proc.h"
@@ -33,6 +34,9 @@ static const double CLOSE_WAIT_S = 1.0;
 /* What the screen asked for since the thread last looked. */
 struct requests {
     bool reset;
+    unsigned record_no;  /* counts the live_record() requests */
+    int record_fd;       /* the newest's file (the thread takes it); -1: stop, or taken */
+    char record_name[1024];
     struct sampler_thread_key focus[LIVE_FOCUS_MAX];
     size_t n_focus;
     double period_s;
@@ -77,6 +81,11 @@ struct live {
     struct source_cache *ui_sources;
     struct snapshot_source ui_source;
     char exec_note[160];
+    /* The R key's recording (the sampling thread's), the request it answers, and what the
+     * last one ended with. */
+    struct recording_app *rec;
+    unsigned record_no;
+    char record_note[sizeof((struct live_frame *)0)->record_note];
 };
 
 void live_frame_free(struct live_frame *f)
@@ -143,6 +152,7 @@ static bool take_requests(struct live *l, struct requests *rq)
         rq->heat = l->asked.heat;
     }
     l->asked.reset = false;
+    l->asked.record_fd = -1; /* the file is the thread's now */
     pthread_mutex_unlock(&l->lock);
     return !stop;
 }
@@ -255,6 +265,8 @@ static struct sampler_stats *stats_threads(struct sampler *s, double now,
 }
 
 /* Hands a new frame to the screen, replacing one it has not taken. */
+static void stop_recording(struct live *l, double now);
+
 static void publish(struct live *l, double now)
 {
     struct live_frame *f = calloc(1, sizeof *f);
@@ -268,7 +280,15 @@ static void publish(struct live *l, double now)
         sampler_update_cpu(l->sampler, now);
         sampler_snapshot(l->sampler, true, NULL);
         f->snap = sampler_take_latest(l->sampler);
+        if (l->rec != NULL && record_interval(l->rec, f->snap, now) < 0) {
+            stop_recording(l, now);
+        }
     }
+    if (l->rec != NULL) {
+        f->recording = true;
+        record_size(l->rec, now, &f->record_bytes, &f->record_s);
+    }
+    snprintf(f->record_note, sizeof f->record_note, "%s", l->record_note);
     f->stats = l->sampler != NULL ? sampler_stats(l->sampler, now) : NULL;
     if (l->sampler != NULL && l->n_focus > 0) {
         f->focus = stats_threads(l->sampler, now, l->focus, l->n_focus);
@@ -297,6 +317,54 @@ static void publish(struct live *l, double now)
         ssize_t w = write(l->opts.wake_fd, "f", 1);
         (void)w; /* a full pipe already holds a wake-up */
     }
+}
+
+/* Ends the R key's recording, noting how in RECORD_NOTE. */
+static void stop_recording(struct live *l, double now)
+{
+    if (l->rec == NULL) {
+        return;
+    }
+    char name[1024];
+    char failure[320];
+    snprintf(name, sizeof name, "%s", record_name(l->rec));
+    snprintf(failure, sizeof failure, "%s", record_failure(l->rec));
+    char status[160];
+    record_status(l->rec, now, status, sizeof status);
+    char took[32];
+    struct pt_error err = {0};
+    int rc = record_finish(l->rec, now, took, sizeof took, &err);
+    l->rec = NULL;
+    if (rc < 0) {
+        snprintf(l->record_note, sizeof l->record_note, "recording %.200s stopped: %.200s", name,
+                 err.msg);
+    } else {
+        snprintf(l->record_note, sizeof l->record_note, "recorded %.200s: %s", name, status);
+    }
+}
+
+/* R: starts recording into the file the screen made (or stops). */
+static void apply_record(struct live *l, const struct requests *rq, double now)
+{
+    if (rq->record_no == l->record_no) {
+        return;
+    }
+    l->record_no = rq->record_no;
+    stop_recording(l, now);
+    if (rq->record_fd < 0) {
+        return;
+    }
+    struct pt_error err = {0};
+    l->rec = record_start(rq->record_fd, rq->record_name, l->sampler, l->opts.rate_hz,
+                          rq->period_s, l->opcodes, now, &err);
+    if (l->rec == NULL) {
+        snprintf(l->record_note, sizeof l->record_note, "cannot record to %.200s: %.200s",
+                 rq->record_name, err.msg);
+    } else {
+        snprintf(l->record_note, sizeof l->record_note, "recording to %.200s (R stops)",
+                 rq->record_name);
+    }
+    l->next_frame = now;
 }
 
 /* Counts for the source heat view as last asked. */
@@ -409,6 +477,7 @@ static void apply_requests(struct live *l, const struct requests *rq, double now
         l->next_frame = now;
     }
     apply_heat(l, rq, now);
+    apply_record(l, rq, now);
 }
 
 /* The target exec()ed: samples the new program on when it is a Python pytop can read (the
@@ -429,6 +498,9 @@ static void follow_exec(struct live *l, double now)
         }
         const char *base = strrchr(exe, '/') != NULL ? strrchr(exe, '/') + 1 : exe;
         snprintf(l->exec_note, sizeof l->exec_note, "exec()ed %.100s at %s", base, when);
+        if (l->rec != NULL) {
+            record_exec(l->rec, exe, clock_now());
+        }
         if (proc_cmdline(l->proc, l->command, sizeof l->command, NULL) < 0) {
             l->command[0] = '\0';
         }
@@ -438,6 +510,7 @@ static void follow_exec(struct live *l, double now)
     }
     snprintf(l->status, sizeof l->status, "%s", err.msg);
     l->state = is_gone(&err) ? LIVE_GONE : LIVE_EXECED;
+    stop_recording(l, now);
     publish(l, now);
 }
 
@@ -454,6 +527,7 @@ static double step_sampling(struct live *l, const struct requests *rq, double no
         snprintf(l->status, sizeof l->status, "%s", err.msg);
         if (is_gone(&err)) {
             l->state = LIVE_GONE;
+            stop_recording(l, now);
             publish(l, now);
             return now;
         }
@@ -503,6 +577,8 @@ static void *run(void *arg)
         double wake = l->state == LIVE_SAMPLING && l->next_frame < next ? l->next_frame : next;
         sleep_until(l, wake);
     }
+    /* Quitting with R on: the file is closed whole. */
+    stop_recording(l, clock_now());
     return NULL;
 }
 
@@ -538,6 +614,7 @@ struct live *live_open(const struct live_opts *opts, struct pt_error *err)
     l->asked.window_s = opts->window_s;
     l->asked.mode = opts->mode;
     l->asked.opcodes = opts->opcodes;
+    l->asked.record_fd = -1;
     l->age_s = -1;
     l->started = clock_now();
     l->next_frame = l->started;
@@ -571,6 +648,9 @@ void live_close(struct live *l)
     until.tv_sec += (time_t)CLOSE_WAIT_S;
     if (pthread_timedjoin_np(l->thread, NULL, &until) != 0) {
         return;
+    }
+    if (l->asked.record_fd >= 0) {
+        close(l->asked.record_fd);
     }
     live_frame_free(l->ready);
     sampler_free(l->sampler);
@@ -663,6 +743,20 @@ unsigned live_set_heat(struct live *l, const struct snap_str *function,
     poke(l);
     pthread_mutex_unlock(&l->lock);
     return no;
+}
+
+void live_record(struct live *l, int fd, const char *name)
+{
+    pthread_mutex_lock(&l->lock);
+    /* A file asked for and not yet taken is replaced: it stays empty, closed here. */
+    if (l->asked.record_fd >= 0) {
+        close(l->asked.record_fd);
+    }
+    l->asked.record_fd = fd;
+    snprintf(l->asked.record_name, sizeof l->asked.record_name, "%s", name != NULL ? name : "");
+    l->asked.record_no++;
+    poke(l);
+    pthread_mutex_unlock(&l->lock);
 }
 
 void live_set_mode(struct live *l, enum sampler_mode mode)

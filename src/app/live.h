@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "core/sampler/sampler.h"
@@ -70,6 +71,11 @@ struct live_frame {
     char status[256];            /* why it waits, or the newest sample's error; "" none */
     char exec_note[160];         /* the target exec()ed and is followed: "exec()ed PROGRAM at
                                   * HH:MM:SS" (the latest exec); "" none */
+    bool recording;              /* R: every sample goes into a recording */
+    uint64_t record_bytes;       /* its size so far */
+    double record_s;             /* and length */
+    char record_note[480];       /* how the last live_record() request went ("recording to
+                                  * NAME", "recorded NAME: ...", why not); "" none yet */
 };
 
 struct live;
@@ -111,6 +117,9 @@ void live_set_mode(struct live *l, enum sampler_mode mode);
  * counted (stopped, or a name longer than struct live_heat_key holds). */
 unsigned live_set_heat(struct live *l, const struct snap_str *function,
                        const struct snap_str *file, int first_line);
+/* R: starts recording every sample (and a snapshot a frame) into FD, a new file named NAME that
+ * the thread takes (closes); FD -1 stops. Frames say how it goes (recording, record_note). */
+void live_record(struct live *l, int fd, const char *name);
 /* Whether the frames read from now on carry each frame's instruction. */
 void live_set_opcodes(struct live *l, bool on);
 

@@ -1,4 +1,4 @@
-/* record: pytop --record FILE, the batch loop writing a recording instead of documents. */
+/* record: samples and snapshots into a .pyrec as they are taken (--record, the live view's R). */
 #include "config.h"
 
 #include "app/record.h"
@@ -19,22 +19,19 @@
 #include "core/util/error.h"
 
 struct recording_app {
-    const struct cli_options *o;
     struct sampler *sampler;
     struct recwriter *w;
+    char name[1024];
     double start;
-    bool tty;         /* a progress line on stderr */
-    bool failed;      /* the first write error was said; nothing more is recorded */
-    uint64_t errors;  /* failed samples */
-    double last_progress;
+    uint64_t errors;       /* failed samples */
+    char failure[320];     /* why it stopped early; "" while it goes on */
+    bool tty;              /* --record on a terminal: a progress line */
 };
 
-static void say_failure(struct recording_app *r, const struct pt_error *e)
+static void note_failure(struct recording_app *r, const struct pt_error *e)
 {
-    if (!r->failed) {
-        r->failed = true;
-        fprintf(stderr, "%spytop: %s: %s; the recording ends here\n", r->tty ? "\n" : "",
-                r->o->record, e->msg);
+    if (r->failure[0] == '\0') {
+        snprintf(r->failure, sizeof r->failure, "%s", e->msg[0] != '\0' ? e->msg : "write failed");
     }
 }
 
@@ -43,8 +40,8 @@ static void on_sample(void *ctx, const struct sample *smp, const enum snap_bool 
 {
     struct recording_app *r = ctx;
     struct pt_error err = {0};
-    if (!r->failed && recwriter_sample(r->w, now - r->start, smp, on_cpu, L, &err) < 0) {
-        say_failure(r, &err);
+    if (r->failure[0] == '\0' && recwriter_sample(r->w, now - r->start, smp, on_cpu, L, &err) < 0) {
+        note_failure(r, &err);
     }
 }
 
@@ -53,68 +50,38 @@ static void on_error(void *ctx, const struct pt_error *why, double now)
     struct recording_app *r = ctx;
     struct pt_error err = {0};
     r->errors++;
-    if (!r->failed && recwriter_error(r->w, now - r->start, why->msg, &err) < 0) {
-        say_failure(r, &err);
+    if (r->failure[0] == '\0' && recwriter_error(r->w, now - r->start, why->msg, &err) < 0) {
+        note_failure(r, &err);
     }
 }
 
-/* The header's account of the target, from its first snapshot. */
-static void header_from(struct rec_header *h, const struct snapshot *s, double rate,
-                        double interval)
+struct recording_app *record_start(int fd, const char *name, struct sampler *sampler, double rate,
+                                   double interval, bool offsets, double start,
+                                   struct pt_error *err)
 {
-    *h = (struct rec_header){0};
-    h->pid = s->pid;
-    h->cmdline = s->cmdline;
-    h->n_cmdline = s->n_cmdline;
-    h->python_version = s->python.version;
-    h->hexversion = s->python.hexversion;
-    h->free_threaded = s->python.free_threaded;
-    h->debug_build = s->python.debug_build;
-    h->binary = s->python.binary;
-    h->rate_hz = rate;
-    h->interval_s = interval;
-    h->start_wall = s->time;
-    h->started = s->started;
-}
-
-struct recording_app *record_start(const struct cli_options *o, struct sampler *sampler,
-                                   double start)
-{
-    struct pt_error err = {0};
-    const struct snapshot *snap = sampler_snapshot(sampler, true, &err);
+    const struct snapshot *snap = sampler_snapshot(sampler, true, err);
     if (snap == NULL) {
-        snap = sampler_snapshot(sampler, true, &err);
+        snap = sampler_snapshot(sampler, true, err);
     }
-    if (snap == NULL) {
-        fprintf(stderr, "pytop: cannot start recording: %s\n", err.msg);
-        return NULL;
-    }
-    FILE *f = cli_open_output(o->record, o->force);
-    if (f == NULL) {
-        return NULL;
-    }
-    struct recording_app *r = calloc(1, sizeof *r);
-    int fd = f != stdout ? dup(fileno(f)) : dup(STDOUT_FILENO);
-    if (f != stdout) {
-        fclose(f);
-    }
-    if (r == NULL || fd < 0) {
-        fprintf(stderr, "pytop: cannot record to %s: %s\n", o->record, strerror(errno));
-        free(r);
-        if (fd >= 0) {
-            close(fd);
+    struct recording_app *r = snap != NULL ? calloc(1, sizeof *r) : NULL;
+    if (r == NULL) {
+        if (snap != NULL) {
+            pt_error_set(err, PT_E_NOMEM, 0, "out of memory for the recording");
         }
+        close(fd);
         return NULL;
     }
-    r->o = o;
     r->sampler = sampler;
     r->start = start;
-    r->tty = isatty(STDERR_FILENO) == 1;
+    snprintf(r->name, sizeof r->name, "%s", name);
     struct rec_header h;
-    header_from(&h, snap, o->rate_hz, o->delay);
-    if ((r->w = recwriter_open(fd, &h, &err)) == NULL ||
-        recwriter_snapshot(r->w, clock_now() - start, snap, &err) < 0) {
-        fprintf(stderr, "pytop: cannot record to %s: %s\n", o->record, err.msg);
+    recwriter_header_from(&h, snap, rate, interval);
+    if ((r->w = recwriter_open(fd, &h, err)) == NULL) {
+        free(r);
+        return NULL;
+    }
+    recwriter_set_offsets(r->w, offsets);
+    if (recwriter_snapshot(r->w, clock_now() - start, snap, err) < 0) {
         recwriter_close(r->w, 0, NULL);
         free(r);
         return NULL;
@@ -122,6 +89,24 @@ struct recording_app *record_start(const struct cli_options *o, struct sampler *
     struct sampler_hook hook = {on_sample, on_error, r};
     sampler_set_hook(sampler, &hook);
     return r;
+}
+
+int record_interval(struct recording_app *r, const struct snapshot *snap, double now)
+{
+    struct pt_error err = {0};
+    if (snap != NULL && r->failure[0] == '\0' &&
+        recwriter_snapshot(r->w, now - r->start, snap, &err) < 0) {
+        note_failure(r, &err);
+    }
+    return r->failure[0] == '\0' ? 0 : -1;
+}
+
+void record_exec(struct recording_app *r, const char *program, double now)
+{
+    struct pt_error err = {0};
+    if (r->failure[0] == '\0' && recwriter_exec(r->w, now - r->start, program, &err) < 0) {
+        note_failure(r, &err);
+    }
 }
 
 /* "1.2 MB", "830 kB", "512 B". */
@@ -136,8 +121,13 @@ static void put_size(char *buf, size_t size, uint64_t bytes)
     }
 }
 
-/* "elapsed 0:41  samples 4 093  rate 99.8 Hz  size 1.2 MB". */
-static void status_text(const struct recording_app *r, double now, char *buf, size_t size)
+void record_size(const struct recording_app *r, double now, uint64_t *bytes, double *secs)
+{
+    *bytes = recwriter_bytes(r->w);
+    *secs = now - r->start;
+}
+
+void record_status(const struct recording_app *r, double now, char *buf, size_t size)
 {
     double t = now - r->start;
     uint64_t n = recwriter_samples(r->w);
@@ -149,48 +139,92 @@ static void status_text(const struct recording_app *r, double now, char *buf, si
              bytes);
 }
 
-int record_interval(struct recording_app *r, const struct snapshot *snap, double now)
+const char *record_failure(const struct recording_app *r)
 {
-    struct pt_error err = {0};
-    if (snap != NULL && !r->failed && recwriter_snapshot(r->w, now - r->start, snap, &err) < 0) {
-        say_failure(r, &err);
+    return r->failure;
+}
+
+const char *record_name(const struct recording_app *r)
+{
+    return r->name;
+}
+
+int record_finish(struct recording_app *r, double now, char *summary, size_t size,
+                  struct pt_error *err)
+{
+    sampler_set_hook(r->sampler, NULL);
+    int rc = recwriter_close(r->w, now - r->start, err);
+    r->w = NULL;
+    /* The whole file, now that it is closed. */
+    char line[160];
+    double t = now - r->start;
+    unsigned secs = t > 0 && t < 1e9 ? (unsigned)t : 0;
+    (void)line;
+    snprintf(summary, size, "%u:%02u:%02u", secs / 3600, secs / 60 % 60, secs % 60);
+    if (rc == 0 && r->failure[0] != '\0') {
+        pt_error_set(err, PT_E_IO, 0, "%s", r->failure);
+        rc = -1;
     }
-    if (r->tty && !r->failed) {
+    free(r);
+    return rc;
+}
+
+struct recording_app *record_open_cli(const struct cli_options *o, struct sampler *sampler,
+                                      double start)
+{
+    FILE *f = cli_open_output(o->record, o->force);
+    if (f == NULL) {
+        return NULL;
+    }
+    int fd = dup(fileno(f));
+    if (f != stdout) {
+        fclose(f);
+    }
+    struct pt_error err = {0};
+    if (fd < 0) {
+        fprintf(stderr, "pytop: cannot record to %s: %s\n", o->record, strerror(errno));
+        return NULL;
+    }
+    struct recording_app *r =
+        record_start(fd, o->record, sampler, o->rate_hz, o->delay, o->opcodes, start, &err);
+    if (r == NULL) {
+        fprintf(stderr, "pytop: cannot record to %s: %s\n", o->record, err.msg);
+        return NULL;
+    }
+    r->tty = isatty(STDERR_FILENO) == 1;
+    return r;
+}
+
+void record_progress_cli(const struct recording_app *r, double now)
+{
+    if (r->tty && r->failure[0] == '\0') {
         char line[160];
-        status_text(r, now, line, sizeof line);
-        fprintf(stderr, "\rpytop: recording %s: %s\033[K", r->o->record, line);
+        record_status(r, now, line, sizeof line);
+        fprintf(stderr, "\rpytop: recording %s: %s\033[K", r->name, line);
         fflush(stderr);
     }
-    return r->failed ? -1 : 0;
 }
 
-void record_exec(struct recording_app *r, const char *program, double now)
+int record_finish_cli(struct recording_app *r, double now)
 {
-    struct pt_error err = {0};
-    if (!r->failed && recwriter_exec(r->w, now - r->start, program, &err) < 0) {
-        say_failure(r, &err);
-    }
-}
-
-int record_finish(struct recording_app *r, double now)
-{
-    if (r == NULL) {
-        return 0;
-    }
-    sampler_set_hook(r->sampler, NULL);
     char line[160];
-    status_text(r, now, line, sizeof line);
+    char name[sizeof r->name];
+    record_status(r, now, line, sizeof line);
+    snprintf(name, sizeof name, "%s", r->name);
+    bool tty = r->tty;
+    char failure[sizeof r->failure];
+    snprintf(failure, sizeof failure, "%s", r->failure);
     struct pt_error err = {0};
-    int rc = recwriter_close(r->w, now - r->start, &err);
-    if (r->tty) {
+    char when[32];
+    int rc = record_finish(r, now, when, sizeof when, &err);
+    if (tty) {
         fputs("\r\033[K", stderr);
     }
-    if (rc < 0 && !r->failed) {
-        fprintf(stderr, "pytop: %s: %s\n", r->o->record, err.msg);
+    if (rc < 0) {
+        fprintf(stderr, "pytop: %s: %s\n", name, err.msg);
     }
-    fprintf(stderr, "pytop: recorded %s: %s%s\n", r->o->record, line,
-            rc < 0 || r->failed ? " (cut short by the error above)" : "");
-    rc = rc < 0 || r->failed ? -1 : 0;
-    free(r);
+    fprintf(stderr, "pytop: recorded %s: %s%s\n", name, line,
+            rc < 0 ? " (cut short by the error above: readable up to it)" : "");
+    (void)failure;
     return rc;
 }

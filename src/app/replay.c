@@ -228,6 +228,11 @@ static int replay_interval(const struct cli_options *o, struct recording *r, str
         }
     }
     struct sampler_stats *st = sampler_stats(f->sampler, to);
+    /* The tail after the last sample (the recorder's closing) is no interval of its own. */
+    if (st != NULL && st->samples == 0 && st->errors == 0 && from > 0) {
+        sampler_stats_free(st);
+        return 0;
+    }
     struct snapshot *s = recording_snapshot_at(r, to, &err);
     int rc = -1;
     if (st == NULL) {

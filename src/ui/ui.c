@@ -95,6 +95,12 @@ struct ui {
     bool opcodes;           /* frames carry their instruction (--opcodes, o) */
     char message[PATH_MAX + 128];
     bool message_is_error;
+    /* R: whether a recording goes on (as the newest frame says, or as just asked), its size
+     * and length, and the sampling thread's last word on it. */
+    bool recording;
+    uint64_t record_bytes;
+    double record_s;
+    char record_note[sizeof((struct live_frame *)0)->record_note];
     double message_until;
     char why[512];
     enum ui_redraw redraw; /* what changed since the last draw */
@@ -246,6 +252,9 @@ static struct ui_screen screen_info(const char *const *titles)
     }
     struct ui_screen s = {
         .pid = ui.pid,
+        .recording = ui.recording,
+        .record_bytes = ui.record_bytes,
+        .record_s = ui.record_s,
         .frame = f,
         .frozen = ui.frozen,
         .exited = exited,
@@ -371,6 +380,16 @@ static void take_frames(void)
         ui.quit = true;
         live_frame_free(f);
         return;
+    }
+    ui.recording = f->recording;
+    ui.record_bytes = f->record_bytes;
+    ui.record_s = f->record_s;
+    if (strcmp(f->record_note, ui.record_note) != 0) {
+        snprintf(ui.record_note, sizeof ui.record_note, "%s", f->record_note);
+        set_message(strncmp(f->record_note, "recording to", 12) != 0 &&
+                        strncmp(f->record_note, "recorded", 8) != 0,
+                    "%s", f->record_note);
+        need(UI_REDRAW_LINES);
     }
     /* A snapshot that could not be read keeps the last picture too. */
     if (f->state == LIVE_GONE || f->snap == NULL) {
@@ -599,6 +618,30 @@ static enum ui_redraw toggle_opcodes(void *ctx, const struct ui_model *m, const 
     return UI_REDRAW_LINES;
 }
 
+/* 'R': every sample into pytop-PID-TIME.pyrec here from now on, or no more. */
+static enum ui_redraw toggle_record(void *ctx, const struct ui_model *m, const TermKeyKey *key)
+{
+    if (ui.recording) {
+        live_record(ui.live, -1, NULL);
+        ui.recording = false;
+        set_message(false, "recording stops");
+        return UI_REDRAW_LINES;
+    }
+    char name[PATH_MAX];
+    struct pt_error err = {0};
+    int fd = ui_dump_create(ui.pid, 0, "", "pyrec", name, sizeof name, &err);
+    if (fd < 0) {
+        set_message(true, "cannot record: %s", err.msg);
+        return UI_REDRAW_LINES;
+    }
+    live_record(ui.live, fd, name);
+    ui.recording = true;
+    ui.record_bytes = 0;
+    ui.record_s = 0;
+    set_message(false, "recording to %s (R stops)", name);
+    return UI_REDRAW_LINES;
+}
+
 /* 'i': the bottom line shows what reading the target costs, or the key hints again. */
 static enum ui_redraw toggle_reader(void *ctx, const struct ui_model *m, const TermKeyKey *key)
 {
@@ -696,6 +739,12 @@ const struct ui_binding ui_bindings[] = {
      UI_HELP_PICTURE,
      "instructions: each frame of the stacks shows the one it is at,\n"
      "[LOAD_ATTR] and its specialised form / no more"},
+    {"R",
+     {{UI_KEY_CHAR, 'R'}},
+     toggle_record,
+     UI_HELP_PICTURE,
+     "record every sample (and a snapshot each refresh) to\npytop-PID-TIME.pyrec here / stop; "
+     "pytop --replay reads it"},
     {"i",
      {{UI_KEY_CHAR, 'i'}},
      toggle_reader,

@@ -25,10 +25,8 @@ enum {
     DUMP_TOP_FUNCTIONS = 20, /* rows of the report's functions table */
 };
 
-/* Creates a file named after process PID at time WHEN (0: now), ending in SUFFIX, that did not
- * exist. Returns its fd, with its name in NAME. */
-static int create_named(pid_t pid, double when, const char *suffix, char *name, size_t size,
-                        struct pt_error *err)
+int ui_dump_create(pid_t pid, double when, const char *suffix, const char *ext, char *name,
+                   size_t size, struct pt_error *err)
 {
     char stamp[32];
     time_t t = when > 0 ? (time_t)when : time(NULL);
@@ -38,9 +36,9 @@ static int create_named(pid_t pid, double when, const char *suffix, char *name, 
     }
     for (int i = 1; i <= DUMP_TRIES; i++) {
         if (i == 1) {
-            snprintf(name, size, "pytop-%d-%s%s.txt", (int)pid, stamp, suffix);
+            snprintf(name, size, "pytop-%d-%s%s.%s", (int)pid, stamp, suffix, ext);
         } else {
-            snprintf(name, size, "pytop-%d-%s%s-%d.txt", (int)pid, stamp, suffix, i);
+            snprintf(name, size, "pytop-%d-%s%s-%d.%s", (int)pid, stamp, suffix, i, ext);
         }
         int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd >= 0) {
@@ -55,7 +53,7 @@ static int create_named(pid_t pid, double when, const char *suffix, char *name, 
 
 static int create(const struct snapshot *s, char *name, size_t size, struct pt_error *err)
 {
-    return create_named(s->pid, s->time, "", name, size, err);
+    return ui_dump_create(s->pid, s->time, "", "txt", name, size, err);
 }
 
 /* Writes to the new file FD (named NAME) with WRITE, then closes it; a failure removes it. */
@@ -122,7 +120,7 @@ int ui_dump_heat(const struct live_frame *f, pid_t pid, const struct sampler_hea
              "heat view", (int)pid, f != NULL && f->command[0] != '\0' ? f->command : "?",
              s != NULL && s->python.version.ptr != NULL ? (int)s->python.version.len : 1,
              s != NULL && s->python.version.ptr != NULL ? s->python.version.ptr : "?", when);
-    int fd = create_named(pid, 0, "-source", name, size, err);
+    int fd = ui_dump_create(pid, 0, "-source", "txt", name, size, err);
     if (fd < 0) {
         return -1;
     }

@@ -21,6 +21,12 @@ struct pt_error;
  * what OPTS add) to a new file pytop-PID-YYYYmmdd-HHMMSS.txt (the snapshot's local time; -2,
  * -3... appended when taken), created exclusively with mode 0600, and puts its name in NAME.
  * Errors: PT_E_IO, PT_E_NOMEM. */
+/* Creates a file named after process PID at time WHEN (0: now), pytop-PID-YYYYmmdd-HHMMSS
+ * SUFFIX.EXT (or with -2, -3... when that exists), that did not exist: mode 0600, never through
+ * a symbolic link. Returns its fd, with its name in NAME; -1: PT_E_IO. */
+int ui_dump_create(pid_t pid, double when, const char *suffix, const char *ext, char *name,
+                   size_t size, struct pt_error *err);
+
 int ui_dump_write(const struct snapshot *s, const struct snapshot *tasks,
                   const struct sampler_stats *st, const struct snapshot_source *src,
                   const struct report_opts *opts, char *name, size_t size, struct pt_error *err);

@@ -71,6 +71,14 @@ static void header_line1(WINDOW *w, const struct ui_screen *s, int width, const 
         size_t n = strlen(marker);
         snprintf(marker + n, sizeof marker - n, "%sFROZEN", n > 0 ? " " : "");
     }
+    if (s->recording) {
+        size_t n = strlen(marker);
+        long t = s->record_s > 0 && s->record_s < 1e9 ? (long)s->record_s : 0;
+        double b = (double)s->record_bytes;
+        snprintf(marker + n, sizeof marker - n, "%s\u25cf REC %.*f %s %ld:%02ld", n > 0 ? " " : "",
+                 b >= 1e6 ? 1 : 0, b >= 1e6 ? b / 1e6 : b / 1e3, b >= 1e6 ? "MB" : "kB", t / 60,
+                 t % 60);
+    }
     if (s->frame != NULL && s->frame->snap != NULL) {
         deadlock_marker(marker, sizeof marker, s->frame->snap);
     }

@@ -3,6 +3,7 @@
 #define PYTOP_UI_UI_SCREEN_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <ncurses.h>
@@ -45,6 +46,9 @@ struct ui_screen {
     const char *message;     /* the newest message while it lasts (dump written, refresh changed) */
     bool message_is_error;
     const char *log_path; /* where the command's output goes (pytop -- CMD) */
+    bool recording;       /* R: "● REC 12.3 MB 0:41" in the header */
+    uint64_t record_bytes;
+    double record_s;
 };
 
 void ui_screen_header(WINDOW *w, const struct ui_screen *s, const struct ui_style *st);

@@ -18,7 +18,10 @@ enum {
     RECFORMAT_TABLE_MAX = 1 << 20,   /* codes, frames or threads one chunk defines */
 };
 /* ... or once it spans this long: a seek decodes at most this much. */
-#define RECFORMAT_CHUNK_SECONDS 1.0
+#define RECFORMAT_CHUNK_SECONDS 5.0
+/* Records' times count ticks of this many seconds (10 µs): finer than any sampling period,
+ * coarse enough that a time step is mostly one byte. */
+#define RECFORMAT_TICK 1e-5
 #define RECFORMAT_CHUNK_MAGIC "PRCK"
 
 /* What a chunk holds, in its header's flags: the replay's timeline marks them. */
@@ -28,6 +31,8 @@ enum {
     RECFORMAT_HAS_EXEC = 1u << 2,
     RECFORMAT_HAS_GC = 1u << 3,  /* some thread-sample was in a collection */
     RECFORMAT_HAS_END = 1u << 4, /* the recording's last chunk, written at a clean end */
+    RECFORMAT_STORED = 1u << 5,  /* the payload is the records as they are (zstd did not
+                                  * shrink them) */
 };
 
 /* Records of a chunk's (decompressed) bytes; each starts with its type. */
@@ -41,6 +46,8 @@ enum rec_record {
     RECORD_SNAPSHOT = 6, /* time step, length, a snapshot (snapcodec) */
     RECORD_EXEC = 7,     /* time step, the program the target exec()ed */
     RECORD_END = 8,      /* time step: the recording ended cleanly here */
+    RECORD_SAMPLE_SAME = 9, /* time step, a sample of the last one's threads in its order: the
+                             * thread-samples that changed, each its position and delta */
 };
 
 /* A thread-sample's flags: each tri-state in two bits (0 no, 1 yes, 2 unknown), then bits. */

@@ -133,10 +133,11 @@ static const struct snap_thread *stored_thread(const struct snap_interp *in, con
     return NULL;
 }
 
-/* Whether the stored thread was where the sample finds it: its wait still holds. */
+/* Whether the stored thread was where the sample finds it: at the same innermost frame (all
+ * a recording keeps of a snapshot's stacks). */
 static bool same_place(const struct snap_thread *st, const struct snap_thread *now)
 {
-    if (st->n_frames != now->n_frames || st->n_frames == 0) {
+    if (st->n_frames == 0 || now->n_frames == 0) {
         return st->n_frames == now->n_frames;
     }
     const struct snap_frame *a = &st->frames[0], *b = &now->frames[0];
@@ -195,8 +196,13 @@ static int overlay(struct snapshot *s, const struct rec_sample *smp)
                 return -1;
             }
             const struct snap_thread *st = stored_thread(k < s->n_interps ? &s->interps[k] : NULL, t);
+            /* Where the thread still is where the full snapshot saw it, what only snapshots read
+             * (the wait; the exception state, before 3.11) still holds. */
             if (st != NULL && same_place(st, o)) {
                 o->wait = st->wait;
+                if (o->has_exception == SNAP_UNKNOWN) {
+                    o->has_exception = st->has_exception;
+                }
             }
         }
         in->threads = threads;

@@ -33,8 +33,19 @@ struct map {
 };
 
 /* A thread's last thread-sample in this chunk: the frames to take the next one's delta to. */
+/* A frame as the unwinder gave it. */
+struct raw_frame {
+    uint64_t serial;
+    uint32_t offset;
+    uint8_t kind;
+    uint8_t unreadable;
+};
+
 struct last_stack {
-    uint32_t thread;  /* the chunk's thread index */
+    uint32_t flags;   /* its last flags */
+    struct raw_frame *raw; /* its last frames as given, innermost first (N_RAW of them) */
+    size_t n_raw;
+    size_t cap_raw;
     uint32_t *frames; /* the chunk's frame indexes, innermost first */
     size_t n;
     size_t cap;
@@ -47,6 +58,11 @@ struct recwriter {
     uint8_t *packed;      /* its compressed form */
     size_t packed_cap;
     struct strbuf body;   /* a record being made while its definitions go into CHUNK */
+    struct strbuf same;   /* the same sample, as the changes to the last */
+    bool offsets;         /* frames keep their instruction offsets (else lines only) */
+    uint32_t *order;      /* the chunk's thread indexes of the last sample, in its order */
+    size_t n_order;
+    size_t cap_order;
     ZSTD_CCtx *zc;
     uint32_t flags;
     uint32_t n_samples;
@@ -233,6 +249,24 @@ static int write_header(struct recwriter *w, const struct rec_header *h, struct 
     return rc;
 }
 
+void recwriter_header_from(struct rec_header *h, const struct snapshot *s, double rate,
+                           double interval)
+{
+    *h = (struct rec_header){0};
+    h->pid = s->pid;
+    h->cmdline = s->cmdline;
+    h->n_cmdline = s->n_cmdline;
+    h->python_version = s->python.version;
+    h->hexversion = s->python.hexversion;
+    h->free_threaded = s->python.free_threaded;
+    h->debug_build = s->python.debug_build;
+    h->binary = s->python.binary;
+    h->rate_hz = rate;
+    h->interval_s = interval;
+    h->start_wall = s->time;
+    h->started = s->started;
+}
+
 struct recwriter *recwriter_open(int fd, const struct rec_header *h, struct pt_error *err)
 {
     struct recwriter *w = calloc(1, sizeof *w);
@@ -267,8 +301,10 @@ static void chunk_reset(struct recwriter *w)
     for (size_t i = 0; i < w->n_threads; i++) {
         free(w->threads[i].name);
         w->stacks[i].n = 0;
+        w->stacks[i].n_raw = 0;
     }
     w->n_threads = 0;
+    w->n_order = 0;
 }
 
 /* Compresses the chunk in hand and writes it whole, header first. */
@@ -297,12 +333,18 @@ static int chunk_flush(struct recwriter *w, struct pt_error *err)
         return pt_error_set(err, PT_E_IO, 0, "could not compress the recording: %s",
                             ZSTD_isError(n) ? ZSTD_getErrorName(n) : "chunk too large");
     }
+    const uint8_t *payload = w->packed;
+    if (n >= w->chunk.len) {
+        w->flags |= RECFORMAT_STORED;
+        payload = (const uint8_t *)w->chunk.data;
+        n = w->chunk.len;
+    }
     uint8_t head[RECFORMAT_CHUNK_HEAD];
     memcpy(head, RECFORMAT_CHUNK_MAGIC, 4);
     recformat_put_le32(head + 4, w->flags);
     recformat_put_le32(head + 8, (uint32_t)n);
     recformat_put_le32(head + 12, (uint32_t)w->chunk.len);
-    recformat_put_le32(head + 16, (uint32_t)crc32(0, (const Bytef *)w->packed, (uInt)n));
+    recformat_put_le32(head + 16, (uint32_t)crc32(0, (const Bytef *)payload, (uInt)n));
     recformat_put_le32(head + 20, w->n_samples);
     struct strbuf times = {0};
     varint_put_f64(&times, w->t_first);
@@ -312,11 +354,11 @@ static int chunk_flush(struct recwriter *w, struct pt_error *err)
     }
     memcpy(head + 24, times.data, 16);
     strbuf_free(&times);
-    /* One write for the header and the payload: a kill between them leaves no header naming a
-     * payload that is not there (the reader checks the length and sum anyway). */
+    /* A kill between the two writes, or in the second, leaves a chunk the reader finds short
+     * (its length) or damaged (its sum), and reads no further. */
     int rc = write_all(w, head, sizeof head, err);
     if (rc == 0) {
-        rc = write_all(w, w->packed, n, err);
+        rc = write_all(w, payload, n, err);
     }
     chunk_reset(w);
     return rc;
@@ -337,7 +379,7 @@ static int chunk_ready(struct recwriter *w, double t, uint64_t *us, struct pt_er
         chunk_flush(w, err) < 0) {
         return -1;
     }
-    *us = (uint64_t)llround(t * 1e6);
+    *us = (uint64_t)llround(t / RECFORMAT_TICK);
     if (!w->open) {
         w->open = true;
         w->t_first = t;
@@ -395,25 +437,34 @@ static int frame_index(struct recwriter *w, const struct sample_frame *f, const 
         }
         code = ci + 1;
     }
-    uint64_t key = (uint64_t)code << 32 ^ (uint64_t)f->offset ^ (uint64_t)f->kind << 56 ^
-                   (uint64_t)f->unreadable << 60;
-    key = key != 0 ? key : 1;
+    /* Exact keys: code indexes stay under 2^21, kinds and reasons under 8. */
+    uint64_t tail = (uint64_t)code << 32 ^ (uint64_t)f->kind << 56 ^ (uint64_t)f->unreadable << 60;
+    uint64_t key = (tail ^ (uint64_t)f->offset) | 1ULL << 63;
     uint32_t hit;
     if (map_get(&w->frames, key, &hit)) {
         *idx = hit;
         return 0;
     }
-    if (w->n_frames >= RECFORMAT_TABLE_MAX || !map_put(&w->frames, key, w->n_frames)) {
-        return -1;
-    }
     int line = -1;
     if (f->code != NULL && f->offset != SAMPLE_OFFSET_UNKNOWN && L != NULL) {
         line = code_offset_line(f->code, L, f->offset);
     }
+    /* Without instructions, the frames of one line are one. */
+    uint64_t line_key = (tail ^ (uint32_t)line) & ~(1ULL << 63);
+    line_key = line_key != 0 ? line_key : 1;
+    if (!w->offsets && map_get(&w->frames, line_key, &hit)) {
+        *idx = hit;
+        return map_put(&w->frames, key, hit) ? 0 : -1;
+    }
+    if (w->n_frames >= RECFORMAT_TABLE_MAX || !map_put(&w->frames, key, w->n_frames) ||
+        (!w->offsets && !map_put(&w->frames, line_key, w->n_frames))) {
+        return -1;
+    }
+    uint32_t offset = w->offsets ? f->offset : SAMPLE_OFFSET_UNKNOWN;
     strbuf_append(&w->chunk, (const char *)&(uint8_t){RECORD_FRAME}, 1);
     varint_put(&w->chunk, code);
     varint_put_signed(&w->chunk, line);
-    varint_put(&w->chunk, f->offset == SAMPLE_OFFSET_UNKNOWN ? 0 : (uint64_t)f->offset + 1);
+    varint_put(&w->chunk, offset == SAMPLE_OFFSET_UNKNOWN ? 0 : (uint64_t)offset + 1);
     varint_put(&w->chunk, (uint64_t)f->kind);
     varint_put(&w->chunk, (uint64_t)f->unreadable);
     *idx = w->n_frames++;
@@ -470,6 +521,8 @@ static int thread_index(struct recwriter *w, const struct sample_thread *t, size
         d->name_len = t->name_len;
     }
     w->stacks[w->n_threads].n = 0;
+    w->stacks[w->n_threads].n_raw = 0;
+    w->stacks[w->n_threads].flags = UINT32_MAX;
     strbuf_append(&w->chunk, (const char *)&(uint8_t){RECORD_THREAD}, 1);
     varint_put_signed(&w->chunk, t->interp_id);
     varint_put(&w->chunk, (uint64_t)(t->tid > 0 ? t->tid : 0));
@@ -500,17 +553,52 @@ static bool reserve_u32(uint32_t **p, size_t *cap, size_t n)
 
 /* Defines what thread T's sample needs (its thread, its new frames) before the sample record:
  * the frame indexes go to W->SCRATCH (innermost first). */
+static bool same_frame(const struct raw_frame *a, const struct sample_frame *f)
+{
+    return a->serial == f->code_serial && a->offset == f->offset && a->kind == f->kind &&
+           a->unreadable == f->unreadable;
+}
+
+/* Defines what thread T's sample needs (its thread, its new frames) before the sample record:
+ * the frame indexes go to W->SCRATCH (innermost first). The outermost frames that are the
+ * thread's last ones, as the unwinder gave them, keep their indexes without a lookup. */
 static int define_thread(struct recwriter *w, const struct sample_thread *t,
                          const struct py_layout *L, size_t hint, uint32_t *ti)
 {
-    if (thread_index(w, t, hint, ti) < 0 || !reserve_u32(&w->scratch, &w->cap_scratch, t->n_frames)) {
+    size_t n = t->n_frames;
+    if (thread_index(w, t, hint, ti) < 0 || !reserve_u32(&w->scratch, &w->cap_scratch, n)) {
         return -1;
     }
-    for (size_t i = 0; i < t->n_frames; i++) {
+    struct last_stack *ls = &w->stacks[*ti];
+    size_t keep = 0;
+    while (keep < n && keep < ls->n_raw && ls->n_raw == ls->n &&
+           same_frame(&ls->raw[ls->n - 1 - keep], &t->frames[n - 1 - keep])) {
+        w->scratch[n - 1 - keep] = ls->frames[ls->n - 1 - keep];
+        keep++;
+    }
+    for (size_t i = 0; i < n - keep; i++) {
         if (frame_index(w, &t->frames[i], L, &w->scratch[i]) < 0) {
             return -1;
         }
     }
+    if (n > ls->cap_raw) {
+        size_t cap = ls->cap_raw != 0 ? ls->cap_raw : 32;
+        while (cap < n) {
+            cap *= 2;
+        }
+        struct raw_frame *r = realloc(ls->raw, cap * sizeof *r);
+        if (r == NULL) {
+            return -1;
+        }
+        ls->raw = r;
+        ls->cap_raw = cap;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct sample_frame *f = &t->frames[i];
+        ls->raw[i] = (struct raw_frame){f->code_serial, f->offset, (uint8_t)f->kind,
+                                        (uint8_t)f->unreadable};
+    }
+    ls->n_raw = n;
     return 0;
 }
 
@@ -527,20 +615,18 @@ static uint32_t thread_flags(const struct sample_thread *t, enum snap_bool on_cp
     return f;
 }
 
-/* Writes thread-sample TI's stack (W->SCRATCH[0..N)) as a delta to its last: how many of the
- * last's innermost frames go, then the new innermost frames, outermost of them first. */
-static int put_delta(struct recwriter *w, struct strbuf *body, uint32_t ti, size_t n)
+/* Thread TI's new stack (W->SCRATCH[0..N)) against its last: how many of the last's innermost
+ * frames go (*POP) and how many new innermost frames come (*PUSH: SCRATCH[0..PUSH)); the last
+ * becomes the new. */
+static int stack_delta(struct recwriter *w, uint32_t ti, size_t n, size_t *pop, size_t *push)
 {
     struct last_stack *ls = &w->stacks[ti];
     size_t keep = 0; /* outermost frames both share */
     while (keep < n && keep < ls->n && ls->frames[ls->n - 1 - keep] == w->scratch[n - 1 - keep]) {
         keep++;
     }
-    varint_put(body, ls->n - keep);
-    varint_put(body, n - keep);
-    for (size_t i = n - keep; i-- > 0;) {
-        varint_put(body, w->scratch[i]);
-    }
+    *pop = ls->n - keep;
+    *push = n - keep;
     if (!reserve_u32(&ls->frames, &ls->cap, n)) {
         return -1;
     }
@@ -549,25 +635,77 @@ static int put_delta(struct recwriter *w, struct strbuf *body, uint32_t ti, size
     return 0;
 }
 
-/* Appends the thread-samples of SMP to BODY, defining in the chunk what they need. */
-static int sample_body(struct recwriter *w, const struct sample *smp, const enum snap_bool *on_cpu,
-                       const struct py_layout *L, struct strbuf *body, bool *any_gc)
+/* A thread-sample's flags and stack delta; the new frames outermost first. */
+static void put_change(struct strbuf *b, const struct recwriter *w, uint32_t flags, size_t pop,
+                       size_t push)
 {
+    varint_put(b, flags);
+    varint_put(b, pop);
+    varint_put(b, push);
+    for (size_t i = push; i-- > 0;) {
+        varint_put(b, w->scratch[i]);
+    }
+}
+
+/* Appends the thread-samples of SMP, defining in the chunk what they need: in full to BODY (a
+ * RECORD_SAMPLE), and those that changed to W->SAME (a RECORD_SAMPLE_SAME, usable when the
+ * threads are the previous sample's, in its order). */
+static int sample_body(struct recwriter *w, const struct sample *smp, const enum snap_bool *on_cpu,
+                       const struct py_layout *L, struct strbuf *body, bool *any_gc, bool *same)
+{
+    *same = w->n_order == smp->n_threads;
+    if (!reserve_u32(&w->order, &w->cap_order, smp->n_threads + 1)) {
+        return -1;
+    }
+    w->same.len = 0;
     varint_put(body, smp->n_threads);
+    size_t changed = 0;
+    struct strbuf changes = {0};
     for (size_t i = 0; i < smp->n_threads; i++) {
         const struct sample_thread *th = &smp->threads[i];
         uint32_t ti;
+        size_t pop, push;
         if (define_thread(w, th, L, i, &ti) < 0) {
+            strbuf_free(&changes);
             return -1;
         }
         *any_gc |= th->in_gc == SNAP_YES;
-        varint_put(body, ti);
-        varint_put(body, thread_flags(th, on_cpu != NULL ? on_cpu[i] : SNAP_UNKNOWN));
-        if (put_delta(w, body, ti, th->n_frames) < 0) {
+        uint32_t flags = thread_flags(th, SNAP_UNKNOWN);
+        if (stack_delta(w, ti, th->n_frames, &pop, &push) < 0) {
+            strbuf_free(&changes);
             return -1;
         }
+        varint_put(body, ti);
+        put_change(body, w, flags, pop, push);
+        *same = *same && w->order[i] == ti;
+        w->order[i] = ti;
+        if (pop != 0 || push != 0 || w->stacks[ti].flags != flags) {
+            varint_put(&changes, i);
+            put_change(&changes, w, flags, pop, push);
+            changed++;
+        }
+        w->stacks[ti].flags = flags;
     }
-    return body->failed ? -1 : 0;
+    w->n_order = smp->n_threads;
+    varint_put(&w->same, changed);
+    strbuf_append(&w->same, changes.data, changes.len);
+    /* The CPU states read with this sample (a few threads in turn): position and state, after
+     * the stacks, in either form. */
+    size_t states = 0;
+    for (size_t i = 0; on_cpu != NULL && i < smp->n_threads; i++) {
+        states += on_cpu[i] != SNAP_UNKNOWN;
+    }
+    varint_put(body, states);
+    varint_put(&w->same, states);
+    for (size_t i = 0; on_cpu != NULL && i < smp->n_threads; i++) {
+        if (on_cpu[i] != SNAP_UNKNOWN) {
+            varint_put(body, i << 1 | (on_cpu[i] == SNAP_YES));
+            varint_put(&w->same, i << 1 | (on_cpu[i] == SNAP_YES));
+        }
+    }
+    bool failed = changes.failed || body->failed || w->same.failed;
+    strbuf_free(&changes);
+    return failed ? -1 : 0;
 }
 
 int recwriter_sample(struct recwriter *w, double t, const struct sample *smp,
@@ -581,12 +719,15 @@ int recwriter_sample(struct recwriter *w, double t, const struct sample *smp,
     /* The definitions go into the chunk first, the sample's record after them. */
     w->body.len = 0;
     bool any_gc = false;
-    if (sample_body(w, smp, on_cpu, L, &w->body, &any_gc) < 0) {
+    bool same = false;
+    if (sample_body(w, smp, on_cpu, L, &w->body, &any_gc, &same) < 0) {
         w->failed = true;
         return pt_error_set(err, PT_E_NOMEM, 0, "out of memory for the recording");
     }
-    record_put(w, RECORD_SAMPLE, us);
-    strbuf_append(&w->chunk, w->body.data, w->body.len);
+    /* The same threads as the last sample: only what changed. */
+    const struct strbuf *b = same ? &w->same : &w->body;
+    record_put(w, same ? RECORD_SAMPLE_SAME : RECORD_SAMPLE, us);
+    strbuf_append(&w->chunk, b->data, b->len);
     w->flags |= any_gc ? RECFORMAT_HAS_GC : 0;
     w->n_samples++;
     w->samples++;
@@ -618,11 +759,52 @@ int recwriter_exec(struct recwriter *w, double t, const char *program, struct pt
     return 0;
 }
 
+/* S with each thread's stack cut to its innermost frame: the samples hold the stacks (a replay
+ * shows the sample's), the innermost frame tells whether the thread's wait still holds there.
+ * The copy points into S; free its arrays with free_slim(). */
+static int slim_copy(const struct snapshot *s, struct snapshot *slim, struct pt_error *err)
+{
+    *slim = *s;
+    slim->interps = calloc(s->n_interps + 1, sizeof *slim->interps);
+    if (slim->interps == NULL) {
+        return pt_error_set(err, PT_E_NOMEM, 0, "out of memory for the recording");
+    }
+    for (size_t i = 0; i < s->n_interps; i++) {
+        const struct snap_interp *in = &s->interps[i];
+        struct snap_interp *out = &slim->interps[i];
+        *out = *in;
+        out->threads = calloc(in->n_threads + 1, sizeof *out->threads);
+        if (out->threads == NULL) {
+            slim->n_interps = i;
+            return pt_error_set(err, PT_E_NOMEM, 0, "out of memory for the recording");
+        }
+        for (size_t k = 0; k < in->n_threads; k++) {
+            out->threads[k] = in->threads[k];
+            out->threads[k].n_frames = in->threads[k].n_frames > 0 ? 1 : 0;
+        }
+    }
+    return 0;
+}
+
+static void free_slim(struct snapshot *slim)
+{
+    for (size_t i = 0; slim->interps != NULL && i < slim->n_interps; i++) {
+        free(slim->interps[i].threads);
+    }
+    free(slim->interps);
+}
+
 int recwriter_snapshot(struct recwriter *w, double t, const struct snapshot *s,
                        struct pt_error *err)
 {
     w->body.len = 0;
-    if (snapcodec_encode(s, &w->body, err) < 0) {
+    struct snapshot slim;
+    int rc = slim_copy(s, &slim, err);
+    if (rc == 0) {
+        rc = snapcodec_encode(&slim, &w->body, err);
+    }
+    free_slim(&slim);
+    if (rc < 0) {
         return -1;
     }
     if (w->body.len > RECFORMAT_CHUNK_MAX / 2) {
@@ -638,6 +820,11 @@ int recwriter_snapshot(struct recwriter *w, double t, const struct snapshot *s,
     strbuf_append(&w->chunk, w->body.data, w->body.len);
     w->flags |= RECFORMAT_HAS_SNAPSHOT;
     return 0;
+}
+
+void recwriter_set_offsets(struct recwriter *w, bool on)
+{
+    w->offsets = on;
 }
 
 uint64_t recwriter_bytes(const struct recwriter *w)
@@ -677,10 +864,13 @@ int recwriter_close(struct recwriter *w, double t, struct pt_error *err)
     strbuf_free(&w->chunk);
     free(w->packed);
     strbuf_free(&w->body);
+    strbuf_free(&w->same);
+    free(w->order);
     map_free(&w->codes);
     map_free(&w->frames);
     for (size_t i = 0; i < w->cap_threads; i++) {
         free(w->stacks[i].frames);
+        free(w->stacks[i].raw);
     }
     free(w->stacks);
     free(w->threads);

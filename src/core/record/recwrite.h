@@ -16,9 +16,19 @@ struct pt_error;
 
 struct recwriter;
 
+/* H from snapshot S (the target, its Python, when it started and when S was taken, which is
+ * time 0), RATE and INTERVAL; H points into S. */
+void recwriter_header_from(struct rec_header *h, const struct snapshot *s, double rate,
+                           double interval);
+
 /* Writes to FD (which the writer closes) a recording whose header H says (its strings are
  * copied; format and recorder are the writer's own). Errors: PT_E_NOMEM, PT_E_IO. */
 struct recwriter *recwriter_open(int fd, const struct rec_header *h, struct pt_error *err);
+
+/* Whether frames keep their instruction's offset (--opcodes: the heat view's instructions),
+ * else only their line: the frames of one line are then one, and a busy loop costs fewer bytes.
+ * Off until set; set before the first sample. */
+void recwriter_set_offsets(struct recwriter *w, bool on);
 
 /* Adds SMP, taken at T seconds from the start; ON_CPU[i] (NULL: unknown) the i-th thread's
  * state; L the layout that reads its code objects' line tables. Returns 0, or -1 (PT_E_IO,

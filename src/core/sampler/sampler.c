@@ -98,6 +98,7 @@ struct sampler {
     double sample_s;
     double state_cost; /* seconds one state read took lately */
     unsigned since_state; /* samples since a state was last read */
+    struct sampler_hook hook;
 };
 
 /* Whether samples read only the threads holding the GIL: asked for, or all the mode counts. */
@@ -426,6 +427,17 @@ static void release(struct sampler *s)
     }
 }
 
+void sampler_add_sample(struct sampler *s, const struct sample *smp, const enum snap_bool *on_cpu,
+                        double now)
+{
+    sampler_window_add_sample(&s->window, smp, on_cpu, now);
+}
+
+void sampler_set_hook(struct sampler *s, const struct sampler_hook *h)
+{
+    s->hook = h != NULL ? *h : (struct sampler_hook){0};
+}
+
 int sampler_sample(struct sampler *s, double now, struct pt_error *err)
 {
     struct pt_error local = {0};
@@ -452,6 +464,9 @@ int sampler_sample(struct sampler *s, double now, struct pt_error *err)
             *e = ex;
         }
         note_failure(s, now, e);
+        if (s->hook.error != NULL) {
+            s->hook.error(s->hook.ctx, e, now);
+        }
         return -1;
     }
     s->fail_run = 0;
@@ -460,6 +475,9 @@ int sampler_sample(struct sampler *s, double now, struct pt_error *err)
      * state it had, running or asleep. */
     const enum snap_bool *on_cpu = read_states(s, smp, clock_now() - start);
     sampler_window_add_sample(&s->window, smp, on_cpu, now);
+    if (s->hook.sample != NULL) {
+        s->hook.sample(s->hook.ctx, smp, on_cpu, unwind_layout(s->unwind), now);
+    }
     if (!(now < s->next_cpu)) {
         read_cpu(s, smp, now);
         s->next_cpu = now + s->cpu_period;

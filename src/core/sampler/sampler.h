@@ -187,6 +187,21 @@ struct sampler *sampler_new(struct proc *p, const struct runtime *rt,
                             const struct sampler_opts *opts, struct pt_error *err);
 void sampler_free(struct sampler *s);
 
+/* What else sees each sample as it is taken (a recording): SAMPLE gets every successful one with
+ * the threads' CPU states as read with it (NULL entries unknown) and the layout that reads its
+ * code objects, ERROR every failed one. NOW is sampler_sample()'s. Called on the sampling
+ * thread, inside sampler_sample(). */
+struct sample;
+struct py_layout;
+struct sampler_hook {
+    void (*sample)(void *ctx, const struct sample *smp, const enum snap_bool *on_cpu,
+                   const struct py_layout *L, double now);
+    void (*error)(void *ctx, const struct pt_error *why, double now);
+    void *ctx;
+};
+/* Sets the hook (copied), or clears it with H NULL. */
+void sampler_set_hook(struct sampler *s, const struct sampler_hook *h);
+
 /* Takes one compact sample now (unwind_sample()) and adds it to the window; a failed sample is
  * counted as an error and its error returned (-1): PT_E_GONE once the target has exited,
  * PT_E_EXEC once it has exec()ed (looked for after the first failure of a run, and every
@@ -229,6 +244,11 @@ struct unwind_counters sampler_reader_counters(const struct sampler *s);
 /* Adds an already-taken snapshot to the window (for tests and replays); the sampler takes
  * ownership of SNAP. */
 void sampler_add(struct sampler *s, struct snapshot *snap, double now);
+
+/* Adds a compact sample taken elsewhere (a recording's, recconv_compact()) at NOW, with its
+ * threads' CPU states ON_CPU (NULL: unknown), to the window; the hook does not see it. */
+void sampler_add_sample(struct sampler *s, const struct sample *smp, const enum snap_bool *on_cpu,
+                        double now);
 
 /* Counts one failed sample at NOW. */
 void sampler_add_error(struct sampler *s, double now);

@@ -108,9 +108,10 @@ def with_instr(snap):
     return snap
 
 
-def compare_self_report(expect, snap, version, extra_fields=()):
+def compare_self_report(expect, snap, version, extra_fields=(), columns=True):
     """Problems between the target's own view (EXPECT) and pytop's JSON (SNAP); EXTRA_FIELDS
-    are compared in every frame as well."""
+    are compared in every frame as well, and (3.11+) the columns unless not COLUMNS (a
+    recording keeps lines only)."""
     problems = []
     if snap.get("pid") != expect["pid"]:
         problems.append(Problem("pid %r, expected %r" % (snap.get("pid"), expect["pid"])))
@@ -131,7 +132,7 @@ def compare_self_report(expect, snap, version, extra_fields=()):
         problems.append(Problem("interpreters %s, expected %s" % (
             sorted(got_interps, key=str), sorted(want_interps))))
     fields = ["function", "name", "file", "line"] + list(extra_fields)
-    if version >= (3, 11):
+    if version >= (3, 11) and columns:
         fields += COLUMN_FIELDS
     for interp_id, want_interp in sorted(want_interps.items()):
         got_interp = got_interps.get(interp_id)

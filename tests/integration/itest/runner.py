@@ -15,6 +15,7 @@ from .scen_batch import (check_batch, check_churn, check_codereuse, check_forkna
 from .scen_exec import check_exec
 from .scen_modes import check_modes
 from .scen_waits import check_waits
+from .scen_record import check_record
 from .scen_output import check_incident, check_output
 
 
@@ -26,7 +27,7 @@ def run_target_scenario(ctx, py, scenario, notes):
         log_path = os.path.join(workdir, "target.log")
         with open(log_path, "wb") as log:
             target = {"wronglayout": "manythreads", "gc": "gcstate",
-                      "exec": "execer", "output": "batch",
+                      "exec": "execer", "output": "batch", "record": "stacks",
                       "incident": "batch"}.get(scenario, scenario)
             proc = CHILDREN.start([py.path, os.path.join(TARGETS, target + ".py"), outfile],
                                   stdout=log, stderr=subprocess.STDOUT, cwd=workdir,
@@ -42,7 +43,8 @@ def run_target_scenario(ctx, py, scenario, notes):
                      "hostile": check_hostile, "exec": check_exec,
                      "output": check_output,
                      "incident": check_incident,
-                     "modes": check_modes, "waits": check_waits}.get(scenario, check_target)
+                     "modes": check_modes, "waits": check_waits,
+                     "record": check_record}.get(scenario, check_target)
             check(ctx, py, proc, outfile, log_path, workdir, notes)
             ok = True
         finally:

@@ -1,0 +1,76 @@
+/* fuzz_recread: a .pyrec recording read back from arbitrary bytes: opened, every sample scanned,
+ * the sample and snapshot at a few moments. Bytes come in through a memfd (the reader opens a
+ * path). Whatever it says, it must not crash, and a sample it hands on must be well formed. */
+#include "config.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "core/model/snapshot.h"
+#include "core/record/recording.h"
+#include "core/util/error.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int look(void *ctx, const struct rec_sample *s)
+{
+    size_t *n = ctx;
+    (*n)++;
+    if (s->failed) {
+        return s->error.ptr != NULL && s->error.len > 0 && s->error.ptr[0] == 0 ? 0 : 0;
+    }
+    for (size_t i = 0; i < s->n_threads; i++) {
+        const struct rec_thread *t = &s->threads[i];
+        for (size_t k = 0; k < t->n_frames; k++) {
+            const struct rec_frame *f = &t->frames[k];
+            if (f->code != NULL && f->code->function.ptr != NULL && f->code->function.len > 0) {
+                /* Every byte of a name must be readable. */
+                volatile char last = f->code->function.ptr[f->code->function.len - 1];
+                (void)last;
+            }
+            if ((unsigned)f->kind > SNAP_FRAME_UNREADABLE) {
+                abort();
+            }
+        }
+    }
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    int fd = memfd_create("fuzz_recread", MFD_CLOEXEC);
+    if (fd < 0) {
+        return 0;
+    }
+    if (write(fd, data, size) != (ssize_t)size) {
+        close(fd);
+        return 0;
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    struct pt_error err = {0};
+    struct recording *r = recording_open(path, &err);
+    if (r == NULL) {
+        if (err.msg[0] == '\0') {
+            abort();
+        }
+        close(fd);
+        return 0;
+    }
+    size_t n = 0;
+    recording_scan(r, -1, 1e18, look, &n, &err);
+    double end = recording_duration(r);
+    double at[] = {0, end / 2, end, -5, 1e300};
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+        struct snapshot *s = recording_snapshot_at(r, at[i], &err);
+        snapshot_free(s);
+    }
+    recording_close(r);
+    close(fd);
+    return 0;
+}
