@@ -11,8 +11,8 @@ import signal
 import subprocess
 import time
 
-from .harness import (Fail, PYTOP_TIMEOUT, Problem, TARGET_START_TIMEOUT, THREADS_GONE_TIMEOUT,
-                      clean_env, run)
+from .harness import (Fail, PYTOP_TIMEOUT, Problem, Skip, TARGET_START_TIMEOUT,
+                      THREADS_GONE_TIMEOUT, UNSUPPORTED_RE, clean_env, run)
 from .compare import all_threads, compare_self_report
 from .scen_batch import json_lines
 from .scen_stacks import labelled, wait_for_report, wait_for_threads
@@ -29,6 +29,8 @@ def pytop(ctx, args, what, expect_status=0):
     r = run([ctx.pytop] + args, timeout=PYTOP_TIMEOUT + 10, env=clean_env())
     if r.returncode is None:
         raise Fail([Problem("pytop %s: no answer (killed)" % what)])
+    if r.returncode == 1 and UNSUPPORTED_RE.search(r.err):
+        raise Skip("pytop does not support this version (%s)" % r.err.splitlines()[0])
     if r.returncode != expect_status:
         raise Fail([Problem("pytop %s: exit status %s" % (what, r.returncode),
                             ["stderr: " + l for l in r.err.splitlines()[:10]])])
