@@ -602,7 +602,7 @@ int cli_run(const struct cli_options *o)
         return check_output(o) != 0 ? CLI_EXIT_USAGE : replay_run(o);
     case CLI_MODE_LIVE:
         if (o->replay != NULL) {
-            return replay_run(o);
+            return liveview_run(o);
         }
         break;
     }

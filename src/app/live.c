@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "app/record.h"
+#include "app/replayer.h"
+#include "core/record/recsample.h"
 #include "core/util/clock.h"
 #include "core/util/error.h"
 #include "core/target/proc.h"
@@ -35,6 +37,12 @@ static const double CLOSE_WAIT_S = 1.0;
 struct requests {
     bool reset;
     unsigned record_no;  /* counts the live_record() requests */
+    unsigned play_no;    /* a replay's: counts the play/pause requests, */
+    bool play;           /* the newest of them; */
+    unsigned seek_no;    /* counts the seeks, */
+    double seek_to;      /* the newest of them; */
+    int step;            /* samples to step (taken: 0); */
+    double speed;
     int record_fd;       /* the newest's file (the thread takes it); -1: stop, or taken */
     char record_name[1024];
     struct sampler_thread_key focus[LIVE_FOCUS_MAX];
@@ -85,6 +93,10 @@ struct live {
      * last one ended with. */
     struct recording_app *rec;
     unsigned record_no;
+    /* A replay instead of a process, and the requests it has answered. */
+    struct replayer *replay;
+    unsigned play_no;
+    unsigned seek_no;
     char record_note[sizeof((struct live_frame *)0)->record_note];
 };
 
@@ -153,6 +165,7 @@ static bool take_requests(struct live *l, struct requests *rq)
     }
     l->asked.reset = false;
     l->asked.record_fd = -1; /* the file is the thread's now */
+    l->asked.step = 0;
     pthread_mutex_unlock(&l->lock);
     return !stop;
 }
@@ -276,7 +289,22 @@ static void publish(struct live *l, double now)
     f->state = l->state;
     /* Samples are compact; the picture on screen is one full snapshot per frame, the asyncio
      * graph with it, read with the samples' own caches. A failure keeps the last picture. */
-    if (l->sampler != NULL && l->state == LIVE_SAMPLING) {
+    if (l->replay != NULL) {
+        struct pt_error err = {0};
+        double at = replayer_position(l->replay);
+        f->snap = replayer_snapshot(l->replay, &err);
+        f->stats = sampler_stats(l->sampler, at);
+        f->replay = (struct live_replay_info){true, at, replayer_length(l->replay),
+                                              replayer_speed(l->replay),
+                                              replayer_playing(l->replay), ""};
+        replayer_timeline(l->replay, f->replay.timeline, LIVE_TIMELINE);
+        if (f->snap == NULL) {
+            snprintf(l->status, sizeof l->status, "%s", err.msg);
+        } else if (f->snap->started >= 0 && f->snap->time >= f->snap->started) {
+            l->age_s = f->snap->time - f->snap->started;
+        }
+        now = at; /* the statistics below are of the recording's time */
+    } else if (l->sampler != NULL && l->state == LIVE_SAMPLING) {
         sampler_update_cpu(l->sampler, now);
         sampler_snapshot(l->sampler, true, NULL);
         f->snap = sampler_take_latest(l->sampler);
@@ -289,7 +317,9 @@ static void publish(struct live *l, double now)
         record_size(l->rec, now, &f->record_bytes, &f->record_s);
     }
     snprintf(f->record_note, sizeof f->record_note, "%s", l->record_note);
-    f->stats = l->sampler != NULL ? sampler_stats(l->sampler, now) : NULL;
+    if (l->replay == NULL) {
+        f->stats = l->sampler != NULL ? sampler_stats(l->sampler, now) : NULL;
+    }
     if (l->sampler != NULL && l->n_focus > 0) {
         f->focus = stats_threads(l->sampler, now, l->focus, l->n_focus);
         memcpy(f->focus_keys, l->focus, l->n_focus * sizeof *l->focus);
@@ -302,7 +332,7 @@ static void publish(struct live *l, double now)
     if (l->proc != NULL && l->state == LIVE_SAMPLING) {
         proc_age(l->proc, &l->age_s, NULL);
     }
-    f->made = now;
+    f->made = l->replay != NULL ? clock_now() : now;
     f->last_sample = l->last_sample;
     f->age_s = l->age_s;
     snprintf(f->command, sizeof f->command, "%s", l->command);
@@ -552,6 +582,47 @@ static double step_sampling(struct live *l, const struct requests *rq, double no
     return sampler_due(l->sampler, next < now - 1.0 / l->opts.rate_hz ? now : next);
 }
 
+/* A replay: the position moved as asked (or by playing), the samples up to it counted, and a
+ * frame when one is due (at once after a move). Returns when to look again. */
+static double step_replay(struct live *l, const struct requests *rq, double now)
+{
+    bool reset = rq->reset || rq->window_s != l->window_s || rq->mode != l->mode;
+    apply_requests(l, rq, now);
+    if (reset) {
+        replayer_refill(l->replay);
+    }
+    bool moved = reset;
+    if (rq->seek_no != l->seek_no) {
+        l->seek_no = rq->seek_no;
+        replayer_seek(l->replay, rq->seek_to);
+        moved = true;
+    }
+    if (rq->step != 0) {
+        replayer_step(l->replay, rq->step);
+        moved = true;
+    }
+    replayer_set_speed(l->replay, rq->speed);
+    if (rq->play_no != l->play_no) {
+        l->play_no = rq->play_no;
+        replayer_play(l->replay, rq->play, now);
+        moved = true;
+    }
+    bool playing = replayer_playing(l->replay);
+    replayer_advance(l->replay, l->sampler, l->window_s, now);
+    l->last_sample = clock_now();
+    if (moved || (playing && !replayer_playing(l->replay))) {
+        l->next_frame = now;
+    }
+    if (now >= l->next_frame) {
+        publish(l, now);
+        /* Playing fast, the picture follows more often than the refresh asks. */
+        double every = rq->period_s / (playing && replayer_speed(l->replay) > 1
+                                           ? replayer_speed(l->replay) : 1);
+        l->next_frame = now + (every < 0.1 ? 0.1 : every);
+    }
+    return replayer_playing(l->replay) ? now + 0.02 : now + 3600;
+}
+
 static void *run(void *arg)
 {
     struct live *l = arg;
@@ -564,7 +635,7 @@ static void *run(void *arg)
             next = step_waiting(l, &rq, now);
             break;
         case LIVE_SAMPLING:
-            next = step_sampling(l, &rq, now, next);
+            next = l->replay != NULL ? step_replay(l, &rq, now) : step_sampling(l, &rq, now, next);
             break;
         case LIVE_GONE:
         case LIVE_EXECED:
@@ -601,6 +672,38 @@ static int start_thread(struct live *l, struct pt_error *err)
     return 0;
 }
 
+/* The recording instead of a process: a sampler fed from it, already in the sampling state. */
+static int open_replay(struct live *l, struct pt_error *err)
+{
+    if ((l->replay = replayer_open(l->opts.replay, err)) == NULL) {
+        return -1;
+    }
+    const struct rec_header *h = replayer_header(l->replay);
+    struct sampler_opts so = {.rate_hz = h->rate_hz, .window_s = l->opts.window_s,
+                              .mode = l->opts.mode};
+    if ((l->sampler = sampler_new(NULL, NULL, &so, err)) == NULL) {
+        replayer_close(l->replay);
+        return -1;
+    }
+    l->window_s = l->opts.window_s;
+    l->mode = l->opts.mode;
+    l->opcodes = l->opts.opcodes;
+    l->state = LIVE_SAMPLING;
+    l->age_s = -1;
+    char *p = l->command;
+    size_t left = sizeof l->command;
+    for (size_t i = 0; h->cmdline != NULL && i < h->n_cmdline && left > 1; i++) {
+        int n = snprintf(p, left, "%s%.*s", i > 0 ? " " : "", (int)h->cmdline[i].len,
+                         h->cmdline[i].ptr);
+        if (n < 0 || (size_t)n >= left) {
+            break;
+        }
+        p += n;
+        left -= (size_t)n;
+    }
+    return 0;
+}
+
 struct live *live_open(const struct live_opts *opts, struct pt_error *err)
 {
     struct live *l = calloc(1, sizeof *l);
@@ -615,7 +718,12 @@ struct live *live_open(const struct live_opts *opts, struct pt_error *err)
     l->asked.mode = opts->mode;
     l->asked.opcodes = opts->opcodes;
     l->asked.record_fd = -1;
+    l->asked.speed = 1;
     l->age_s = -1;
+    if (opts->replay != NULL && open_replay(l, err) < 0) {
+        free(l);
+        return NULL;
+    }
     l->started = clock_now();
     l->next_frame = l->started;
     pthread_mutex_init(&l->lock, NULL);
@@ -654,6 +762,7 @@ void live_close(struct live *l)
     }
     live_frame_free(l->ready);
     sampler_free(l->sampler);
+    replayer_close(l->replay);
     proc_close(l->proc);
     pthread_cond_destroy(&l->cond);
     pthread_mutex_destroy(&l->lock);
@@ -759,6 +868,41 @@ void live_record(struct live *l, int fd, const char *name)
     pthread_mutex_unlock(&l->lock);
 }
 
+void live_replay_play(struct live *l, bool on)
+{
+    pthread_mutex_lock(&l->lock);
+    l->asked.play = on;
+    l->asked.play_no++;
+    poke(l);
+    pthread_mutex_unlock(&l->lock);
+}
+
+void live_replay_seek(struct live *l, double t)
+{
+    pthread_mutex_lock(&l->lock);
+    l->asked.seek_to = t;
+    l->asked.seek_no++;
+    l->asked.step = 0;
+    poke(l);
+    pthread_mutex_unlock(&l->lock);
+}
+
+void live_replay_step(struct live *l, int n)
+{
+    pthread_mutex_lock(&l->lock);
+    l->asked.step += n;
+    poke(l);
+    pthread_mutex_unlock(&l->lock);
+}
+
+void live_replay_speed(struct live *l, double speed)
+{
+    pthread_mutex_lock(&l->lock);
+    l->asked.speed = speed;
+    poke(l);
+    pthread_mutex_unlock(&l->lock);
+}
+
 void live_set_mode(struct live *l, enum sampler_mode mode)
 {
     pthread_mutex_lock(&l->lock);
@@ -769,6 +913,9 @@ void live_set_mode(struct live *l, enum sampler_mode mode)
 
 const struct snapshot_source *live_source(struct live *l)
 {
+    if (l->opts.replay != NULL) {
+        return NULL; /* the recorded process's files are not read */
+    }
     if (l->ui_sources != NULL) {
         return &l->ui_source;
     }

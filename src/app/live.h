@@ -37,6 +37,19 @@ struct live_opts {
     bool native;         /* <native> frames */
     bool wait_for_frame; /* a command just started: sample once its main thread runs Python */
     int wake_fd;         /* a byte is written here whenever a frame is ready; -1 for none */
+    const char *replay;  /* a recording to play instead of a process (pid unused) */
+};
+
+enum { LIVE_TIMELINE = 72 }; /* cells of a replay's timeline */
+
+/* Where a replay is (pytop --replay FILE in the live view). */
+struct live_replay_info {
+    bool on;             /* the frame is of a recording */
+    double position;     /* seconds from its start */
+    double length;
+    double speed;        /* 0.25 to 64 */
+    bool playing;
+    char timeline[LIVE_TIMELINE + 1]; /* replayer_timeline() */
 };
 
 /* The function the source heat view asks about (live_set_heat()). */
@@ -76,6 +89,7 @@ struct live_frame {
     double record_s;             /* and length */
     char record_note[480];       /* how the last live_record() request went ("recording to
                                   * NAME", "recorded NAME: ...", why not); "" none yet */
+    struct live_replay_info replay;
 };
 
 struct live;
@@ -120,6 +134,13 @@ unsigned live_set_heat(struct live *l, const struct snap_str *function,
 /* R: starts recording every sample (and a snapshot a frame) into FD, a new file named NAME that
  * the thread takes (closes); FD -1 stops. Frames say how it goes (recording, record_note). */
 void live_record(struct live *l, int fd, const char *name);
+/* A replay (live_opts.replay): plays or pauses; goes to T seconds from the start; goes N
+ * samples on (back when negative); plays at SPEED (0.25 to 64). */
+void live_replay_play(struct live *l, bool on);
+void live_replay_seek(struct live *l, double t);
+void live_replay_step(struct live *l, int n);
+void live_replay_speed(struct live *l, double speed);
+
 /* Whether the frames read from now on carry each frame's instruction. */
 void live_set_opcodes(struct live *l, bool on);
 

@@ -55,6 +55,7 @@ static int start_target(const struct cli_options *o, double window, int wake_fd,
         .native = o->native,
         .wait_for_frame = o->command != NULL,
         .wake_fd = wake_fd,
+        .replay = o->replay,
     };
     t->live = live_open(&lo, err);
     return t->live != NULL ? 0 : -1;

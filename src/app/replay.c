@@ -294,11 +294,6 @@ int replay_run(const struct cli_options *o)
         }
         return status;
     }
-    if (o->mode == CLI_MODE_LIVE) {
-        fprintf(stderr, "pytop: the live view cannot show a recording yet; use --replay FILE "
-                        "with --dump, -b or --export\n");
-        return CLI_EXIT_USAGE;
-    }
     struct pt_error err = {0};
     struct recording *r = recording_open(o->replay, &err);
     if (r == NULL) {

@@ -40,7 +40,7 @@
 enum {
     VIEWS = 4,
     FILTER_BYTES = 256,
-    HELP_LINES = 48, /* the help screen's lines, at most */
+    HELP_LINES = 64, /* the help screen's lines, at most */
     TICK_MS = 1000,  /* the screen is looked at this often even when nothing happens */
 };
 
@@ -101,6 +101,11 @@ struct ui {
     uint64_t record_bytes;
     double record_s;
     char record_note[sizeof((struct live_frame *)0)->record_note];
+    /* --replay: where the newest frame says the replay is, and the g prompt being typed. */
+    bool replay;
+    struct live_replay_info at;
+    bool going;
+    char goto_text[32];
     double message_until;
     char why[512];
     enum ui_redraw redraw; /* what changed since the last draw */
@@ -259,7 +264,8 @@ static struct ui_screen screen_info(const char *const *titles)
         .frozen = ui.frozen,
         .exited = exited,
         .exit_how = ui.exit_how[0] != '\0' ? ui.exit_how : NULL,
-        .rate_hz = ui.opts->rate_hz,
+        .rate_hz = ui.replay && f != NULL && f->stats != NULL ? f->stats->rate_hz
+                                                              : ui.opts->rate_hz,
         .mode = ui.mode,
         .active_only = ui.opts->active_only,
         .reader_line = ui.reader_line,
@@ -276,6 +282,8 @@ static struct ui_screen screen_info(const char *const *titles)
         .message_is_error = ui.message_is_error,
         .sorts = cur_ops()->sort != NULL,
         .log_path = ui.spawn != NULL ? ui.spawn->log_path : NULL,
+        .replay = ui.replay ? &ui.at : NULL,
+        .goto_text = ui.going ? ui.goto_text : NULL,
     };
     return s;
 }
@@ -284,20 +292,42 @@ static struct ui_screen screen_info(const char *const *titles)
 size_t ui_help(struct ui_help_line *out, size_t cap)
 {
     static const struct ui_binding none[] = {{NULL}};
-    struct ui_keys_table tables[VIEWS + 4] = {{ui_bindings, NULL}, {ui_list_bindings, NULL}};
+    struct ui_keys_table tables[VIEWS + 5] = {{ui_bindings, NULL}, {ui_list_bindings, NULL}};
     for (int i = 0; i < VIEWS; i++) {
         const struct ui_binding *keys = VIEW_OPS[i]->keys != NULL ? VIEW_OPS[i]->keys : none;
         tables[2 + i] = (struct ui_keys_table){keys, VIEW_OPS[i]->title(ui.views[i])};
     }
     tables[VIEWS + 2] = (struct ui_keys_table){view_source_ops.keys, "Source"};
     tables[VIEWS + 3] = (struct ui_keys_table){ui_sort_bindings, NULL};
-    return ui_keys_help(tables, VIEWS + 4, out, cap);
+    tables[VIEWS + 4] = (struct ui_keys_table){ui_replay_bindings, NULL};
+    return ui_keys_help(tables, VIEWS + 5, out, cap);
 }
 
 static void draw_help(bool fresh)
 {
     struct ui_help_line lines[HELP_LINES];
     size_t n = ui_help(lines, HELP_LINES);
+    /* The replay's keys (the last part) only in a replay, where they come first. */
+    size_t replay_at = n;
+    for (size_t i = 0; i < n; i++) {
+        if (lines[i].title && strncmp(lines[i].text, "A replay", 8) == 0) {
+            replay_at = i;
+            break;
+        }
+    }
+    if (ui.replay && replay_at < n) {
+        struct ui_help_line moved[HELP_LINES];
+        size_t k = 0;
+        for (size_t i = replay_at; i < n; i++) {
+            moved[k++] = lines[i];
+        }
+        for (size_t i = 0; i < replay_at; i++) {
+            moved[k++] = lines[i];
+        }
+        memcpy(lines, moved, n * sizeof *lines);
+    } else {
+        n = replay_at;
+    }
     ui_screen_help(ui.term.full, lines, n, &ui.style);
     if (fresh) {
         touchwin(ui.term.full);
@@ -380,6 +410,13 @@ static void take_frames(void)
         ui.quit = true;
         live_frame_free(f);
         return;
+    }
+    if (f->replay.on) {
+        ui.at = f->replay;
+        if (f->snap != NULL) {
+            ui.pid = f->snap->pid;
+        }
+        need(UI_REDRAW_LINES);
     }
     ui.recording = f->recording;
     ui.record_bytes = f->record_bytes;
@@ -621,6 +658,10 @@ static enum ui_redraw toggle_opcodes(void *ctx, const struct ui_model *m, const 
 /* 'R': every sample into pytop-PID-TIME.pyrec here from now on, or no more. */
 static enum ui_redraw toggle_record(void *ctx, const struct ui_model *m, const TermKeyKey *key)
 {
+    if (ui.replay) {
+        set_message(true, "a replay is a recording already: nothing to record");
+        return UI_REDRAW_LINES;
+    }
     if (ui.recording) {
         live_record(ui.live, -1, NULL);
         ui.recording = false;
@@ -678,6 +719,140 @@ static enum ui_redraw edit_filter(const TermKeyKey *key)
     }
     return UI_REDRAW_VIEW;
 }
+
+/* --- a replay's keys ---------------------------------------------------------------------- */
+
+/* Space: plays or pauses. */
+static enum ui_redraw replay_play(void *ctx, const struct ui_model *m, const TermKeyKey *key)
+{
+    ui.at.playing = !ui.at.playing;
+    live_replay_play(ui.live, ui.at.playing);
+    return UI_REDRAW_LINES;
+}
+
+/* , and .: a sample back or forward (pausing). */
+static enum ui_redraw replay_step(void *ctx, const struct ui_model *m, const TermKeyKey *key)
+{
+    if (ui.at.playing) {
+        ui.at.playing = false;
+        live_replay_play(ui.live, false);
+    }
+    live_replay_step(ui.live, key->code.codepoint == ',' ? -1 : 1);
+    return UI_REDRAW_NONE;
+}
+
+/* < and >: a second back or forward. */
+static enum ui_redraw replay_second(void *ctx, const struct ui_model *m, const TermKeyKey *key)
+{
+    ui.at.position += key->code.codepoint == '<' ? -1 : 1;
+    ui.at.position = ui.at.position < 0 ? 0 : ui.at.position > ui.at.length ? ui.at.length
+                                                                              : ui.at.position;
+    live_replay_seek(ui.live, ui.at.position);
+    return UI_REDRAW_LINES;
+}
+
+/* { and }: the start or the end. */
+static enum ui_redraw replay_ends(void *ctx, const struct ui_model *m, const TermKeyKey *key)
+{
+    ui.at.position = key->code.codepoint == '{' ? 0 : ui.at.length;
+    live_replay_seek(ui.live, ui.at.position);
+    return UI_REDRAW_LINES;
+}
+
+/* [ and ]: half or twice the speed, 0.25x to 64x. */
+static enum ui_redraw replay_speed(void *ctx, const struct ui_model *m, const TermKeyKey *key)
+{
+    double speed = ui.at.speed > 0 ? ui.at.speed : 1;
+    speed = key->code.codepoint == '[' ? speed / 2 : speed * 2;
+    ui.at.speed = speed < 0.25 ? 0.25 : speed > 64 ? 64 : speed;
+    live_replay_speed(ui.live, ui.at.speed);
+    set_message(false, "replay speed %gx", ui.at.speed);
+    return UI_REDRAW_LINES;
+}
+
+/* g: the prompt for a time to go to. */
+static enum ui_redraw replay_goto(void *ctx, const struct ui_model *m, const TermKeyKey *key)
+{
+    ui.going = true;
+    ui.goto_text[0] = '\0';
+    return UI_REDRAW_LINES;
+}
+
+/* "75", "12.5", "1:15", "1:02:03": seconds; -1 for none of those. */
+static double parse_time(const char *text)
+{
+    double t = 0;
+    const char *p = text;
+    for (int part = 0; part < 3; part++) {
+        char *end;
+        double v = strtod(p, &end);
+        if (end == p || !(v >= 0) || !isfinite(v)) {
+            return -1;
+        }
+        t = t * 60 + v;
+        if (*end == '\0') {
+            return t;
+        }
+        if (*end != ':') {
+            return -1;
+        }
+        p = end + 1;
+    }
+    return -1;
+}
+
+/* Typing the time to go to. */
+static enum ui_redraw edit_goto(const TermKeyKey *key)
+{
+    switch (ui_edit_key(ui.goto_text, sizeof ui.goto_text, key)) {
+    case UI_EDIT_DONE: {
+        ui.going = false;
+        double t = parse_time(ui.goto_text);
+        if (t < 0) {
+            set_message(true, "not a time: '%s' (seconds, or M:SS)", ui.goto_text);
+        } else {
+            ui.at.position = t > ui.at.length ? ui.at.length : t;
+            live_replay_seek(ui.live, ui.at.position);
+        }
+        break;
+    }
+    case UI_EDIT_CANCEL:
+        ui.going = false;
+        break;
+    case UI_EDIT_GOES_ON:
+        break;
+    }
+    return UI_REDRAW_LINES;
+}
+
+/* A replay's keys, offered before every other table: Space plays rather than freezes. */
+const struct ui_binding ui_replay_bindings[] = {
+    {"Space", {{UI_KEY_CHAR, ' '}, {UI_KEY_SYM, TERMKEY_SYM_SPACE}}, replay_play, UI_HELP_REPLAY,
+     "play / pause the replay (p and Z freeze the picture)"},
+    {"comma / period",
+     {{UI_KEY_CHAR, ','}, {UI_KEY_CHAR, '.'}},
+     replay_step,
+     UI_HELP_REPLAY,
+     "one sample back / forward"},
+    {"< / >",
+     {{UI_KEY_CHAR, '<'}, {UI_KEY_CHAR, '>'}},
+     replay_second,
+     UI_HELP_REPLAY,
+     "one second back / forward"},
+    {"[ / ]",
+     {{UI_KEY_CHAR, '['}, {UI_KEY_CHAR, ']'}},
+     replay_speed,
+     UI_HELP_REPLAY,
+     "slower / faster (0.25x to 64x)"},
+    {"{ / }",
+     {{UI_KEY_CHAR, '{'}, {UI_KEY_CHAR, '}'}},
+     replay_ends,
+     UI_HELP_REPLAY,
+     "the start / the end of the recording"},
+    {"g", {{UI_KEY_CHAR, 'g'}}, replay_goto, UI_HELP_REPLAY,
+     "go to a time (seconds, or M:SS; Enter goes, Esc cancels)"},
+    {NULL},
+};
 
 /* The keys that mean the same in every view, each bound to its action. */
 const struct ui_binding ui_bindings[] = {
@@ -743,8 +918,7 @@ const struct ui_binding ui_bindings[] = {
      {{UI_KEY_CHAR, 'R'}},
      toggle_record,
      UI_HELP_PICTURE,
-     "record every sample (and a snapshot each refresh) to\npytop-PID-TIME.pyrec here / stop; "
-     "pytop --replay reads it"},
+     "record every sample to pytop-PID-TIME.pyrec here / stop"},
     {"i",
      {{UI_KEY_CHAR, 'i'}},
      toggle_reader,
@@ -765,7 +939,11 @@ const struct ui_binding ui_bindings[] = {
 static enum ui_redraw offer_key(const TermKeyKey *key)
 {
     struct ui_model m = model();
-    const struct ui_binding *b = ui_keys_find(ui_bindings, key);
+    const struct ui_binding *b = ui.replay ? ui_keys_find(ui_replay_bindings, key) : NULL;
+    if (b != NULL) {
+        return b->action(NULL, &m, key);
+    }
+    b = ui_keys_find(ui_bindings, key);
     if (b != NULL) {
         return b->action(NULL, &m, key);
     }
@@ -793,6 +971,8 @@ static void handle_key(const TermKeyKey *key)
     } else if (ui.help) {
         ui.help = false;
         need(UI_REDRAW_SCREEN);
+    } else if (ui.going) {
+        need(edit_goto(key));
     } else if (ui.editing) {
         need(edit_filter(key));
     } else {
@@ -903,6 +1083,8 @@ int ui_open(const struct cli_options *opts, double window, const int wake[2])
 {
     ui.opts = opts;
     ui.pid = opts->pid;
+    ui.replay = opts->replay != NULL;
+    ui.at.speed = 1;
     ui.delay = opts->delay;
     ui.window = window;
     ui.mode = opts->sample_mode;

@@ -38,6 +38,8 @@ bool ui_close(void);
 
 /* The keys that mean the same in every view (ui_keys.h). */
 extern const struct ui_binding ui_bindings[];
+/* A replay's own keys (pytop --replay FILE), offered first. */
+extern const struct ui_binding ui_replay_bindings[];
 
 /* The help screen's lines, made from the key tables: the global one, each view's, the sort
  * keys; into OUT[0..CAP). Returns how many. */

@@ -7,7 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const PART_TITLES[UI_HELP_PARTS] = {NULL, "Views", "The picture"};
+static const char *const PART_TITLES[UI_HELP_PARTS] = {NULL, "Views", "The picture",
+                                                        "A replay (pytop --replay FILE)"};
 
 bool ui_keys_is(const struct ui_key *k, const TermKeyKey *key)
 {

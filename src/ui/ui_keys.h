@@ -42,6 +42,7 @@ enum ui_help_part {
     UI_HELP_TOP,     /* before the parts with titles: quit, help */
     UI_HELP_VIEWS,   /* "Views": switching, moving, sorting */
     UI_HELP_PICTURE, /* "The picture": freezing, filtering, dumping, the statistics */
+    UI_HELP_REPLAY,  /* "A replay": pytop --replay FILE's own keys */
     UI_HELP_PARTS,
 };
 

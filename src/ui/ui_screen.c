@@ -55,6 +55,21 @@ static void deadlock_marker(char *buf, size_t size, const struct snapshot *snap)
     }
 }
 
+/* "1:02.500", "0:00.000", "1:02:03.500": a replay's position, to the millisecond (a step
+ * moves it by one sampling period). */
+static void format_clock(char *buf, size_t size, double t)
+{
+    t = t > 0 && t < 1e9 ? t : 0;
+    long ms = (long)(t * 1000 + 0.5);
+    long whole = ms / 1000;
+    if (whole >= 3600) {
+        snprintf(buf, size, "%ld:%02ld:%02ld.%03ld", whole / 3600, whole / 60 % 60, whole % 60,
+                 ms % 1000);
+    } else {
+        snprintf(buf, size, "%ld:%02ld.%03ld", whole / 60, whole % 60, ms % 1000);
+    }
+}
+
 static void header_line1(WINDOW *w, const struct ui_screen *s, int width, const struct ui_style *st)
 {
     char marker[256] = "";
@@ -70,6 +85,14 @@ static void header_line1(WINDOW *w, const struct ui_screen *s, int width, const 
     if (s->frozen) {
         size_t n = strlen(marker);
         snprintf(marker + n, sizeof marker - n, "%sFROZEN", n > 0 ? " " : "");
+    }
+    if (s->replay != NULL) {
+        size_t n = strlen(marker);
+        char at[32], len[32];
+        format_clock(at, sizeof at, s->replay->position);
+        format_clock(len, sizeof len, s->replay->length);
+        snprintf(marker + n, sizeof marker - n, "%sREPLAY %s %s / %s %gx", n > 0 ? " " : "",
+                 s->replay->playing ? ">" : "||", at, len, s->replay->speed);
     }
     if (s->recording) {
         size_t n = strlen(marker);
@@ -380,11 +403,46 @@ static void filter_part(WINDOW *w, const struct ui_screen *s, int width, const s
 /* The status line: the filter being typed, else the filter in force and where a command's
  * output goes (side by side, the path cut at its start when both do not fit), then the newest
  * sample's trouble where there is room. */
+/* A replay's timeline: where its errors (E), exec()s (X) and collections (g) happened, with
+ * the position marked. */
+static void timeline(WINDOW *w, const struct live_replay_info *r, int width,
+                     const struct ui_style *st)
+{
+    int cells = (int)strlen(r->timeline);
+    if (cells == 0 || width < 12) {
+        return;
+    }
+    int room = width - 2 < cells ? width - 2 : cells;
+    int cursor = r->length > 0 ? (int)(r->position / r->length * (double)room) : 0;
+    cursor = cursor >= room ? room - 1 : cursor < 0 ? 0 : cursor;
+    wattrset(w, st->attr[UI_DIM]);
+    ui_text_puts(w, "[", width - getcurx(w), st);
+    for (int i = 0; i < room; i++) {
+        char c = r->timeline[(size_t)i * (size_t)cells / (size_t)room];
+        wattrset(w, st->attr[i == cursor ? UI_HEADER : c == 'E' ? UI_ALERT : UI_DIM]);
+        char cell[2] = {i == cursor ? '|' : c, '\0'};
+        ui_text_puts(w, cell, width - getcurx(w), st);
+    }
+    wattrset(w, st->attr[UI_DIM]);
+    ui_text_puts(w, "]", width - getcurx(w), st);
+    wattrset(w, st->attr[UI_NORMAL]);
+}
+
 static void status_line(WINDOW *w, const struct ui_screen *s, int width, const struct ui_style *st)
 {
     wmove(w, 0, 0);
+    if (s->goto_text != NULL) {
+        wattrset(w, st->attr[UI_NORMAL]);
+        ui_text_puts(w, "go to (seconds, or M:SS): ", width, st);
+        ui_text_puts(w, s->goto_text, width - getcurx(w), st);
+        return;
+    }
     if (s->editing) {
         editing_line(w, s, width, st);
+        return;
+    }
+    if (s->replay != NULL && s->filter[0] == '\0') {
+        timeline(w, s->replay, width, st);
         return;
     }
     static const char LOG_LABEL[] = "command output: ";
@@ -425,8 +483,14 @@ static void status_line(WINDOW *w, const struct ui_screen *s, int width, const s
 
 static void key_hints(WINDOW *w, const struct ui_screen *s, int width, const struct ui_style *st)
 {
+    bool replay = s->replay != NULL;
     const char *const hint[][2] = {
         {"q", "quit"},
+        {"Space", replay ? (s->replay->playing ? "pause" : "play") : NULL},
+        {",.", replay ? "step" : NULL},
+        {"<>", replay ? "1 s" : NULL},
+        {"[]", replay ? "speed" : NULL},
+        {"g", replay ? "go to" : NULL},
         {"p", "freeze"},
         {"/", "filter"},
         {"d", "dump"},

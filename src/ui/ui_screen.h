@@ -22,6 +22,8 @@ enum {
 };
 
 /* What the header and footer say, gathered by ui.c. */
+struct live_replay_info;
+
 struct ui_screen {
     pid_t pid;
     const struct live_frame *frame; /* on screen (the frozen one when frozen); may be NULL */
@@ -46,6 +48,8 @@ struct ui_screen {
     const char *message;     /* the newest message while it lasts (dump written, refresh changed) */
     bool message_is_error;
     const char *log_path; /* where the command's output goes (pytop -- CMD) */
+    const struct live_replay_info *replay; /* --replay: where it is; NULL live */
+    const char *goto_text; /* the g prompt being typed; NULL none */
     bool recording;       /* R: "● REC 12.3 MB 0:41" in the header */
     uint64_t record_bytes;
     double record_s;

@@ -80,6 +80,12 @@ const char *recording_damage(const struct recording *r)
     return r->pyrec != NULL ? recreader_damage(r->pyrec) : cpyrec_damage(r->cpy);
 }
 
+const struct recread_chunk *recording_chunks(const struct recording *r, size_t *n)
+{
+    *n = 0;
+    return r->pyrec != NULL ? recreader_chunks(r->pyrec, n) : NULL;
+}
+
 int recording_scan(struct recording *r, double from, double to, rec_sample_fn fn, void *ctx,
                    struct pt_error *err)
 {

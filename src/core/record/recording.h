@@ -23,6 +23,10 @@ double recording_duration(const struct recording *r);
 /* Why part of the file could not be read ("" when all of it could). */
 const char *recording_damage(const struct recording *r);
 
+struct recread_chunk;
+/* A pytop recording's chunk index (what each span holds), or NULL for another kind of file. */
+const struct recread_chunk *recording_chunks(const struct recording *r, size_t *n);
+
 /* As recreader_scan(). */
 int recording_scan(struct recording *r, double from, double to, rec_sample_fn fn, void *ctx,
                    struct pt_error *err);
