@@ -257,6 +257,25 @@ def check_record(ctx, py, proc, outfile, log_path, workdir, notes):
     if again.returncode == 0:
         problems.append(Problem("--record over an existing file succeeded"))
     problems += replay_problems(ctx, py, expect, rec, workdir, notes)
+    # Sampled straight into a profile: every thread, and its stack as the target says.
+    folded = os.path.join(workdir, "live.folded")
+    pytop(ctx, ["-p", str(proc.pid), "--export", "collapsed", "-d", "1", "-r", "100", "-o", folded],
+          "-p --export collapsed")
+    with open(folded, encoding="utf-8") as f:
+        live = collapsed_counts(f.read())
+    seen = {int(k.split(" ")[1]) for k in live}
+    if seen != tids:
+        problems.append(Problem("-p PID --export collapsed: threads %s, the target has %s"
+                                % (sorted(seen), sorted(tids))))
+    for i in expect["interpreters"]:
+        for t in i["threads"]:
+            inner = t["frames"][0]["function"] if t.get("frames") else None
+            if inner and not any(k.startswith("thread %d " % t["native_id"]) and
+                                 k.split(";")[-1].startswith(inner + " (")
+                                 for k in live):
+                problems.append(Problem("-p PID --export collapsed: thread %d's innermost "
+                                        "function %s is in none of its stacks"
+                                        % (t["native_id"], inner)))
     if py.version >= (3, 15):
         problems += killed_problems(ctx, proc.pid, workdir, notes)
         problems += cpython_problems(ctx, py, proc.pid, workdir, notes)
