@@ -587,7 +587,10 @@ static double step_sampling(struct live *l, const struct requests *rq, double no
 static double step_replay(struct live *l, const struct requests *rq, double now)
 {
     bool reset = rq->reset || rq->window_s != l->window_s || rq->mode != l->mode;
+    unsigned heat_no = l->heat_no;
     apply_requests(l, rq, now);
+    /* The source heat view counts from when it is asked: in a replay, over the window again. */
+    reset = reset || l->heat_no != heat_no;
     if (reset) {
         replayer_refill(l->replay);
     }

@@ -52,6 +52,9 @@ struct code_info {
     /* Names this entry and no other for the cache's life (never 0): what samples carry, so
      * statistics can count by code identity and tell a reused address apart. */
     uint64_t serial;
+    /* A recording's stand-in for a code object (recconv_compact()): no line table, and the
+     * offsets of its frames are their lines. */
+    bool offsets_are_lines;
     uint64_t used_in; /* the last round (code_cache_begin()) that looked the entry up */
     uint64_t checked_in;    /* the last round that checked it (read it, or trusted it) */
     uint64_t checked_gen;   /* the generation it was last read under, */

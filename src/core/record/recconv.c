@@ -215,6 +215,7 @@ static const struct code_info *code_for(struct recconv *c, const struct rec_code
         ci->firstlineno = rc->first_line;
         ci->firsttraceable = -1;
         ci->serial = (uint64_t)rc->id + 1;
+        ci->offsets_are_lines = true;
         if (ci->qualname == NULL || ci->name == NULL || ci->filename == NULL) {
             free_code(ci);
             return NULL;
@@ -260,7 +261,9 @@ const struct sample *recconv_compact(struct recconv *c, const struct rec_sample 
         for (size_t k = 0; k < t->n_frames; k++) {
             const struct rec_frame *f = &t->frames[k];
             struct sample_frame *o = sf++;
-            *o = (struct sample_frame){NULL, 0, f->offset, f->kind, f->unreadable};
+            /* The frame's line stands where its offset would (code_info.offsets_are_lines). */
+            *o = (struct sample_frame){NULL, 0, f->line >= 0 ? (uint32_t)f->line : SAMPLE_OFFSET_UNKNOWN,
+                                       f->kind, f->unreadable};
             if (f->code != NULL) {
                 if ((o->code = code_for(c, f->code)) == NULL) {
                     pt_error_set(err, PT_E_LIMIT, 0, "too many functions in the recording");

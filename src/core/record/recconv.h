@@ -25,7 +25,9 @@ const struct rec_sample *recconv_sample(struct recconv *c, const struct sample *
 
 /* RS as a compact sample for sampler_add_sample(), with its threads' CPU states in *ON_CPU;
  * each rec_code becomes a code object of the converter's own, kept by id for its life (strings
- * copied). Valid until the next call. NULL: PT_E_NOMEM, PT_E_LIMIT (too many functions). */
+ * copied), whose frames carry their line in place of an offset (offsets_are_lines: the source
+ * heat view counts lines; a recording's instructions are not counted). Valid until the next
+ * call. NULL: PT_E_NOMEM, PT_E_LIMIT (too many functions). */
 const struct sample *recconv_compact(struct recconv *c, const struct rec_sample *rs,
                                      const enum snap_bool **on_cpu, struct pt_error *err);
 

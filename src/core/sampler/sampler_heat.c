@@ -302,7 +302,10 @@ void heat_compact_frame(struct sampler_heat_state *h, int slot, const struct cod
                         uint32_t offset, bool innermost)
 {
     int line = ci->firstlineno; /* a frame that has not started is at the first line */
-    if (offset != SAMPLE_OFFSET_UNKNOWN) {
+    if (ci->offsets_are_lines) {
+        line = offset != SAMPLE_OFFSET_UNKNOWN && offset <= INT32_MAX ? (int)offset : -1;
+        offset = SAMPLE_OFFSET_UNKNOWN;
+    } else if (offset != SAMPLE_OFFSET_UNKNOWN) {
         size_t m = key_hash(ci->serial ^ (uint64_t)offset << 40) % HEAT_MEMO;
         if (h->memo[m].serial == ci->serial && h->memo[m].offset == offset) {
             line = h->memo[m].line;
