@@ -17,6 +17,7 @@
 #include "core/model/snapshot.h"
 #include "core/model/snapshot_arena.h"
 #include "core/pyobj/code.h"
+#include "core/record/recconv.h"
 #include "core/record/recformat.h"
 #include "core/record/recread.h"
 #include "core/record/recwrite.h"
@@ -266,6 +267,68 @@ static int compare_fn(void *ctx, const struct rec_sample *s)
     return 0;
 }
 
+/* recconv_compact() on every sample read back: the same stacks as written (each frame's code
+ * by its names, its kind and reason), whether it kept frames of the sample before or not. */
+struct compact_check {
+    struct recconv *conv;
+    size_t at;
+    size_t mismatches;
+};
+
+static int compact_fn(void *ctx, const struct rec_sample *s)
+{
+    struct compact_check *c = ctx;
+    const struct kept *k = &stream[c->at++];
+    if (s->failed) {
+        return 0;
+    }
+    const enum snap_bool *on_cpu = NULL;
+    const struct sample *smp = recconv_compact(c->conv, s, &on_cpu, NULL);
+    assert_non_null(smp);
+    bool ok = smp->n_threads == k->n;
+    for (size_t i = 0; ok && i < k->n; i++) {
+        const struct sample_thread *t = &smp->threads[i];
+        const struct kept_thread *w = &k->threads[i];
+        ok = t->tid == w->t.tid && t->n_frames == w->t.n_frames && on_cpu[i] == w->on_cpu;
+        for (size_t f = 0; ok && f < t->n_frames; f++) {
+            const struct sample_frame *a = &t->frames[f];
+            const struct sample_frame *b = &w->frames[f];
+            ok = a->kind == b->kind && a->unreadable == b->unreadable &&
+                 (a->code == NULL) == (b->code == NULL);
+            if (ok && a->code != NULL) {
+                ok = a->code->qualname_len == b->code->qualname_len &&
+                     memcmp(a->code->qualname, b->code->qualname, b->code->qualname_len) == 0 &&
+                     a->code->firstlineno == b->code->firstlineno;
+            }
+        }
+    }
+    c->mismatches += !ok;
+    return 0;
+}
+
+static void test_compact(void **state)
+{
+    (void)state;
+    char path[64];
+    write_stream(path, sizeof path);
+    struct pt_error err = {0};
+    struct recreader *r = recreader_open(path, &err);
+    assert_non_null(r);
+    struct compact_check c = {recconv_new(&err), 0, 0};
+    assert_non_null(c.conv);
+    assert_int_equal(recreader_scan(r, -1, 1e9, compact_fn, &c, &err), 0);
+    assert_int_equal(c.at, n_stream);
+    assert_int_equal(c.mismatches, 0);
+    /* From the middle, with the same converter: nothing carried over wrongly. */
+    c.at = 1234;
+    assert_int_equal(recreader_scan(r, stream[1234].t - RECFORMAT_TICK / 2, 1e9, compact_fn, &c,
+                                    &err), 0);
+    assert_int_equal(c.mismatches, 0);
+    recconv_free(c.conv);
+    recreader_close(r);
+    unlink(path);
+}
+
 static void make_stream(void)
 {
     stream = calloc(N_SAMPLES, sizeof *stream);
@@ -407,6 +470,7 @@ int main(void)
     make_stream();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_compact),
         cmocka_unit_test(test_cut_short),
         cmocka_unit_test(test_corrupt),
     };

@@ -21,7 +21,28 @@ struct conv_entry {
     struct code_info *ci;
 };
 
+/* Thread position K's frames as compact ones, innermost first at FRAMES[START..CAP): a sample
+ * that follows the last one converted at once keeps the outermost frames its reader says it
+ * kept, and converts only the new ones. */
+struct conv_stack {
+    pid_t tid;
+    uint64_t thread_id;
+    int64_t interp_id;
+    struct sample_frame *frames;
+    size_t start;
+    size_t cap;
+};
+
+enum { CONV_RECENT = 512 }; /* rec_code pointers remembered, direct-mapped */
+
 struct recconv {
+    /* The code objects of the rec_codes seen last: a frame's lookup without hashing (the
+     * pointer and the id both match: a reader reuses its memory from chunk to chunk). */
+    struct {
+        const struct rec_code *rc;
+        uint32_t id;
+        const struct code_info *ci;
+    } recent[CONV_RECENT];
     struct conv_entry *map;
     size_t cap; /* a power of two */
     size_t n;
@@ -32,8 +53,9 @@ struct recconv {
     size_t cap_rframes;
     struct sample_thread *sthreads;
     size_t cap_sthreads;
-    struct sample_frame *sframes;
-    size_t cap_sframes;
+    struct conv_stack *stacks; /* per thread position of the samples converted */
+    size_t cap_stacks;
+    uint64_t last_seq;         /* the SEQ of the last sample converted */
     enum snap_bool *states;
     size_t cap_states;
     struct rec_sample rs;
@@ -71,7 +93,10 @@ void recconv_free(struct recconv *c)
     free(c->rthreads);
     free(c->rframes);
     free(c->sthreads);
-    free(c->sframes);
+    for (size_t i = 0; i < c->cap_stacks; i++) {
+        free(c->stacks[i].frames);
+    }
+    free(c->stacks);
     free(c->states);
     free(c);
 }
@@ -155,7 +180,7 @@ const struct rec_sample *recconv_sample(struct recconv *c, const struct sample *
                                   {st->name, st->name_len}, st->main, st->gil, st->gil_requested,
                                   on_cpu != NULL ? on_cpu[i] : SNAP_UNKNOWN, st->has_exception,
                                   st->in_gc, rf, st->n_frames, st->frames_truncated,
-                                  st->frames_torn, st->not_read};
+                                  st->frames_torn, st->not_read, 0};
         for (size_t k = 0; k < st->n_frames; k++) {
             const struct sample_frame *f = &st->frames[k];
             struct rec_frame *o = rf++;
@@ -180,7 +205,7 @@ const struct rec_sample *recconv_sample(struct recconv *c, const struct sample *
             }
         }
     }
-    c->rs = (struct rec_sample){t, false, {NULL, 0}, c->rthreads, smp->n_threads};
+    c->rs = (struct rec_sample){t, false, {NULL, 0}, c->rthreads, smp->n_threads, 0};
     return &c->rs;
 }
 
@@ -225,22 +250,93 @@ static const struct code_info *code_for(struct recconv *c, const struct rec_code
     return e->ci;
 }
 
+/* The code object standing in for RC, through the recent pointers first. */
+static const struct code_info *code_of(struct recconv *c, const struct rec_code *rc)
+{
+    size_t slot = ((uintptr_t)rc >> 4) % CONV_RECENT;
+    if (c->recent[slot].rc == rc && c->recent[slot].id == rc->id) {
+        return c->recent[slot].ci;
+    }
+    const struct code_info *ci = code_for(c, rc);
+    if (ci != NULL) {
+        c->recent[slot].rc = rc;
+        c->recent[slot].id = rc->id;
+        c->recent[slot].ci = ci;
+    }
+    return ci;
+}
+
+static int convert_stack(struct recconv *c, struct conv_stack *cs, const struct rec_thread *t,
+                         bool follows)
+{
+    size_t n = t->n_frames;
+    size_t have = cs->cap - cs->start;
+    size_t kept = follows && cs->tid == t->tid && cs->thread_id == t->thread_id &&
+                          cs->interp_id == t->interp_id && t->kept <= n && t->kept <= have
+                      ? t->kept
+                      : 0;
+    size_t fresh = n - kept;
+    size_t at = cs->start + (have - kept); /* where the kept frames begin */
+    if (fresh > at) {
+        /* No room before the kept frames: a larger stack, the kept ones at its end. */
+        size_t cap = cs->cap != 0 ? cs->cap : 32;
+        while (cap < n) {
+            cap *= 2;
+        }
+        struct sample_frame *f = malloc(cap * sizeof *f);
+        if (f == NULL) {
+            return -1;
+        }
+        if (kept > 0) {
+            memcpy(f + cap - kept, cs->frames + at, kept * sizeof *f);
+        }
+        free(cs->frames);
+        cs->frames = f;
+        cs->cap = cap;
+        at = cap - kept;
+    }
+    cs->start = at - fresh;
+    for (size_t k = 0; k < fresh; k++) {
+        const struct rec_frame *f = &t->frames[k];
+        struct sample_frame *o = &cs->frames[cs->start + k];
+        /* The frame's line stands where its offset would (code_info.offsets_are_lines). */
+        *o = (struct sample_frame){NULL, 0,
+                                   f->line >= 0 ? (uint32_t)f->line : SAMPLE_OFFSET_UNKNOWN,
+                                   f->kind, f->unreadable};
+        if (f->code != NULL) {
+            if ((o->code = code_of(c, f->code)) == NULL) {
+                return -1;
+            }
+            o->code_serial = o->code->serial;
+        }
+    }
+    cs->tid = t->tid;
+    cs->thread_id = t->thread_id;
+    cs->interp_id = t->interp_id;
+    return 0;
+}
+
 const struct sample *recconv_compact(struct recconv *c, const struct rec_sample *rs,
                                      const enum snap_bool **on_cpu, struct pt_error *err)
 {
-    size_t frames = 0;
-    for (size_t i = 0; i < rs->n_threads; i++) {
-        frames += rs->threads[i].n_frames;
-    }
+    size_t old = c->cap_stacks;
     if (!reserve((void **)&c->sthreads, &c->cap_sthreads, rs->n_threads + 1, sizeof *c->sthreads) ||
-        !reserve((void **)&c->sframes, &c->cap_sframes, frames + 1, sizeof *c->sframes) ||
+        !reserve((void **)&c->stacks, &c->cap_stacks, rs->n_threads + 1, sizeof *c->stacks) ||
         !reserve((void **)&c->states, &c->cap_states, rs->n_threads + 1, sizeof *c->states)) {
         pt_error_set(err, PT_E_NOMEM, 0, "out of memory for the converter");
         return NULL;
     }
-    struct sample_frame *sf = c->sframes;
+    memset(c->stacks + old, 0, (c->cap_stacks - old) * sizeof *c->stacks);
+    bool follows = rs->seq != 0 && rs->seq == c->last_seq + 1;
+    c->last_seq = rs->seq;
     for (size_t i = 0; i < rs->n_threads; i++) {
         const struct rec_thread *t = &rs->threads[i];
+        struct conv_stack *cs = &c->stacks[i];
+        if (convert_stack(c, cs, t, follows) < 0) {
+            c->last_seq = 0;
+            pt_error_set(err, PT_E_LIMIT, 0, "too many functions in the recording");
+            return NULL;
+        }
         c->sthreads[i] = (struct sample_thread){.interp_id = t->interp_id,
                                                 .tid = t->tid,
                                                 .thread_id = t->thread_id,
@@ -252,26 +348,12 @@ const struct sample *recconv_compact(struct recconv *c, const struct rec_sample 
                                                 .on_cpu = t->on_cpu,
                                                 .has_exception = t->has_exception,
                                                 .in_gc = t->in_gc,
-                                                .frames = sf,
+                                                .frames = cs->frames + cs->start,
                                                 .n_frames = t->n_frames,
                                                 .frames_truncated = t->frames_truncated,
                                                 .frames_torn = t->frames_torn,
                                                 .not_read = t->not_read};
         c->states[i] = t->on_cpu;
-        for (size_t k = 0; k < t->n_frames; k++) {
-            const struct rec_frame *f = &t->frames[k];
-            struct sample_frame *o = sf++;
-            /* The frame's line stands where its offset would (code_info.offsets_are_lines). */
-            *o = (struct sample_frame){NULL, 0, f->line >= 0 ? (uint32_t)f->line : SAMPLE_OFFSET_UNKNOWN,
-                                       f->kind, f->unreadable};
-            if (f->code != NULL) {
-                if ((o->code = code_for(c, f->code)) == NULL) {
-                    pt_error_set(err, PT_E_LIMIT, 0, "too many functions in the recording");
-                    return NULL;
-                }
-                o->code_serial = o->code->serial;
-            }
-        }
     }
     c->smp = (struct sample){c->sthreads, rs->n_threads, 0, ""};
     *on_cpu = c->states;

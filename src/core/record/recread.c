@@ -24,6 +24,7 @@
  * STACK[START..CAP), so that a delta, which changes the innermost end, moves nothing else. */
 struct chunk_thread {
     struct rec_thread def;
+    uint64_t seen;  /* the SEQ of the sample that last had it */
     struct rec_frame *stack;
     size_t start;
     size_t cap;
@@ -46,6 +47,8 @@ struct decoded {
     uint32_t *out_ti;       /* each one's thread index */
     size_t cap_out_ti;
     size_t n_last;          /* threads of the chunk's last sample; 0 none yet */
+    uint64_t seq;           /* samples decoded (a new chunk skips one: no frames carry over) */
+    size_t n_last_seen;     /* N_LAST before the sample being read */
 };
 
 struct recreader {
@@ -392,6 +395,7 @@ static int load_chunk(struct recreader *r, size_t i, struct pt_error *err)
     }
     d->n_threads = 0;
     d->n_last = 0;
+    d->seq += 2;
     return 0;
 }
 
@@ -489,8 +493,10 @@ static int def_thread(struct decoded *d, struct varint_cursor *c)
     return 0;
 }
 
-/* Applies a thread-sample's flags and delta to thread TI's stack, into OUT. */
-static int apply_delta(struct decoded *d, struct varint_cursor *c, size_t ti, struct rec_thread *out)
+/* Applies a thread-sample's flags and delta to thread TI's stack, into OUT; KNOWN: the thread
+ * was in the previous sample at this position (what it keeps can be told). */
+static int apply_delta(struct decoded *d, struct varint_cursor *c, size_t ti, struct rec_thread *out,
+                       bool known)
 {
     uint64_t flags = varint_get(c);
     if (c->bad || flags > RECFLAG_ALL) {
@@ -532,7 +538,9 @@ static int apply_delta(struct decoded *d, struct varint_cursor *c, size_t ti, st
         t->stack[--start] = d->frames[fi];
     }
     t->start = start;
+    t->seen = d->seq;
     *out = t->def;
+    out->kept = known ? n - pop : 0;
     out->gil = tri((flags >> RECFLAG_GIL) & 3);
     out->gil_requested = tri((flags >> RECFLAG_GIL_REQUESTED) & 3);
     out->on_cpu = tri((flags >> RECFLAG_ON_CPU) & 3);
@@ -566,14 +574,20 @@ static int read_states(struct decoded *d, struct varint_cursor *c)
 
 static int read_sample(struct decoded *d, struct varint_cursor *c, bool same)
 {
+    d->seq++;
     if (same) {
         if (d->n_last == 0) {
             return -1;
         }
+        /* The threads that did not change keep all their frames. */
+        for (size_t k = 0; k < d->n_last; k++) {
+            d->out[k].kept = d->out[k].n_frames;
+            d->threads[d->out_ti[k]].seen = d->seq;
+        }
         size_t n = varint_get_count(c, d->n_last);
         for (size_t k = 0; k < n && !c->bad; k++) {
             size_t pos = varint_get_count(c, d->n_last - 1);
-            if (c->bad || apply_delta(d, c, d->out_ti[pos], &d->out[pos]) < 0) {
+            if (c->bad || apply_delta(d, c, d->out_ti[pos], &d->out[pos], true) < 0) {
                 return -1;
             }
         }
@@ -585,10 +599,15 @@ static int read_sample(struct decoded *d, struct varint_cursor *c, bool same)
         return -1;
     }
     /* Until it is whole, no sample can refer to this one. */
+    d->n_last_seen = d->n_last;
     d->n_last = 0;
+    /* A thread kept its frames when it was in the sample just before at this position. */
+    size_t before = d->n_last_seen;
     for (size_t k = 0; k < n; k++) {
         size_t ti = varint_get_count(c, d->n_threads == 0 ? 0 : d->n_threads - 1);
-        if (c->bad || d->n_threads == 0 || apply_delta(d, c, ti, &d->out[k]) < 0) {
+        bool known = !c->bad && d->n_threads > 0 && k < before && d->out_ti[k] == ti &&
+                     d->threads[ti].seen + 1 == d->seq;
+        if (c->bad || d->n_threads == 0 || apply_delta(d, c, ti, &d->out[k], known) < 0) {
             return -1;
         }
         d->out_ti[k] = (uint32_t)ti;
@@ -651,7 +670,7 @@ static int walk_chunk(struct recreader *r, size_t i, struct pass *p, struct pt_e
             if (read_sample(d, &c, type == RECORD_SAMPLE_SAME) < 0) {
                 return bad(r, i, "a malformed sample", err);
             }
-            struct rec_sample s = {t, false, {NULL, 0}, d->out, d->n_last};
+            struct rec_sample s = {t, false, {NULL, 0}, d->out, d->n_last, d->seq};
             if (p->last_only) {
                 p->last = s;
                 p->have_last = true;
@@ -669,7 +688,7 @@ static int walk_chunk(struct recreader *r, size_t i, struct pass *p, struct pt_e
         }
         case RECORD_ERROR: {
             struct snap_str why = varint_get_str(&c, 1024);
-            struct rec_sample s = {t, true, why, NULL, 0};
+            struct rec_sample s = {t, true, why, NULL, 0, 0};
             if (!c.bad && !p->last_only && p->fn != NULL && t >= p->from &&
                 (p->fn_rc = p->fn(p->ctx, &s)) != 0) {
                 p->done = true;
@@ -737,7 +756,7 @@ int recreader_sample_at(struct recreader *r, double t, rec_sample_fn fn, void *c
 {
     /* Back from T's chunk to the nearest that holds a sample at or before T; past the start,
      * the first sample of all. */
-    for (size_t i = chunk_for(r, t) + 1; i-- > 0;) {
+    for (size_t i = r->n_chunks > 0 ? chunk_for(r, t) + 1 : 0; i-- > 0;) {
         if (r->chunks[i].samples == 0) {
             continue;
         }

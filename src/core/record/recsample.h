@@ -46,6 +46,9 @@ struct rec_thread {
     bool frames_truncated;
     bool frames_torn;
     bool not_read;             /* its stack was not read (--active-only); no frames */
+    size_t kept;               /* its outermost frames that are those it had in the sample
+                                * numbered SEQ - 1 (at the same position), unchanged; 0 when
+                                * not known */
 };
 
 struct rec_sample {
@@ -54,6 +57,8 @@ struct rec_sample {
     struct snap_str error;
     const struct rec_thread *threads;
     size_t n_threads;
+    uint64_t seq;              /* the reader's count of samples decoded (a sample with SEQ one
+                                * more follows this one at once); 0 when not counted */
 };
 
 /* What a recording says of itself. Strings point into the reader. */

@@ -446,7 +446,12 @@ static int frame_index(struct recwriter *w, const struct sample_frame *f, const 
         return 0;
     }
     int line = -1;
-    if (f->code != NULL && f->offset != SAMPLE_OFFSET_UNKNOWN && L != NULL) {
+    uint32_t offset = w->offsets ? f->offset : SAMPLE_OFFSET_UNKNOWN;
+    if (f->code != NULL && f->code->offsets_are_lines) {
+        /* A recording's sample written again: the line stands in the offset. */
+        line = f->offset != SAMPLE_OFFSET_UNKNOWN && f->offset <= INT32_MAX ? (int)f->offset : -1;
+        offset = SAMPLE_OFFSET_UNKNOWN;
+    } else if (f->code != NULL && f->offset != SAMPLE_OFFSET_UNKNOWN && L != NULL) {
         line = code_offset_line(f->code, L, f->offset);
     }
     /* Without instructions, the frames of one line are one. */
@@ -460,7 +465,6 @@ static int frame_index(struct recwriter *w, const struct sample_frame *f, const 
         (!w->offsets && !map_put(&w->frames, line_key, w->n_frames))) {
         return -1;
     }
-    uint32_t offset = w->offsets ? f->offset : SAMPLE_OFFSET_UNKNOWN;
     strbuf_append(&w->chunk, (const char *)&(uint8_t){RECORD_FRAME}, 1);
     varint_put(&w->chunk, code);
     varint_put_signed(&w->chunk, line);
