@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "app/cli.h"
@@ -210,6 +211,8 @@ int record_finish_cli(struct recording_app *r, double now)
     char line[160];
     char name[sizeof r->name];
     record_status(r, now, line, sizeof line);
+    /* The size said is the whole file's, once closed (the status counts whole chunks). */
+    char *size_at = strrchr(line, ',');
     snprintf(name, sizeof name, "%s", r->name);
     bool tty = r->tty;
     char failure[sizeof r->failure];
@@ -217,6 +220,12 @@ int record_finish_cli(struct recording_app *r, double now)
     struct pt_error err = {0};
     char when[32];
     int rc = record_finish(r, now, when, sizeof when, &err);
+    struct stat st;
+    if (size_at != NULL && strcmp(name, "-") != 0 && stat(name, &st) == 0) {
+        char bytes[32];
+        put_size(bytes, sizeof bytes, (uint64_t)st.st_size);
+        snprintf(size_at, sizeof line - (size_t)(size_at - line), ", %s", bytes);
+    }
     if (tty) {
         fputs("\r\033[K", stderr);
     }

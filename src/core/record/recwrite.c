@@ -20,7 +20,7 @@
 #include "core/walk/sample.h"
 
 enum {
-    ZSTD_LEVEL = 3,
+    ZSTD_LEVEL = 9,
     MAP_MIN = 256, /* slots of a table's hash map to start with */
 };
 
