@@ -203,11 +203,16 @@ static int overlay(struct snapshot *s, const struct rec_sample *smp)
             }
             const struct snap_thread *st = stored_thread(k < s->n_interps ? &s->interps[k] : NULL, t);
             /* Where the thread still is where the full snapshot saw it, what only snapshots read
-             * (the wait; the exception state, before 3.11) still holds. */
+             * (the wait; the exception state, before 3.11; every thread's CPU state) still
+             * holds. */
             if (st != NULL && same_place(st, o)) {
                 o->wait = st->wait;
                 if (o->has_exception == SNAP_UNKNOWN) {
                     o->has_exception = st->has_exception;
+                }
+                /* A sample reads a few threads' CPU states in turn; the snapshot read them all. */
+                if (o->on_cpu == SNAP_UNKNOWN) {
+                    o->on_cpu = st->on_cpu;
                 }
             }
         }

@@ -816,10 +816,11 @@ static bool copy_threads(struct sampler_stats *st, const struct sampler_table *t
         out->gc_samples = c->gc;
         out->gil_pct = percent(c->gil, c->samples);
         /* The kernel's CPU time over the window's span where the sampler read it; otherwise
-         * (samples fed from snapshots) the share of samples that were on a CPU. */
+         * (samples fed from snapshots or a recording) the share of the samples whose state was
+         * read that were on a CPU. */
         out->cpu_ns = c->cpu_ns;
         out->cpu_pct = kernel_cpu ? (span > 0 ? 100.0 * (double)c->cpu_ns / (span * 1e9) : 0)
-                                  : percent(c->cpu, c->samples);
+                                  : percent(c->cpu, c->cpu_known);
         /* While the window holds samples of a collection whose thread was unknown, no
          * thread's share of it is known. */
         out->gc_pct = v->counts.gc_unknown_samples > 0 ? NAN : percent(c->gc, c->samples);

@@ -71,7 +71,8 @@ struct sampler_thread {
     uint64_t seen;          /* samples in which the thread was seen at all */
     double gil_pct;
     double cpu_pct; /* CPU time the kernel counted over the window's span; for
-                     * samples fed through sampler_add(), the share of them on CPU */
+                     * samples fed through sampler_add() or sampler_add_sample() (snapshots, a
+                     * recording), the share of those whose state was read that were on CPU */
     double gc_pct;  /* NAN: unknown (the window holds a collection whose thread was unknown) */
     int64_t interp_id;      /* the interpreter the thread state belongs to */
     uint64_t gil_samples;   /* the counts behind the shares */

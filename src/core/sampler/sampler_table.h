@@ -57,6 +57,7 @@ struct sampler_table_thread {
     uint64_t seen;    /* the entry lives while the window holds a sample that saw it */
     uint64_t gil;
     uint64_t cpu;
+    uint64_t cpu_known; /* samples whose CPU state was read */
     uint64_t gc;
     uint64_t cpu_ns; /* CPU time the kernel counted for the thread in the window */
     struct sampler_table_slot newest;

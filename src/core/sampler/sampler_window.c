@@ -73,6 +73,7 @@ static void bucket_expire(struct sampler_window *w, struct sampler_window_bucket
         th->seen -= d->seen;
         th->gil -= d->gil;
         th->cpu -= d->cpu;
+        th->cpu_known -= d->cpu_known;
         th->gc -= d->gc;
         th->cpu_ns -= d->cpu_ns;
         /* An entry lives while a bucket holds its samples or its CPU time (a thread no sample
@@ -431,6 +432,8 @@ static void count_thread(struct sampler_window *w, struct sampler_window_bucket 
     e->gil += th->gil;
     d->cpu += cpu;
     e->cpu += cpu;
+    d->cpu_known += th->cpu != SNAP_UNKNOWN;
+    e->cpu_known += th->cpu != SNAP_UNKNOWN;
     d->gc += th->gc;
     e->gc += th->gc;
     b->c.thread_samples++;
@@ -704,6 +707,7 @@ static bool rebucket_merge(struct sampler_window *w, const struct sampler_window
         to->seen += d->seen;
         to->gil += d->gil;
         to->cpu += d->cpu;
+        to->cpu_known += d->cpu_known;
         to->gc += d->gc;
         to->cpu_ns += d->cpu_ns;
     }

@@ -83,6 +83,7 @@ struct sampler_window_thread_counts {
     uint64_t seen;
     uint64_t gil;
     uint64_t cpu;
+    uint64_t cpu_known;
     uint64_t gc;
     uint64_t cpu_ns;
 };

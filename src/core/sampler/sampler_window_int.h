@@ -13,6 +13,7 @@ struct thread_delta {
     uint32_t seen;
     uint32_t gil;
     uint32_t cpu;
+    uint32_t cpu_known; /* samples whose CPU state was read */
     uint32_t gc;
     uint64_t cpu_ns;
 };

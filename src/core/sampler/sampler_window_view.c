@@ -21,6 +21,7 @@ static void view_drop_bucket(const struct sampler_window *w, const struct sample
         tc->seen -= d->seen;
         tc->gil -= d->gil;
         tc->cpu -= d->cpu;
+        tc->cpu_known -= d->cpu_known;
         tc->gc -= d->gc;
         tc->cpu_ns -= d->cpu_ns;
     }
@@ -43,7 +44,7 @@ static void view_fill(const struct sampler_window *w, struct sampler_window_view
         const struct sampler_table_thread *th = sampler_table_thread_at(t, i);
         if (th->used) {
             v->threads[i] = (struct sampler_window_thread_counts){
-                th->samples, th->seen, th->gil, th->cpu, th->gc, th->cpu_ns};
+                th->samples, th->seen, th->gil, th->cpu, th->cpu_known, th->gc, th->cpu_ns};
         }
     }
     if (!v->one) {
