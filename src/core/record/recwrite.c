@@ -763,8 +763,16 @@ int recwriter_exec(struct recwriter *w, double t, const char *program, struct pt
     return 0;
 }
 
+/* A duration in whole 1/1024 s: its low mantissa bytes zero, so that a snapshot's many
+ * durations, which change from one to the next, compress (the screen shows tenths). */
+static double coarse(double s)
+{
+    return isfinite(s) && s > 0 && s < 1e9 ? ldexp(round(ldexp(s, 10)), -10) : s;
+}
+
 /* S with each thread's stack cut to its innermost frame: the samples hold the stacks (a replay
- * shows the sample's), the innermost frame tells whether the thread's wait still holds there.
+ * shows the sample's), the innermost frame tells whether the thread's wait still holds there;
+ * the waits' durations coarse().
  * The copy points into S; free its arrays with free_slim(). */
 static int slim_copy(const struct snapshot *s, struct snapshot *slim, struct pt_error *err)
 {
@@ -785,6 +793,11 @@ static int slim_copy(const struct snapshot *s, struct snapshot *slim, struct pt_
         for (size_t k = 0; k < in->n_threads; k++) {
             out->threads[k] = in->threads[k];
             out->threads[k].n_frames = in->threads[k].n_frames > 0 ? 1 : 0;
+            struct snap_wait *wt = &out->threads[k].wait;
+            wt->owner_held = coarse(wt->owner_held);
+            wt->since = coarse(wt->since);
+            wt->left = coarse(wt->left);
+            wt->requested = coarse(wt->requested);
         }
     }
     return 0;
