@@ -379,7 +379,9 @@ static int load_chunk(struct recreader *r, size_t i, struct pt_error *err)
             note_damage(r, c->offset, "corrupt");
             return pt_error_set(err, PT_E_FORMAT, 0, "chunk %zu of the recording is corrupt", i);
         }
-        memcpy(d->raw, r->packed, n);
+        if (n > 0) {
+            memcpy(d->raw, r->packed, n);
+        }
     } else {
         n = ZSTD_decompressDCtx(r->zd, d->raw, c->raw, r->packed, c->packed);
     }

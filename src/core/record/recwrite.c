@@ -634,7 +634,9 @@ static int stack_delta(struct recwriter *w, uint32_t ti, size_t n, size_t *pop, 
     if (!reserve_u32(&ls->frames, &ls->cap, n)) {
         return -1;
     }
-    memcpy(ls->frames, w->scratch, n * sizeof *ls->frames);
+    if (n > 0) {
+        memcpy(ls->frames, w->scratch, n * sizeof *ls->frames);
+    }
     ls->n = n;
     return 0;
 }
