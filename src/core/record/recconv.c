@@ -348,7 +348,9 @@ const struct sample *recconv_compact(struct recconv *c, const struct rec_sample 
                                                 .on_cpu = t->on_cpu,
                                                 .has_exception = t->has_exception,
                                                 .in_gc = t->in_gc,
-                                                .frames = cs->frames + cs->start,
+                                                .frames = cs->frames != NULL
+                                                              ? cs->frames + cs->start
+                                                              : NULL,
                                                 .n_frames = t->n_frames,
                                                 .frames_truncated = t->frames_truncated,
                                                 .frames_torn = t->frames_torn,

@@ -551,7 +551,7 @@ static int apply_delta(struct decoded *d, struct varint_cursor *c, size_t ti, st
     out->frames_truncated = (flags & RECFLAG_TRUNCATED) != 0;
     out->frames_torn = (flags & RECFLAG_TORN) != 0;
     out->not_read = (flags & RECFLAG_NOT_READ) != 0;
-    out->frames = t->stack + t->start;
+    out->frames = t->stack != NULL ? t->stack + t->start : NULL;
     out->n_frames = t->cap - t->start;
     return 0;
 }

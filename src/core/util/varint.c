@@ -137,6 +137,9 @@ const uint8_t *varint_get_bytes(struct varint_cursor *c, size_t n)
         fail(c);
         return NULL;
     }
+    if (n == 0) {
+        return c->p; /* nothing moves (the bytes may be none at all: P NULL) */
+    }
     const uint8_t *b = c->p;
     c->p += n;
     c->left -= n;
