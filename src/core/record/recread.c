@@ -574,6 +574,20 @@ static int read_states(struct decoded *d, struct varint_cursor *c)
     return c->bad ? -1 : 0;
 }
 
+/* Each thread-sample's frames as its thread's stack now is: a hostile file may list one thread
+ * twice in a sample, and the second delta may have moved the stack the first points at. */
+static void refresh_frames(struct decoded *d)
+{
+    for (size_t k = 0; k < d->n_last; k++) {
+        const struct chunk_thread *t = &d->threads[d->out_ti[k]];
+        d->out[k].frames = t->stack != NULL ? t->stack + t->start : NULL;
+        d->out[k].n_frames = t->cap - t->start;
+        if (d->out[k].kept > d->out[k].n_frames) {
+            d->out[k].kept = 0;
+        }
+    }
+}
+
 static int read_sample(struct decoded *d, struct varint_cursor *c, bool same)
 {
     d->seq++;
@@ -593,6 +607,7 @@ static int read_sample(struct decoded *d, struct varint_cursor *c, bool same)
                 return -1;
             }
         }
+        refresh_frames(d);
         return c->bad ? -1 : read_states(d, c);
     }
     size_t n = varint_get_count(c, LIMIT_THREADS * (size_t)LIMIT_INTERPRETERS);
@@ -615,6 +630,7 @@ static int read_sample(struct decoded *d, struct varint_cursor *c, bool same)
         d->out_ti[k] = (uint32_t)ti;
     }
     d->n_last = n;
+    refresh_frames(d);
     return read_states(d, c);
 }
 
