@@ -12,15 +12,37 @@
 #include <unistd.h>
 
 #include "core/model/snapshot.h"
+#include "core/record/recconv.h"
 #include "core/record/recording.h"
+#include "core/walk/sample.h"
 #include "core/util/error.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+struct seen {
+    size_t n;
+    struct recconv *conv; /* each sample as the replay converts it */
+};
+
 static int look(void *ctx, const struct rec_sample *s)
 {
-    size_t *n = ctx;
-    (*n)++;
+    struct seen *seen = ctx;
+    seen->n++;
+    if (!s->failed && seen->conv != NULL) {
+        const enum snap_bool *on_cpu = NULL;
+        const struct sample *smp = recconv_compact(seen->conv, s, &on_cpu, NULL);
+        for (size_t i = 0; smp != NULL && i < smp->n_threads; i++) {
+            if (smp->threads[i].n_frames != s->threads[i].n_frames) {
+                abort();
+            }
+            for (size_t k = 0; k < smp->threads[i].n_frames; k++) {
+                const struct sample_frame *f = &smp->threads[i].frames[k];
+                if ((f->code == NULL) != (s->threads[i].frames[k].code == NULL)) {
+                    abort();
+                }
+            }
+        }
+    }
     if (s->failed) {
         return s->error.ptr != NULL && s->error.len > 0 && s->error.ptr[0] == 0 ? 0 : 0;
     }
@@ -62,8 +84,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         close(fd);
         return 0;
     }
-    size_t n = 0;
-    recording_scan(r, -1, 1e18, look, &n, &err);
+    struct seen seen = {0, recconv_new(&err)};
+    recording_scan(r, -1, 1e18, look, &seen, &err);
+    recconv_free(seen.conv);
     double end = recording_duration(r);
     double at[] = {0, end / 2, end, -5, 1e300};
     for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {

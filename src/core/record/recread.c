@@ -24,7 +24,9 @@
  * STACK[START..CAP), so that a delta, which changes the innermost end, moves nothing else. */
 struct chunk_thread {
     struct rec_thread def;
-    uint64_t seen;  /* the SEQ of the sample that last had it */
+    uint64_t seen;   /* the SEQ of the sample that last had it */
+    uint64_t listed; /* the SEQ of the sample being read, once it is listed in it; */
+    uint64_t twice;  /* and when listed twice in it (a hostile file) */
     struct rec_frame *stack;
     size_t start;
     size_t cap;
@@ -579,10 +581,18 @@ static int read_states(struct decoded *d, struct varint_cursor *c)
 static void refresh_frames(struct decoded *d)
 {
     for (size_t k = 0; k < d->n_last; k++) {
+        struct chunk_thread *t = &d->threads[d->out_ti[k]];
+        if (t->listed == d->seq) {
+            t->twice = d->seq;
+        }
+        t->listed = d->seq;
+    }
+    for (size_t k = 0; k < d->n_last; k++) {
         const struct chunk_thread *t = &d->threads[d->out_ti[k]];
         d->out[k].frames = t->stack != NULL ? t->stack + t->start : NULL;
         d->out[k].n_frames = t->cap - t->start;
-        if (d->out[k].kept > d->out[k].n_frames) {
+        /* What a thread listed twice kept cannot be told. */
+        if (d->out[k].kept > d->out[k].n_frames || t->twice == d->seq) {
             d->out[k].kept = 0;
         }
     }
