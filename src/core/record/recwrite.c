@@ -597,7 +597,9 @@ static int define_thread(struct recwriter *w, const struct sample_thread *t,
         ls->raw = r;
         ls->cap_raw = cap;
     }
-    for (size_t i = 0; i < n; i++) {
+    /* At the same depth the kept outer frames are where they were: only the new ones move. */
+    size_t fresh = ls->n_raw == n ? n - keep : n;
+    for (size_t i = 0; i < fresh; i++) {
         const struct sample_frame *f = &t->frames[i];
         ls->raw[i] = (struct raw_frame){f->code_serial, f->offset, (uint8_t)f->kind,
                                         (uint8_t)f->unreadable};
@@ -634,8 +636,10 @@ static int stack_delta(struct recwriter *w, uint32_t ti, size_t n, size_t *pop, 
     if (!reserve_u32(&ls->frames, &ls->cap, n)) {
         return -1;
     }
-    if (n > 0) {
-        memcpy(ls->frames, w->scratch, n * sizeof *ls->frames);
+    /* At the same depth only the frames inside the kept ones change. */
+    size_t fresh = ls->n == n ? n - keep : n;
+    if (fresh > 0) {
+        memcpy(ls->frames, w->scratch, fresh * sizeof *ls->frames);
     }
     ls->n = n;
     return 0;
