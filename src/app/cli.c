@@ -348,7 +348,6 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
  * combinations that make no sense. */
 static int check_recording(struct cli_options *o)
 {
-    bool times = o->from != 0 || !isinf(o->to) || !isnan(o->at) || o->thread != 0;
     if (o->record != NULL && (o->replay != NULL || o->mode != CLI_MODE_LIVE ||
                               o->export_format >= 0)) {
         return usage_error("--record goes with -p PID or a command, alone");
@@ -372,7 +371,6 @@ static int check_recording(struct cli_options *o)
     if (o->mode == CLI_MODE_EXPORT && o->replay == NULL && !(o->delay > 0 && o->output != NULL)) {
         return usage_error("--export from a process needs -d SECS and -o OUT");
     }
-    (void)times;
     return 0;
 }
 

@@ -156,11 +156,8 @@ int record_finish(struct recording_app *r, double now, char *summary, size_t siz
     sampler_set_hook(r->sampler, NULL);
     int rc = recwriter_close(r->w, now - r->start, err);
     r->w = NULL;
-    /* The whole file, now that it is closed. */
-    char line[160];
     double t = now - r->start;
     unsigned secs = t > 0 && t < 1e9 ? (unsigned)t : 0;
-    (void)line;
     snprintf(summary, size, "%u:%02u:%02u", secs / 3600, secs / 60 % 60, secs % 60);
     if (rc == 0 && r->failure[0] != '\0') {
         pt_error_set(err, PT_E_IO, 0, "%s", r->failure);
@@ -215,8 +212,6 @@ int record_finish_cli(struct recording_app *r, double now)
     char *size_at = strrchr(line, ',');
     snprintf(name, sizeof name, "%s", r->name);
     bool tty = r->tty;
-    char failure[sizeof r->failure];
-    snprintf(failure, sizeof failure, "%s", r->failure);
     struct pt_error err = {0};
     char when[32];
     int rc = record_finish(r, now, when, sizeof when, &err);
@@ -234,6 +229,5 @@ int record_finish_cli(struct recording_app *r, double now)
     }
     fprintf(stderr, "pytop: recorded %s: %s%s\n", name, line,
             rc < 0 ? " (cut short by the error above: readable up to it)" : "");
-    (void)failure;
     return rc;
 }

@@ -69,7 +69,6 @@ struct recwriter {
     double t_first;
     double t_last;
     bool open;            /* a chunk has begun */
-    uint64_t base_us;     /* the chunk's time base */
     uint64_t last_us;     /* the time of its last record */
     struct map codes;     /* code serial -> chunk code index */
     struct map frames;    /* hash of (code index, offset, kind, reason) -> frame index */
@@ -384,7 +383,6 @@ static int chunk_ready(struct recwriter *w, double t, uint64_t *us, struct pt_er
         w->open = true;
         w->t_first = t;
         w->t_last = t;
-        w->base_us = *us;
         w->last_us = *us;
         varint_put(&w->chunk, *us);
     }
