@@ -56,7 +56,7 @@ static void test_gc_each_3_13_family_accepts_its_own_state_and_refuses_the_other
 {
     (void)state;
     size_t n = 0;
-    const struct layout_gc_gen *v = layout_gc_variants(13, &n);
+    const struct layout_gc_gen *v = layout_gc_variants(0x030d, &n);
     assert_int_equal(n, 2);
     assert_int_not_equal(v[0].generations, v[1].generations);
     struct snapshot *s = snapshot_new(NULL);
@@ -93,7 +93,7 @@ static void test_gc_refuses_unlinked_heads_negative_totals_and_odd_flags(void **
 {
     (void)state;
     size_t n = 0;
-    const struct layout_gc_gen *v = &layout_gc_variants(12, &n)[0];
+    const struct layout_gc_gen *v = &layout_gc_variants(0x030c, &n)[0];
     struct snapshot *s = snapshot_new(NULL);
     uint8_t buf[GC_STATE_MAX];
     struct snap_gc out;
@@ -124,7 +124,7 @@ static void test_gc_3_15_rings_give_totals_and_records_oldest_first(void **state
 {
     (void)state;
     size_t n = 0;
-    const struct layout_gc_gen *v = &layout_gc_variants(15, &n)[0];
+    const struct layout_gc_gen *v = &layout_gc_variants(0x030f, &n)[0];
     assert_int_equal(v->stats_is_pointer, 1);
     struct snapshot *s = snapshot_new(NULL);
     uint8_t buf[GC_STATE_MAX];

@@ -55,6 +55,11 @@ struct layout_gen {
     int64_t dict_entry_size;
     int64_t dict_entry_key;
     int64_t dict_entry_value;
+    int64_t dict_ma_table;
+    int64_t dict_ma_mask;
+    int64_t int_ob_ival;
+    int64_t thread_exc_type;
+    int64_t frameobj_exc_type;
     int64_t dict_uentry_size;
     int64_t dict_uentry_key;
     int64_t dict_uentry_value;
@@ -139,6 +144,9 @@ struct layout_gen {
     int64_t gc_collecting;
 };
 
+extern const struct layout_gen layout_gen_2_7;
+extern const struct layout_gen layout_gen_3_6;
+extern const struct layout_gen layout_gen_3_7;
 extern const struct layout_gen layout_gen_3_8;
 extern const struct layout_gen layout_gen_3_9;
 extern const struct layout_gen layout_gen_3_10;
@@ -182,9 +190,9 @@ struct layout_gc_gen {
     int64_t old_n;
 };
 
-/* The GC layouts of minor version 3.MINOR, one per distinct build family; *N gets
+/* The GC layouts of version KEY (LAYOUT_VERSION_KEY()), one per distinct build family; *N gets
  * their count (0 and NULL for a version without a table). */
-const struct layout_gc_gen *layout_gc_variants(unsigned minor, size_t *n);
+const struct layout_gc_gen *layout_gc_variants(unsigned key, size_t *n);
 
 /* Interpreter fields as one build family lays them out; -1: absent. */
 struct layout_build_gen {
@@ -193,9 +201,9 @@ struct layout_build_gen {
     int64_t interp_func_next_version;
 };
 
-/* The build families of minor version 3.MINOR; *N gets their count (0 and NULL for
+/* The build families of version KEY (LAYOUT_VERSION_KEY()); *N gets their count (0 and NULL for
  * a version without a table). */
-const struct layout_build_gen *layout_build_variants(unsigned minor, size_t *n);
+const struct layout_build_gen *layout_build_variants(unsigned key, size_t *n);
 
 /* One field of _Py_DebugOffsets that pytop reads, and where it goes. */
 struct layout_debug_field {

@@ -7,6 +7,417 @@
 
 #include "core/layout/layout.h"
 
+/* 2.7: ~/.pyenv/versions/2.7.18/include/python2.7 */
+const struct layout_gen layout_gen_2_7 = {
+    .thread_current_exception = -1,
+    .thread_exc_state_value = -1,
+    .thread_exc_info = -1,
+    .thread_exc_state = -1,
+    .err_stackitem_size = -1,
+    .err_stackitem_value = -1,
+    .err_stackitem_previous = -1,
+    .gen_exc_state = -1,
+    .gen_iframe = -1,
+    .code_firsttraceable = -1,
+    .interp_threads_main = -1,
+    .thread_holds_gil = -1,
+    .gil_switch_from_holder = -1,
+    .gil_holder_at = -1,
+    .gil_size = -1,
+    .code_localsplusnames = -1,
+    .code_varnames = 56,
+    .iframe_globals = -1,
+    .frameobj_globals = 48,
+    .iframe_locals = -1,
+    .frameobj_locals = 376,
+    .tuple_ob_size = 16,
+    .tuple_ob_item = 24,
+    .thread_holds_gil_bit = -1,
+    .unicode_kind_shift = -1,
+    .unicode_compact_bit = -1,
+    .unicode_ascii_bit = -1,
+    .unicode_compact_size = -1,
+    .frame_owned_by_generator = -1,
+    .frame_owned_by_cstack = -1,
+    .frame_owned_by_interpreter = -1,
+    .stackref_tag_bits = -1,
+    .module_md_dict = 16,
+    .dict_ma_keys = -1,
+    .dict_ma_values = -1,
+    .dict_size = 248,
+    .dict_keys_log2_size = -1,
+    .dict_keys_log2_index_bytes = -1,
+    .dict_keys_kind = -1,
+    .dict_keys_nentries = -1,
+    .dict_keys_size = -1,
+    .dict_keys_indices = -1,
+    .dict_kind_general = -1,
+    .dict_entry_size = 24,
+    .dict_entry_key = 8,
+    .dict_entry_value = 16,
+    .dict_ma_table = 40,
+    .dict_ma_mask = 32,
+    .int_ob_ival = 16,
+    .thread_exc_type = 96,
+    .frameobj_exc_type = 88,
+    .dict_uentry_size = -1,
+    .dict_uentry_key = -1,
+    .dict_uentry_value = -1,
+    .dict_values_valid = -1,
+    .dict_values_values = -1,
+    .type_flags = 168,
+    .type_name = 24,
+    .type_basicsize = 32,
+    .heaptype_cached_keys = -1,
+    .tpflags_inline_values = -1,
+    .tpflags_managed_dict = -1,
+    .managed_dict_offset = -1,
+    .managed_values_ptr_offset = -1,
+    .managed_dict_or_values_offset = -1,
+    .type_dictoffset = 288,
+    .long_ob_size = -1,
+    .long_ob_digit = -1,
+    .long_digit_bits = -1,
+    .long_non_size_bits = -1,
+    .long_tag = -1,
+    .long_digits = -1,
+    .frame_suspended_yield_from_byte = -1,
+    .frame_suspended_yield_from_locked_byte = -1,
+    .frame_cleared_byte = -1,
+    .tpflags_long_subclass = 16777216,
+    .tpflags_unicode_subclass = 268435456,
+    .code_version = -1,
+    .code_next_version_global = -1,
+    .runtime_size = -1,
+    .runtime_interpreters_head = -1,
+    .runtime_main_thread = -1,
+    .runtime_gil_locked = -1,
+    .runtime_gil_holder = -1,
+    .runtime_gc = -1,
+    .interp_id = -1,
+    .interp_next = 0,
+    .interp_threads_head = 8,
+    .interp_gc = -1,
+    .interp_modules = 16,
+    .interp_gil_locked = -1,
+    .interp_gil_holder = -1,
+    .thread_size = 168,
+    .thread_next = 0,
+    .thread_interp = 8,
+    .thread_frame = 16,
+    .thread_cframe = -1,
+    .cframe_current_frame = -1,
+    .thread_thread_id = 144,
+    .thread_native_thread_id = -1,
+    .thread_datastack_chunk = -1,
+    .thread_curexc = 72,
+    .thread_exc_state_type = -1,
+    .iframe_header = -1,
+    .iframe_previous = -1,
+    .iframe_code = -1,
+    .iframe_prev_instr = -1,
+    .iframe_owner = -1,
+    .frameobj_header = 376,
+    .frameobj_back = 24,
+    .frameobj_code = 32,
+    .frameobj_lasti = 120,
+    .frameobj_executing = -1,
+    .frameobj_executing_value = 1,
+    .frameobj_unwinding_value = 1,
+    .code_size = 128,
+    .code_filename = 80,
+    .code_name = 88,
+    .code_qualname = -1,
+    .code_linetable = -1,
+    .code_lnotab = 104,
+    .code_firstlineno = 96,
+    .code_code_adaptive = -1,
+    .code_code = 32,
+    .object_ob_type = 8,
+    .bytes_size = 40,
+    .bytes_ob_size = 16,
+    .bytes_ob_sval = 36,
+    .unicode_state = -1,
+    .unicode_length = -1,
+    .unicode_ascii_size = -1,
+    .gc_size = -1,
+    .gc_collecting = -1,
+};
+
+/* 3.6: ~/.pyenv/versions/3.6.15/include/python3.6m */
+const struct layout_gen layout_gen_3_6 = {
+    .thread_current_exception = -1,
+    .thread_exc_state_value = -1,
+    .thread_exc_info = -1,
+    .thread_exc_state = -1,
+    .err_stackitem_size = -1,
+    .err_stackitem_value = -1,
+    .err_stackitem_previous = -1,
+    .gen_exc_state = -1,
+    .gen_iframe = -1,
+    .code_firsttraceable = -1,
+    .interp_threads_main = -1,
+    .thread_holds_gil = -1,
+    .gil_switch_from_holder = -1,
+    .gil_holder_at = -1,
+    .gil_size = -1,
+    .code_localsplusnames = -1,
+    .code_varnames = 64,
+    .iframe_globals = -1,
+    .frameobj_globals = 48,
+    .iframe_locals = -1,
+    .frameobj_locals = 376,
+    .tuple_ob_size = 16,
+    .tuple_ob_item = 24,
+    .thread_holds_gil_bit = -1,
+    .unicode_kind_shift = 2,
+    .unicode_compact_bit = 5,
+    .unicode_ascii_bit = 6,
+    .unicode_compact_size = 72,
+    .frame_owned_by_generator = -1,
+    .frame_owned_by_cstack = -1,
+    .frame_owned_by_interpreter = -1,
+    .stackref_tag_bits = -1,
+    .module_md_dict = 16,
+    .dict_ma_keys = 32,
+    .dict_ma_values = 40,
+    .dict_size = 48,
+    .dict_keys_log2_size = -1,
+    .dict_keys_log2_index_bytes = -1,
+    .dict_keys_kind = -1,
+    .dict_keys_nentries = 32,
+    .dict_keys_size = 8,
+    .dict_keys_indices = 40,
+    .dict_kind_general = -1,
+    .dict_entry_size = 24,
+    .dict_entry_key = 8,
+    .dict_entry_value = 16,
+    .dict_ma_table = -1,
+    .dict_ma_mask = -1,
+    .int_ob_ival = -1,
+    .thread_exc_type = 104,
+    .frameobj_exc_type = 88,
+    .dict_uentry_size = -1,
+    .dict_uentry_key = -1,
+    .dict_uentry_value = -1,
+    .dict_values_valid = -1,
+    .dict_values_values = -1,
+    .type_flags = 168,
+    .type_name = 24,
+    .type_basicsize = 32,
+    .heaptype_cached_keys = 856,
+    .tpflags_inline_values = -1,
+    .tpflags_managed_dict = -1,
+    .managed_dict_offset = -1,
+    .managed_values_ptr_offset = -1,
+    .managed_dict_or_values_offset = -1,
+    .type_dictoffset = 288,
+    .long_ob_size = 16,
+    .long_ob_digit = 24,
+    .long_digit_bits = 30,
+    .long_non_size_bits = -1,
+    .long_tag = -1,
+    .long_digits = -1,
+    .frame_suspended_yield_from_byte = -1,
+    .frame_suspended_yield_from_locked_byte = -1,
+    .frame_cleared_byte = -1,
+    .tpflags_long_subclass = 16777216,
+    .tpflags_unicode_subclass = 268435456,
+    .code_version = -1,
+    .code_next_version_global = -1,
+    .runtime_size = -1,
+    .runtime_interpreters_head = -1,
+    .runtime_main_thread = -1,
+    .runtime_gil_locked = -1,
+    .runtime_gil_holder = -1,
+    .runtime_gc = -1,
+    .interp_id = -1,
+    .interp_next = 0,
+    .interp_threads_head = 8,
+    .interp_gc = -1,
+    .interp_modules = 16,
+    .interp_gil_locked = -1,
+    .interp_gil_holder = -1,
+    .thread_size = 2272,
+    .thread_next = 8,
+    .thread_interp = 16,
+    .thread_frame = 24,
+    .thread_cframe = -1,
+    .cframe_current_frame = -1,
+    .thread_thread_id = 152,
+    .thread_native_thread_id = -1,
+    .thread_datastack_chunk = -1,
+    .thread_curexc = 80,
+    .thread_exc_state_type = -1,
+    .iframe_header = -1,
+    .iframe_previous = -1,
+    .iframe_code = -1,
+    .iframe_prev_instr = -1,
+    .iframe_owner = -1,
+    .frameobj_header = 376,
+    .frameobj_back = 24,
+    .frameobj_code = 32,
+    .frameobj_lasti = 120,
+    .frameobj_executing = 132,
+    .frameobj_executing_value = 1,
+    .frameobj_unwinding_value = 1,
+    .code_size = 144,
+    .code_filename = 96,
+    .code_name = 104,
+    .code_qualname = -1,
+    .code_linetable = -1,
+    .code_lnotab = 112,
+    .code_firstlineno = 36,
+    .code_code_adaptive = -1,
+    .code_code = 40,
+    .object_ob_type = 8,
+    .bytes_size = 40,
+    .bytes_ob_size = 16,
+    .bytes_ob_sval = 32,
+    .unicode_state = 32,
+    .unicode_length = 16,
+    .unicode_ascii_size = 48,
+    .gc_size = -1,
+    .gc_collecting = -1,
+};
+
+/* 3.7: ~/.pyenv/versions/3.7.16/include/python3.7m */
+const struct layout_gen layout_gen_3_7 = {
+    .thread_current_exception = -1,
+    .thread_exc_state_value = 120,
+    .thread_exc_info = 144,
+    .thread_exc_state = 112,
+    .err_stackitem_size = 32,
+    .err_stackitem_value = 8,
+    .err_stackitem_previous = 24,
+    .gen_exc_state = 64,
+    .gen_iframe = -1,
+    .code_firsttraceable = -1,
+    .interp_threads_main = -1,
+    .thread_holds_gil = -1,
+    .gil_switch_from_holder = 16,
+    .gil_holder_at = 8,
+    .gil_size = 208,
+    .code_localsplusnames = -1,
+    .code_varnames = 64,
+    .iframe_globals = -1,
+    .frameobj_globals = 48,
+    .iframe_locals = -1,
+    .frameobj_locals = 360,
+    .tuple_ob_size = 16,
+    .tuple_ob_item = 24,
+    .thread_holds_gil_bit = -1,
+    .unicode_kind_shift = 2,
+    .unicode_compact_bit = 5,
+    .unicode_ascii_bit = 6,
+    .unicode_compact_size = 72,
+    .frame_owned_by_generator = -1,
+    .frame_owned_by_cstack = -1,
+    .frame_owned_by_interpreter = -1,
+    .stackref_tag_bits = -1,
+    .module_md_dict = 16,
+    .dict_ma_keys = 32,
+    .dict_ma_values = 40,
+    .dict_size = 48,
+    .dict_keys_log2_size = -1,
+    .dict_keys_log2_index_bytes = -1,
+    .dict_keys_kind = -1,
+    .dict_keys_nentries = 32,
+    .dict_keys_size = 8,
+    .dict_keys_indices = 40,
+    .dict_kind_general = -1,
+    .dict_entry_size = 24,
+    .dict_entry_key = 8,
+    .dict_entry_value = 16,
+    .dict_ma_table = -1,
+    .dict_ma_mask = -1,
+    .int_ob_ival = -1,
+    .thread_exc_type = -1,
+    .frameobj_exc_type = -1,
+    .dict_uentry_size = -1,
+    .dict_uentry_key = -1,
+    .dict_uentry_value = -1,
+    .dict_values_valid = -1,
+    .dict_values_values = -1,
+    .type_flags = 168,
+    .type_name = 24,
+    .type_basicsize = 32,
+    .heaptype_cached_keys = 856,
+    .tpflags_inline_values = -1,
+    .tpflags_managed_dict = -1,
+    .managed_dict_offset = -1,
+    .managed_values_ptr_offset = -1,
+    .managed_dict_or_values_offset = -1,
+    .type_dictoffset = 288,
+    .long_ob_size = 16,
+    .long_ob_digit = 24,
+    .long_digit_bits = 30,
+    .long_non_size_bits = -1,
+    .long_tag = -1,
+    .long_digits = -1,
+    .frame_suspended_yield_from_byte = -1,
+    .frame_suspended_yield_from_locked_byte = -1,
+    .frame_cleared_byte = -1,
+    .tpflags_long_subclass = 16777216,
+    .tpflags_unicode_subclass = 268435456,
+    .code_version = -1,
+    .code_next_version_global = -1,
+    .runtime_size = 1520,
+    .runtime_interpreters_head = 24,
+    .runtime_main_thread = -1,
+    .runtime_gil_locked = 1280,
+    .runtime_gil_holder = 1272,
+    .runtime_gc = 320,
+    .interp_id = 16,
+    .interp_next = 0,
+    .interp_threads_head = 8,
+    .interp_gc = -1,
+    .interp_modules = 40,
+    .interp_gil_locked = -1,
+    .interp_gil_holder = -1,
+    .thread_size = 280,
+    .thread_next = 8,
+    .thread_interp = 16,
+    .thread_frame = 24,
+    .thread_cframe = -1,
+    .cframe_current_frame = -1,
+    .thread_thread_id = 176,
+    .thread_native_thread_id = -1,
+    .thread_datastack_chunk = -1,
+    .thread_curexc = 88,
+    .thread_exc_state_type = 112,
+    .iframe_header = -1,
+    .iframe_previous = -1,
+    .iframe_code = -1,
+    .iframe_prev_instr = -1,
+    .iframe_owner = -1,
+    .frameobj_header = 360,
+    .frameobj_back = 24,
+    .frameobj_code = 32,
+    .frameobj_lasti = 104,
+    .frameobj_executing = 116,
+    .frameobj_executing_value = 1,
+    .frameobj_unwinding_value = 1,
+    .code_size = 144,
+    .code_filename = 96,
+    .code_name = 104,
+    .code_qualname = -1,
+    .code_linetable = -1,
+    .code_lnotab = 112,
+    .code_firstlineno = 36,
+    .code_code_adaptive = -1,
+    .code_code = 40,
+    .object_ob_type = 8,
+    .bytes_size = 40,
+    .bytes_ob_size = 16,
+    .bytes_ob_sval = 32,
+    .unicode_state = 32,
+    .unicode_length = 16,
+    .unicode_ascii_size = 48,
+    .gc_size = 352,
+    .gc_collecting = 312,
+};
+
 /* 3.8: ~/.pyenv/versions/3.8.18/include/python3.8 */
 const struct layout_gen layout_gen_3_8 = {
     .thread_current_exception = -1,
@@ -55,6 +466,11 @@ const struct layout_gen layout_gen_3_8 = {
     .dict_entry_size = 24,
     .dict_entry_key = 8,
     .dict_entry_value = 16,
+    .dict_ma_table = -1,
+    .dict_ma_mask = -1,
+    .int_ob_ival = -1,
+    .thread_exc_type = -1,
+    .frameobj_exc_type = -1,
     .dict_uentry_size = -1,
     .dict_uentry_key = -1,
     .dict_uentry_value = -1,
@@ -187,6 +603,11 @@ const struct layout_gen layout_gen_3_9 = {
     .dict_entry_size = 24,
     .dict_entry_key = 8,
     .dict_entry_value = 16,
+    .dict_ma_table = -1,
+    .dict_ma_mask = -1,
+    .int_ob_ival = -1,
+    .thread_exc_type = -1,
+    .frameobj_exc_type = -1,
     .dict_uentry_size = -1,
     .dict_uentry_key = -1,
     .dict_uentry_value = -1,
@@ -319,6 +740,11 @@ const struct layout_gen layout_gen_3_10 = {
     .dict_entry_size = 24,
     .dict_entry_key = 8,
     .dict_entry_value = 16,
+    .dict_ma_table = -1,
+    .dict_ma_mask = -1,
+    .int_ob_ival = -1,
+    .thread_exc_type = -1,
+    .frameobj_exc_type = -1,
     .dict_uentry_size = -1,
     .dict_uentry_key = -1,
     .dict_uentry_value = -1,
@@ -451,6 +877,11 @@ const struct layout_gen layout_gen_3_11 = {
     .dict_entry_size = 24,
     .dict_entry_key = 8,
     .dict_entry_value = 16,
+    .dict_ma_table = -1,
+    .dict_ma_mask = -1,
+    .int_ob_ival = -1,
+    .thread_exc_type = -1,
+    .frameobj_exc_type = -1,
     .dict_uentry_size = 16,
     .dict_uentry_key = 0,
     .dict_uentry_value = 8,
@@ -583,6 +1014,11 @@ const struct layout_gen layout_gen_3_12 = {
     .dict_entry_size = 24,
     .dict_entry_key = 8,
     .dict_entry_value = 16,
+    .dict_ma_table = -1,
+    .dict_ma_mask = -1,
+    .int_ob_ival = -1,
+    .thread_exc_type = -1,
+    .frameobj_exc_type = -1,
     .dict_uentry_size = 16,
     .dict_uentry_key = 0,
     .dict_uentry_value = 8,
@@ -715,6 +1151,11 @@ const struct layout_gen layout_gen_3_13 = {
     .dict_entry_size = 24,
     .dict_entry_key = 8,
     .dict_entry_value = 16,
+    .dict_ma_table = -1,
+    .dict_ma_mask = -1,
+    .int_ob_ival = -1,
+    .thread_exc_type = -1,
+    .frameobj_exc_type = -1,
     .dict_uentry_size = 16,
     .dict_uentry_key = 0,
     .dict_uentry_value = 8,
@@ -847,6 +1288,11 @@ const struct layout_gen layout_gen_3_14 = {
     .dict_entry_size = 24,
     .dict_entry_key = 8,
     .dict_entry_value = 16,
+    .dict_ma_table = -1,
+    .dict_ma_mask = -1,
+    .int_ob_ival = -1,
+    .thread_exc_type = -1,
+    .frameobj_exc_type = -1,
     .dict_uentry_size = 16,
     .dict_uentry_key = 0,
     .dict_uentry_value = 8,
@@ -979,6 +1425,11 @@ const struct layout_gen layout_gen_3_15 = {
     .dict_entry_size = 24,
     .dict_entry_key = 8,
     .dict_entry_value = 16,
+    .dict_ma_table = -1,
+    .dict_ma_mask = -1,
+    .int_ob_ival = -1,
+    .thread_exc_type = -1,
+    .frameobj_exc_type = -1,
     .dict_uentry_size = 16,
     .dict_uentry_key = 0,
     .dict_uentry_value = 8,
@@ -1061,6 +1512,111 @@ const struct layout_gen layout_gen_3_15 = {
     .unicode_ascii_size = -1,
     .gc_size = -1,
     .gc_collecting = -1,
+};
+
+static const struct layout_gc_gen gc_2_7[] = {
+    {
+        .builds = "~/.pyenv/versions/2.7.18/include/python2.7",
+        .size = -1,
+        .enabled = -1,
+        .collecting = -1,
+        .generations = -1,
+        .generation0 = -1,
+        .num_generations = -1,
+        .gen_size = -1,
+        .gen_threshold = -1,
+        .gen_count = -1,
+        .stats = -1,
+        .stats_is_pointer = -1,
+        .stat_size = -1,
+        .stat_collections = -1,
+        .stat_collected = -1,
+        .stat_uncollectable = -1,
+        .stat_candidates = -1,
+        .stat_duration = -1,
+        .stat_heap_size = -1,
+        .stat_ts_start = -1,
+        .stat_ts_stop = -1,
+        .stats_size = -1,
+        .young_items = -1,
+        .young_index = -1,
+        .young_n = -1,
+        .old = -1,
+        .old_size = -1,
+        .old_items = -1,
+        .old_index = -1,
+        .old_n = -1,
+    },
+};
+
+static const struct layout_gc_gen gc_3_6[] = {
+    {
+        .builds = "~/.pyenv/versions/3.6.15/include/python3.6m",
+        .size = -1,
+        .enabled = -1,
+        .collecting = -1,
+        .generations = -1,
+        .generation0 = -1,
+        .num_generations = -1,
+        .gen_size = -1,
+        .gen_threshold = -1,
+        .gen_count = -1,
+        .stats = -1,
+        .stats_is_pointer = -1,
+        .stat_size = -1,
+        .stat_collections = -1,
+        .stat_collected = -1,
+        .stat_uncollectable = -1,
+        .stat_candidates = -1,
+        .stat_duration = -1,
+        .stat_heap_size = -1,
+        .stat_ts_start = -1,
+        .stat_ts_stop = -1,
+        .stats_size = -1,
+        .young_items = -1,
+        .young_index = -1,
+        .young_n = -1,
+        .old = -1,
+        .old_size = -1,
+        .old_items = -1,
+        .old_index = -1,
+        .old_n = -1,
+    },
+};
+
+static const struct layout_gc_gen gc_3_7[] = {
+    {
+        .builds = "~/.pyenv/versions/3.7.16/include/python3.7m",
+        .size = 352,
+        .enabled = 12,
+        .collecting = 312,
+        .generations = 32,
+        .generation0 = 176,
+        .num_generations = 3,
+        .gen_size = 48,
+        .gen_threshold = 32,
+        .gen_count = 36,
+        .stats = 240,
+        .stats_is_pointer = 0,
+        .stat_size = 24,
+        .stat_collections = 0,
+        .stat_collected = 8,
+        .stat_uncollectable = 16,
+        .stat_candidates = -1,
+        .stat_duration = -1,
+        .stat_heap_size = -1,
+        .stat_ts_start = -1,
+        .stat_ts_stop = -1,
+        .stats_size = -1,
+        .young_items = -1,
+        .young_index = -1,
+        .young_n = -1,
+        .old = -1,
+        .old_size = -1,
+        .old_items = -1,
+        .old_index = -1,
+        .old_n = -1,
+    },
 };
 
 static const struct layout_gc_gen gc_3_8[] = {
@@ -1375,31 +1931,40 @@ static const struct layout_gc_gen gc_3_15[] = {
     },
 };
 
-const struct layout_gc_gen *layout_gc_variants(unsigned minor, size_t *n)
+const struct layout_gc_gen *layout_gc_variants(unsigned key, size_t *n)
 {
-    switch (minor) {
-    case 8:
+    switch (key) {
+    case 0x0207:
+        *n = sizeof gc_2_7 / sizeof gc_2_7[0];
+        return gc_2_7;
+    case 0x0306:
+        *n = sizeof gc_3_6 / sizeof gc_3_6[0];
+        return gc_3_6;
+    case 0x0307:
+        *n = sizeof gc_3_7 / sizeof gc_3_7[0];
+        return gc_3_7;
+    case 0x0308:
         *n = sizeof gc_3_8 / sizeof gc_3_8[0];
         return gc_3_8;
-    case 9:
+    case 0x0309:
         *n = sizeof gc_3_9 / sizeof gc_3_9[0];
         return gc_3_9;
-    case 10:
+    case 0x030a:
         *n = sizeof gc_3_10 / sizeof gc_3_10[0];
         return gc_3_10;
-    case 11:
+    case 0x030b:
         *n = sizeof gc_3_11 / sizeof gc_3_11[0];
         return gc_3_11;
-    case 12:
+    case 0x030c:
         *n = sizeof gc_3_12 / sizeof gc_3_12[0];
         return gc_3_12;
-    case 13:
+    case 0x030d:
         *n = sizeof gc_3_13 / sizeof gc_3_13[0];
         return gc_3_13;
-    case 14:
+    case 0x030e:
         *n = sizeof gc_3_14 / sizeof gc_3_14[0];
         return gc_3_14;
-    case 15:
+    case 0x030f:
         *n = sizeof gc_3_15 / sizeof gc_3_15[0];
         return gc_3_15;
     default:
@@ -1407,6 +1972,30 @@ const struct layout_gc_gen *layout_gc_variants(unsigned minor, size_t *n)
         return NULL;
     }
 }
+
+static const struct layout_build_gen build_2_7[] = {
+    {
+        .builds = "~/.pyenv/versions/2.7.18/include/python2.7",
+        .ref_debug = 0,
+        .interp_func_next_version = -1,
+    },
+};
+
+static const struct layout_build_gen build_3_6[] = {
+    {
+        .builds = "~/.pyenv/versions/3.6.15/include/python3.6m",
+        .ref_debug = 0,
+        .interp_func_next_version = -1,
+    },
+};
+
+static const struct layout_build_gen build_3_7[] = {
+    {
+        .builds = "~/.pyenv/versions/3.7.16/include/python3.7m",
+        .ref_debug = 0,
+        .interp_func_next_version = -1,
+    },
+};
 
 static const struct layout_build_gen build_3_8[] = {
     {
@@ -1487,31 +2076,40 @@ static const struct layout_build_gen build_3_15[] = {
     },
 };
 
-const struct layout_build_gen *layout_build_variants(unsigned minor, size_t *n)
+const struct layout_build_gen *layout_build_variants(unsigned key, size_t *n)
 {
-    switch (minor) {
-    case 8:
+    switch (key) {
+    case 0x0207:
+        *n = sizeof build_2_7 / sizeof build_2_7[0];
+        return build_2_7;
+    case 0x0306:
+        *n = sizeof build_3_6 / sizeof build_3_6[0];
+        return build_3_6;
+    case 0x0307:
+        *n = sizeof build_3_7 / sizeof build_3_7[0];
+        return build_3_7;
+    case 0x0308:
         *n = sizeof build_3_8 / sizeof build_3_8[0];
         return build_3_8;
-    case 9:
+    case 0x0309:
         *n = sizeof build_3_9 / sizeof build_3_9[0];
         return build_3_9;
-    case 10:
+    case 0x030a:
         *n = sizeof build_3_10 / sizeof build_3_10[0];
         return build_3_10;
-    case 11:
+    case 0x030b:
         *n = sizeof build_3_11 / sizeof build_3_11[0];
         return build_3_11;
-    case 12:
+    case 0x030c:
         *n = sizeof build_3_12 / sizeof build_3_12[0];
         return build_3_12;
-    case 13:
+    case 0x030d:
         *n = sizeof build_3_13 / sizeof build_3_13[0];
         return build_3_13;
-    case 14:
+    case 0x030e:
         *n = sizeof build_3_14 / sizeof build_3_14[0];
         return build_3_14;
-    case 15:
+    case 0x030f:
         *n = sizeof build_3_15 / sizeof build_3_15[0];
         return build_3_15;
     default:

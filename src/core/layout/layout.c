@@ -172,7 +172,7 @@ static bool field_fits(uint64_t off, uint64_t width, uint64_t size)
 void layout_pick_build(struct py_layout *L, bool ref_debug)
 {
     size_t n = 0;
-    const struct layout_build_gen *v = layout_build_variants((L->hexversion >> 16) & 0xff, &n);
+    const struct layout_build_gen *v = layout_build_variants(LAYOUT_VERSION_KEY(L->hexversion), &n);
     const struct layout_build_gen *pick = NULL;
     bool ambiguous = false;
     for (size_t i = 0; i < n; i++) {
@@ -271,10 +271,13 @@ int layout_validate(struct py_layout *L, struct pt_error *err)
         (layout_has(L->gen.exc_state_before_frame) &&
          L->gen.exc_state_before_frame > LAYOUT_FRAME_PREFIX_MAX) ||
         L->code.code_adaptive > L->code.size + 64 || L->bytes.ob_sval > L->bytes.size ||
-        L->unicode.ascii_size > 256 || L->unicode.compact_size > 256 ||
-        !field_fits(L->unicode.state, 4, L->unicode.ascii_size) ||
-        !field_fits(L->unicode.length, 8, L->unicode.ascii_size) ||
-        L->unicode.kind_shift > 29 || L->unicode.compact_bit > 31 || L->unicode.ascii_bit > 31 ||
+        /* 2.7 has no compact (PEP 393) strings: no unicode layout at all. */
+        (layout_has(L->unicode.ascii_size) &&
+         (L->unicode.ascii_size > 256 || !field_fits(L->unicode.state, 4, L->unicode.ascii_size) ||
+          !field_fits(L->unicode.length, 8, L->unicode.ascii_size) ||
+          L->unicode.kind_shift > 29 || L->unicode.compact_bit > 31 ||
+          L->unicode.ascii_bit > 31)) ||
+        (layout_has(L->unicode.compact_size) && L->unicode.compact_size > 256) ||
         L->thread.holds_gil_bit > 31 ||
         (layout_has(L->pylong.tag) && (L->pylong.digit_bits == 0 || L->pylong.digit_bits > 32 ||
                                        L->pylong.non_size_bits > 8))) {

@@ -9,6 +9,10 @@
 
 struct pt_error;
 
+/* The key a version's tables are found by (gen.h): its major and minor from a PY_VERSION_HEX,
+ * 0x030d for 3.13, 0x0207 for 2.7. */
+#define LAYOUT_VERSION_KEY(hexversion) ((unsigned)((hexversion) >> 16) & 0xffffu)
+
 /* An offset the target's version does not have. */
 #define LAYOUT_NONE UINT64_MAX
 
@@ -66,6 +70,11 @@ struct py_layout {
         uint64_t gil_switch;         /* its switch_number (layout_validate() derives it) */
         uint64_t gc;                 /* a runtime-wide GC state (3.8); else LAYOUT_NONE */
         uint64_t gc_collecting;      /* a runtime-wide GC (3.8); else LAYOUT_NONE */
+        /* The runtime has no struct of its own (before 3.7): its fields are globals of the
+         * binary, gathered at locate time (layout_globals()), and the GIL's holder is the
+         * thread state the interpreter runs, NULL while no thread holds the GIL
+         * (_PyThreadState_Current). */
+        bool globals_only;
     } runtime;
 
     struct {
@@ -287,8 +296,23 @@ int layout_from_table(uint64_t hexversion, struct py_layout *L, struct pt_error 
  * CODE_MARKER_NONE. Call after layout_from_debug_offsets() or layout_from_table(). */
 void layout_pick_build(struct py_layout *L, bool ref_debug);
 
-/* Whether pytop has a table for minor version 3.MINOR (before 3.13). */
-bool layout_has_table(unsigned minor);
+/* A runtime field that a version before 3.8 keeps in a global of its own instead of its
+ * runtime struct: the symbol that names it (LOCAL ones too, from .symtab) and the uint64_t of
+ * struct py_layout's runtime it fills, as an offset from the runtime's start. */
+struct layout_global {
+    const char *symbol;
+    size_t to;       /* offsetof(struct py_layout, runtime....) */
+    bool required;   /* without it the interpreter cannot be found */
+};
+
+/* The globals L's version keeps runtime fields in; *N gets their count (0 for none). */
+const struct layout_global *layout_globals(const struct py_layout *L, size_t *n);
+
+/* The most globals layout_globals() names. */
+enum { LAYOUT_GLOBALS_MAX = 8 };
+
+/* Whether pytop has a table for the version of LAYOUT_VERSION_KEY() KEY (before 3.13). */
+bool layout_has_table(unsigned key);
 
 /* "3.15.2" (or "3.15.0a1", "3.15.2+") from a PY_VERSION_HEX, into BUF. */
 void layout_version_string(uint64_t hexversion, char *buf, size_t size);

@@ -1,4 +1,4 @@
-/* tables: the layouts of Python 3.8 to 3.12, read from pytop's generated per-version tables. */
+/* tables: the layouts of Python 2.7 and 3.6 to 3.12, read from pytop's generated per-version tables. */
 #include "config.h"
 
 #include "core/layout/layout.h"
@@ -10,28 +10,34 @@
 #include "core/layout/debug_offsets.h"
 #include "core/layout/gen.h"
 
-/* The generated table of each minor version before 3.13, by minor. */
-static const struct layout_gen *table_of(unsigned minor)
+/* The generated table of each version before 3.13, by LAYOUT_VERSION_KEY(). */
+static const struct layout_gen *table_of(unsigned key)
 {
-    switch (minor) {
-    case 8:
+    switch (key) {
+    case 0x0207:
+        return &layout_gen_2_7;
+    case 0x0306:
+        return &layout_gen_3_6;
+    case 0x0307:
+        return &layout_gen_3_7;
+    case 0x0308:
         return &layout_gen_3_8;
-    case 9:
+    case 0x0309:
         return &layout_gen_3_9;
-    case 10:
+    case 0x030a:
         return &layout_gen_3_10;
-    case 11:
+    case 0x030b:
         return &layout_gen_3_11;
-    case 12:
+    case 0x030c:
         return &layout_gen_3_12;
     default:
         return NULL;
     }
 }
 
-bool layout_has_table(unsigned minor)
+bool layout_has_table(unsigned key)
 {
-    return table_of(minor) != NULL;
+    return table_of(key) != NULL;
 }
 
 /* A generated offset and the uint64_t of struct py_layout it fills: LAYOUT_NONE where the
@@ -159,16 +165,52 @@ static void fill_frames(const struct layout_gen *g, struct py_layout *L)
     L->code.linetable = either(g->code_linetable, g->code_lnotab);
 }
 
+/* 3.7 has _PyRuntime but keeps the main thread's ident in Modules/signalmodule.c. */
+static const struct layout_global GLOBALS_3_7[] = {
+    {"main_thread", offsetof(struct py_layout, runtime.main_thread), false},
+};
+
+/* Before 3.7 the runtime is globals of Python/pystate.c (interp_head, the list of
+ * interpreters, and _PyThreadState_Current) and the main thread's ident in
+ * Modules/signalmodule.c (Python/ceval.c keeps the same ident under the same name). */
+static const struct layout_global GLOBALS_OLD[] = {
+    {"interp_head", offsetof(struct py_layout, runtime.interpreters_head), true},
+    {"_PyThreadState_Current", offsetof(struct py_layout, runtime.gil_holder), false},
+    {"main_thread", offsetof(struct py_layout, runtime.main_thread), false},
+};
+
+const struct layout_global *layout_globals(const struct py_layout *L, size_t *n)
+{
+    const struct layout_gen *g = table_of(LAYOUT_VERSION_KEY(L->hexversion));
+    if (g == NULL || (layout_has(L->runtime.main_thread) && !L->runtime.globals_only)) {
+        *n = 0;
+        return NULL;
+    }
+    if (L->runtime.globals_only) {
+        *n = sizeof GLOBALS_OLD / sizeof GLOBALS_OLD[0];
+        return GLOBALS_OLD;
+    }
+    *n = sizeof GLOBALS_3_7 / sizeof GLOBALS_3_7[0];
+    return GLOBALS_3_7;
+}
+
 int layout_from_table(uint64_t hexversion, struct py_layout *L, struct pt_error *err)
 {
-    const struct layout_gen *g = table_of((unsigned)(hexversion >> 16) & 0xff);
-    if ((hexversion >> 24) != 3 || g == NULL) {
+    const struct layout_gen *g = table_of(LAYOUT_VERSION_KEY(hexversion));
+    if (g == NULL) {
         return pt_error_set(err, PT_E_UNSUPPORTED, 0, "no layout table for this version");
     }
     layout_apply_gen(g, L);
     L->hexversion = hexversion;
     L->free_threaded = false;
     fill_slots(g, BASE_SLOTS, sizeof BASE_SLOTS / sizeof BASE_SLOTS[0], L);
+    /* No _PyRuntimeState: the runtime is globals (layout_globals()), the list of interpreters
+     * the first; runtime.c finds the rest and widens the size to cover them. */
+    L->runtime.globals_only = g->runtime_size < 0;
+    if (L->runtime.globals_only) {
+        L->runtime.size = 8;
+        L->runtime.interpreters_head = 0;
+    }
     L->runtime.gc_collecting = g->runtime_gc >= 0 ? (uint64_t)(g->runtime_gc + g->gc_collecting)
                                                   : LAYOUT_NONE;
     L->thread.status = LAYOUT_NONE;

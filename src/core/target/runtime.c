@@ -24,7 +24,9 @@ struct candidate {
     uint64_t bias;
     uint64_t runtime_addr;
     bool has_section;
-    bool python_without_runtime;  /* a Python too old to have _PyRuntime */
+    bool python_without_runtime;  /* a Python too old to have _PyRuntime, whose binary does
+                                   * not name interp_head either (stripped) */
+    bool globals_only;            /* before 3.7: RUNTIME_ADDR is interp_head */
     uint64_t py_version_addr;     /* Py_Version (3.11+), 0 when absent */
     uint64_t rodata_hexversion;   /* from the PY_VERSION string in .rodata; 0 when not found */
     uint64_t version_buf_addr;    /* Py_GetVersion()'s buffer, when the symbol table names it */
@@ -96,16 +98,21 @@ static uint64_t parse_version(const uint8_t *p, const uint8_t *end)
             break;
         }
     }
-    if (part != 2 || !digit || v[0] != 3 || v[1] > 255 || v[2] > 255) {
+    if (part != 2 || !digit || (v[0] != 3 && v[0] != 2) || v[1] > 255 || v[2] > 255) {
         return 0;
     }
     return ((uint64_t)v[0] << 24) | ((uint64_t)v[1] << 16) | ((uint64_t)v[2] << 8) | 0xf0;
 }
 
+static unsigned key_from_name(const char *path);
+
 /* Before 3.11 the binary exports no version number, but PY_VERSION ("3.9.18") is a string of
- * its own in .rodata, which Py_GetVersion() formats into sys.version. */
-static uint64_t rodata_version(const struct elf *e)
+ * its own in .rodata, which Py_GetVersion() formats into sys.version. Other version strings
+ * may come first (a bundled library's): where the file's name says major.minor (PATH), the
+ * first of that version is taken; else the first 3.x. */
+static uint64_t rodata_version(const struct elf *e, const char *path)
 {
+    unsigned want = key_from_name(path);
     struct elf_section sec;
     size_t len;
     const uint8_t *data;
@@ -114,10 +121,10 @@ static uint64_t rodata_version(const struct elf *e)
         return 0;
     }
     for (size_t i = 1; i + 6 < len; i++) {
-        if (data[i - 1] == '\0' && data[i] == '3' && data[i + 1] == '.') {
+        if (data[i - 1] == '\0' && (data[i] == '3' || data[i] == '2') && data[i + 1] == '.') {
             const uint8_t *end = memchr(data + i, '\0', len - i < 16 ? len - i : 16);
             uint64_t v = end != NULL ? parse_version(data + i, end) : 0;
-            if (v != 0) {
+            if (v != 0 && (want != 0 ? LAYOUT_VERSION_KEY(v) == want : (v >> 24) == 3)) {
                 return v;
             }
         }
@@ -159,15 +166,24 @@ static int examine(struct proc *p, const struct proc_map *maps, size_t n, const 
         cand->runtime_addr = sec.addr + cand->bias;
     } else if (lookup_addr(&api[API_RUNTIME], cand->bias) != 0) {
         cand->runtime_addr = lookup_addr(&api[API_RUNTIME], cand->bias);
+    } else if (lookup_addr(&api[API_INITIALIZE], cand->bias) != 0) {
+        /* Before 3.7 there is no _PyRuntime: the list of interpreters is a static of
+         * Python/pystate.c, which only an unstripped binary's .symtab names. */
+        struct elf_lookup head = {.name = "interp_head"};
+        (void)elf_find_symbols(e, &head, 1, NULL);
+        cand->runtime_addr = lookup_addr(&head, cand->bias);
+        cand->globals_only = cand->runtime_addr != 0;
+        cand->python_without_runtime = !cand->globals_only;
+        if (!cand->globals_only) {
+            goto out;
+        }
     } else {
-        /* Before 3.7 there is no _PyRuntime, but the C API still names the interpreter. */
-        cand->python_without_runtime = lookup_addr(&api[API_INITIALIZE], cand->bias) != 0;
         goto out;
     }
     cand->path = path;
     cand->py_version_addr = lookup_addr(&api[API_VERSION], cand->bias);
     if (cand->py_version_addr == 0) {
-        cand->rodata_hexversion = rodata_version(e);
+        cand->rodata_hexversion = rodata_version(e, path);
         /* Py_GetVersion() formats sys.version into a static buffer (Python/getversion.c);
          * unstripped libraries name it in .symtab, as version.0 or version. */
         struct elf_lookup buf[2] = {{.name = "version.0"}, {.name = "version"}};
@@ -209,24 +225,32 @@ static int refuse_old(const char *path, struct pt_error *err)
     unsigned major;
     unsigned minor;
     if (v != NULL && sscanf(v, "python%u.%u", &major, &minor) == 2) {
+        if (layout_has_table((major << 8) | minor)) {
+            return pt_error_set(err, PT_E_UNSUPPORTED, 0,
+                                "Python %u.%u (%s): its binary does not name interp_head, the "
+                                "list of interpreters (a stripped build keeps no .symtab); "
+                                "pytop cannot find the interpreter without it",
+                                major, minor, path);
+        }
         return pt_error_set(err, PT_E_UNSUPPORTED, 0,
-                            "Python %u.%u (%s) is not supported yet (pytop reads %s to %s)",
-                            major, minor, path, layout_oldest_supported(),
-                            layout_newest_supported());
+                            "Python %u.%u (%s) is not supported (pytop reads %s to %s)", major,
+                            minor, path, layout_oldest_supported(), layout_newest_supported());
     }
     return pt_error_set(err, PT_E_UNSUPPORTED, 0,
                         "the Python in %s is too old or unknown to pytop (it reads %s to %s)",
                         path, layout_oldest_supported(), layout_newest_supported());
 }
 
-/* The minor version in a file name like libpython3.9.so.1.0 or python3.9, or 0. */
-static unsigned minor_from_name(const char *path)
+/* LAYOUT_VERSION_KEY() of the version in a file name like libpython3.9.so.1.0 or python2.7,
+ * or 0. */
+static unsigned key_from_name(const char *path)
 {
     const char *v = strstr(base_name(path), "python");
     unsigned major;
     unsigned minor;
-    if (v != NULL && sscanf(v, "python%u.%u", &major, &minor) == 2 && major == 3 && minor < 256) {
-        return minor;
+    if (v != NULL && sscanf(v, "python%u.%u", &major, &minor) == 2 && (major == 2 || major == 3) &&
+        minor < 256) {
+        return (major << 8) | minor;
     }
     return 0;
 }
@@ -251,13 +275,13 @@ static uint64_t old_version(struct proc *p, const struct candidate *cand, bool *
         /* "3.9.18 (main, ...": the version ends at the first space. */
         uint8_t *space = memchr(buf, ' ', sizeof buf);
         if (space != NULL && (hex = parse_version(buf, space)) != 0 &&
-            minor_from_name(cand->path) == ((hex >> 16) & 0xff)) {
+            key_from_name(cand->path) == LAYOUT_VERSION_KEY(hex)) {
             return hex;
         }
     }
-    unsigned minor = minor_from_name(cand->path);
+    unsigned key = key_from_name(cand->path);
     *micro_known = false;
-    return minor != 0 ? (3u << 24) | (minor << 16) | 0xf0 : 0;
+    return key != 0 ? ((uint64_t)key << 16) | 0xf0 : 0;
 }
 
 /* The newest frame of the thread state at TSTATE, following the cframe where there is one. */
@@ -303,8 +327,6 @@ static int check_layout(struct proc *p, const struct runtime *rt, uint64_t runti
     uint64_t back = 0;
     uint64_t name = 0;
     char code[5] = "";
-    /* The binary's own idea of sizeof(_PyRuntimeState) differs between every two minor
-     * versions, so it tells a wrong table at once. */
     if (runtime_size != 0 && runtime_size != L->runtime.size) {
         return layout_misfit(rt, "_PyRuntime's size is not this version's", err);
     }
@@ -312,7 +334,8 @@ static int check_layout(struct proc *p, const struct runtime *rt, uint64_t runti
         (interp != 0 &&
          (proc_read_bytes(p, interp + L->interp.threads_head, &tstate, 8, err) < 0 ||
           proc_read_bytes(p, interp + L->interp.next, &next, 8, err) < 0 ||
-          proc_read_bytes(p, interp + L->interp.id, &id, 8, err) < 0)) ||
+          (layout_has(L->interp.id) &&
+           proc_read_bytes(p, interp + L->interp.id, &id, 8, err) < 0))) ||
         (tstate != 0 && proc_read_bytes(p, tstate + L->thread.interp, &back, 8, err) < 0)) {
         /* Nothing readable where the layout points: the layout is wrong, or the process
          * went away meanwhile. */
@@ -450,6 +473,83 @@ static void fit_build(struct proc *p, struct runtime *rt, const struct candidate
     }
 }
 
+/* The runtime fields L's version keeps in globals (layout_globals()): found by symbol in
+ * CAND's binary, and the runtime widened to cover them: RT->runtime_addr becomes the lowest
+ * of them and the runtime's struct, every runtime offset is counted from there. A required
+ * global the binary does not name refuses the target (PT_E_UNSUPPORTED); an optional one
+ * stays unknown. */
+static int gather_globals(struct proc *p, struct runtime *rt, const struct candidate *cand,
+                          struct pt_error *err)
+{
+    struct py_layout *L = &rt->layout;
+    size_t n = 0;
+    const struct layout_global *g = layout_globals(L, &n);
+    struct elf_lookup q[LAYOUT_GLOBALS_MAX];
+    if (n == 0) {
+        return 0;
+    }
+    if (n > LAYOUT_GLOBALS_MAX) {
+        n = LAYOUT_GLOBALS_MAX;
+    }
+    for (size_t i = 0; i < n; i++) {
+        q[i] = (struct elf_lookup){.name = g[i].symbol};
+    }
+    int fd = proc_open_file(p, cand->path, err);
+    if (fd < 0) {
+        return -1;
+    }
+    struct elf *e = elf_open_fd(fd, err);
+    close(fd);
+    if (e == NULL) {
+        return -1;
+    }
+    int rc = elf_find_symbols(e, q, n, err);
+    elf_close(e);
+    if (rc < 0) {
+        return -1;
+    }
+    uint64_t lo = rt->runtime_addr;
+    uint64_t hi = rt->runtime_addr + L->runtime.size;
+    uint64_t at[LAYOUT_GLOBALS_MAX];
+    for (size_t i = 0; i < n; i++) {
+        at[i] = lookup_addr(&q[i], cand->bias);
+        if (at[i] == 0 && g[i].required) {
+            return pt_error_set(err, PT_E_UNSUPPORTED, 0,
+                                "Python %s (%s): its binary does not name %s (a stripped "
+                                "build keeps no .symtab); pytop cannot find the interpreter "
+                                "without it",
+                                rt->version, cand->path, g[i].symbol);
+        }
+        if (at[i] != 0) {
+            lo = at[i] < lo ? at[i] : lo;
+            hi = at[i] + 8 > hi ? at[i] + 8 : hi;
+        }
+    }
+    /* Globals of one binary lie within its data; anything farther apart is not believed. */
+    if (hi - lo > LIMIT_RUNTIME_SPAN) {
+        return layout_misfit(rt, "its runtime globals lie too far apart", err);
+    }
+    uint64_t shift = rt->runtime_addr - lo;
+    uint64_t *fields[] = {&L->runtime.finalizing, &L->runtime.interpreters_head,
+                          &L->runtime.main_thread, &L->runtime.gil_locked,
+                          &L->runtime.gil_holder, &L->runtime.gil_switch, &L->runtime.gc,
+                          &L->runtime.gc_collecting};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        if (layout_has(*fields[i])) {
+            *fields[i] += shift;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (at[i] != 0) {
+            uint64_t off = at[i] - lo;
+            memcpy((unsigned char *)L + g[i].to, &off, sizeof off);
+        }
+    }
+    rt->runtime_addr = lo;
+    L->runtime.size = hi - lo;
+    return 0;
+}
+
 static int read_layout(struct proc *p, struct runtime *rt, const struct candidate *cand,
                        uint64_t forced, struct pt_error *err)
 {
@@ -464,15 +564,15 @@ static int read_layout(struct proc *p, struct runtime *rt, const struct candidat
     } else {
         bool micro_known = true;
         uint64_t hex = forced != 0 ? forced : old_version(p, cand, &micro_known);
-        unsigned minor = (unsigned)(hex >> 16) & 0xff;
+        unsigned key = LAYOUT_VERSION_KEY(hex);
         if (hex == 0) {
             return refuse_old(cand->path, err);
         }
         layout_version_string(hex, rt->version, sizeof rt->version);
         if (!micro_known) {
-            snprintf(rt->version, sizeof rt->version, "3.%u", minor);
+            snprintf(rt->version, sizeof rt->version, "%u.%u", key >> 8, key & 0xff);
         }
-        if (!layout_has_table(minor)) {
+        if (!layout_has_table(key)) {
             return pt_error_set(err, PT_E_UNSUPPORTED, 0,
                                 "Python %s (%s) is not supported (pytop reads %s to %s)",
                                 rt->version, cand->path, layout_oldest_supported(),
@@ -481,8 +581,17 @@ static int read_layout(struct proc *p, struct runtime *rt, const struct candidat
         if (layout_from_table(hex, &rt->layout, err) < 0) {
             return pt_error_prefix(err, "Python %s", rt->version);
         }
+        /* The binary's own idea of sizeof(_PyRuntimeState) differs between every two minor
+         * versions, so it tells a wrong table at once. */
+        if (rt->layout.runtime.globals_only != cand->globals_only ||
+            (cand->runtime_size != 0 && cand->runtime_size != rt->layout.runtime.size)) {
+            return layout_misfit(rt, "_PyRuntime's size is not this version's", err);
+        }
+        if (gather_globals(p, rt, cand, err) < 0) {
+            return -1;
+        }
         fit_build(p, rt, cand);
-        return check_layout(p, rt, cand->runtime_size, err);
+        return check_layout(p, rt, 0, err);
     }
     layout_version_string(rt->layout.hexversion, rt->version, sizeof rt->version);
     fit_build(p, rt, cand);

@@ -120,7 +120,7 @@ struct gc_reader *gc_reader_new(struct proc *p, const struct py_layout *L)
     g->proc = p;
     g->L = L;
     /* The one place the version picks the GC layouts: the generated table of its minor. */
-    g->variants = layout_gc_variants((unsigned)(L->hexversion >> 16) & 0xff, &g->n_variants);
+    g->variants = layout_gc_variants(LAYOUT_VERSION_KEY(L->hexversion), &g->n_variants);
     for (size_t i = 0; i < g->n_variants; i++) {
         if (variant_sane(&g->variants[i]) && (uint64_t)g->variants[i].size > g->len) {
             g->len = (size_t)g->variants[i].size;

@@ -198,6 +198,10 @@ static void interp_finish(struct unwind *u, const struct runtime_fields *rf,
         f->gil_locked = rf->gil_locked;
         f->gil_holder = rf->gil_holder;
     }
+    /* Before 3.7 the GIL's holder is the thread state running, NULL while none holds it. */
+    if (L->runtime.globals_only) {
+        f->gil_locked = f->gil_holder != 0;
+    }
     if (!layout_has(L->interp.gc)) {
         f->gc_collecting = rf->gc_collecting;
     }
@@ -711,7 +715,8 @@ static long collect_holder(struct unwind *u, uint64_t interp, const struct inter
     const struct py_layout *L = u->L;
     bool told = layout_has(L->interp.gil_holder)
                     ? layout_has(L->interp.gil_locked)
-                    : layout_has(L->runtime.gil_holder) && layout_has(L->runtime.gil_locked);
+                    : layout_has(L->runtime.gil_holder) &&
+                          (layout_has(L->runtime.gil_locked) || L->runtime.globals_only);
     /* The first walk reads the whole list: the head batches that follow read the main
      * interpreter's fields (and the holder's thread state) ahead from where it found them. */
     if (!told || u->known.interp == 0 || !unwind_threads_reserve(u, 1)) {
