@@ -85,7 +85,7 @@ struct layout_gen {
     int64_t frame_suspended_yield_from_locked_byte;
     int64_t frame_cleared_byte;
     int64_t tpflags_long_subclass;
-    int64_t tpflags_unicode_subclass;
+    int64_t tpflags_str_subclass;
     int64_t code_version;
     int64_t code_next_version_global;
     int64_t runtime_size;

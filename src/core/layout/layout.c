@@ -122,8 +122,8 @@ void layout_apply_gen(const struct layout_gen *g, struct py_layout *L)
     L->set.table = LAYOUT_NONE;
     L->set.mask = LAYOUT_NONE;
     L->flag_long_subclass = g->tpflags_long_subclass < 0 ? 0 : (uint64_t)g->tpflags_long_subclass;
-    L->flag_unicode_subclass =
-        g->tpflags_unicode_subclass < 0 ? 0 : (uint64_t)g->tpflags_unicode_subclass;
+    L->flag_str_subclass =
+        g->tpflags_str_subclass < 0 ? 0 : (uint64_t)g->tpflags_str_subclass;
 
     L->module_dict = layout_gen_offset(g->module_md_dict);
     L->dict.size = layout_gen_offset(g->dict_size);
@@ -160,6 +160,15 @@ void layout_apply_gen(const struct layout_gen *g, struct py_layout *L)
     L->pylong.ob_size = layout_gen_offset(g->long_ob_size);
     L->pylong.digits = layout_gen_offset(g->long_digits >= 0 ? g->long_digits : g->long_ob_digit);
     L->pylong.digit_bits = (unsigned)g->long_digit_bits;
+    L->pylong.int_ival = layout_gen_offset(g->int_ob_ival);
+    L->dict.ma_table = layout_gen_offset(g->dict_ma_table);
+    L->dict.ma_mask = layout_gen_offset(g->dict_ma_mask);
+    L->str_is_bytes = g->unicode_ascii_size < 0 && g->bytes_ob_sval >= 0;
+    /* Of 2.7's dict (its small table inline) only the head is read: up to its table and mask. */
+    if (layout_has(L->dict.ma_table) && layout_has(L->dict.ma_mask)) {
+        uint64_t end = (L->dict.ma_table > L->dict.ma_mask ? L->dict.ma_table : L->dict.ma_mask) + 8;
+        L->dict.size = end < L->dict.size ? end : L->dict.size;
+    }
     L->pylong.non_size_bits = (unsigned)g->long_non_size_bits;
 }
 

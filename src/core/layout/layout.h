@@ -226,6 +226,10 @@ struct py_layout {
         uint64_t uentry_value;
         uint64_t values_valid;       /* in a values block (inline values), uint8 */
         uint64_t values_values;      /* before 3.11 ma_values is the PyObject *[] itself: 0 */
+        /* 2.7: no keys object; the dict points to one open-addressed table of entries
+         * (hash, key, value), ma_mask + 1 of them. LAYOUT_NONE from 3.6 on. */
+        uint64_t ma_table;
+        uint64_t ma_mask;
     } dict;
     struct {
         uint64_t name;               /* tp_name, a C string */
@@ -247,7 +251,11 @@ struct py_layout {
         uint64_t digits;
         unsigned digit_bits;
         unsigned non_size_bits;
+        uint64_t int_ival;           /* 2.7's small int (PyIntObject): its C long; else NONE */
     } pylong;
+    /* Names are 2.7's byte strings (PyStringObject, read with the bytes layout): no compact
+     * unicode layout. */
+    bool str_is_bytes;
 
     /* What the asyncio task walk needs beyond the frames (3.14+ debug offsets; LAYOUT_NONE and
      * -1 elsewhere). */
@@ -272,7 +280,7 @@ struct py_layout {
         uint64_t mask;
     } set;
     uint64_t flag_long_subclass;     /* Py_TPFLAGS_LONG_SUBCLASS; 0 when unknown */
-    uint64_t flag_unicode_subclass;  /* Py_TPFLAGS_UNICODE_SUBCLASS; 0 when unknown */
+    uint64_t flag_str_subclass;      /* Py_TPFLAGS_UNICODE_SUBCLASS (2.7: _STRING_); 0 unknown */
 
     /* Largest thread-state and code-object reads, for buffers. */
     uint64_t max_struct;
