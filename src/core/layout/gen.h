@@ -205,6 +205,18 @@ struct layout_build_gen {
  * a version without a table). */
 const struct layout_build_gen *layout_build_variants(unsigned key, size_t *n);
 
+/* One global of a collector kept in globals rather than a struct (before 3.7): SIZE bytes at
+ * SYMBOL go to offset AT of the buffer its GC layout describes. */
+struct layout_gc_global {
+    const char *symbol;
+    uint32_t size;
+    uint32_t at;
+};
+
+/* The globals of version KEY's collector (LAYOUT_VERSION_KEY()); *N gets their count (0 and
+ * NULL where the collector's state is a struct). */
+const struct layout_gc_global *layout_gc_globals(unsigned key, size_t *n);
+
 /* One field of _Py_DebugOffsets that pytop reads, and where it goes. */
 struct layout_debug_field {
     const char *name; /* section.field, as the header names it */

@@ -215,6 +215,9 @@ int layout_from_table(uint64_t hexversion, struct py_layout *L, struct pt_error 
                                                   : LAYOUT_NONE;
     L->thread.status = LAYOUT_NONE;
     L->thread.current_exception = either(g->thread_current_exception, g->thread_curexc);
+    /* Before 3.7 the exception being handled is the thread state's own exc_type (with
+     * exc_value and exc_traceback), a running generator's swapped in while it runs. */
+    L->thread.exc_state_value = either(g->thread_exc_state_value, g->thread_exc_type);
     fill_frames(g, L);
     return layout_validate(L, err);
 }

@@ -11,6 +11,7 @@
 
 #include "core/target/elf.h"
 #include "core/util/error.h"
+#include "core/layout/gen.h"
 #include "core/layout/layout.h"
 #include "core/util/limits.h"
 #include "core/target/proc.h"
@@ -484,15 +485,20 @@ static int gather_globals(struct proc *p, struct runtime *rt, const struct candi
     struct py_layout *L = &rt->layout;
     size_t n = 0;
     const struct layout_global *g = layout_globals(L, &n);
-    struct elf_lookup q[LAYOUT_GLOBALS_MAX];
+    size_t n_gc = 0;
+    const struct layout_gc_global *gc = layout_gc_globals(LAYOUT_VERSION_KEY(L->hexversion), &n_gc);
+    struct elf_lookup q[LAYOUT_GLOBALS_MAX + RUNTIME_GC_PIECES_MAX];
+    rt->n_gc_pieces = 0;
     if (n == 0) {
         return 0;
     }
-    if (n > LAYOUT_GLOBALS_MAX) {
-        n = LAYOUT_GLOBALS_MAX;
-    }
+    n = n > LAYOUT_GLOBALS_MAX ? LAYOUT_GLOBALS_MAX : n;
+    n_gc = n_gc > RUNTIME_GC_PIECES_MAX ? RUNTIME_GC_PIECES_MAX : n_gc;
     for (size_t i = 0; i < n; i++) {
         q[i] = (struct elf_lookup){.name = g[i].symbol};
+    }
+    for (size_t i = 0; i < n_gc; i++) {
+        q[n + i] = (struct elf_lookup){.name = gc[i].symbol};
     }
     int fd = proc_open_file(p, cand->path, err);
     if (fd < 0) {
@@ -503,7 +509,7 @@ static int gather_globals(struct proc *p, struct runtime *rt, const struct candi
     if (e == NULL) {
         return -1;
     }
-    int rc = elf_find_symbols(e, q, n, err);
+    int rc = elf_find_symbols(e, q, n + n_gc, err);
     elf_close(e);
     if (rc < 0) {
         return -1;
@@ -547,6 +553,16 @@ static int gather_globals(struct proc *p, struct runtime *rt, const struct candi
     }
     rt->runtime_addr = lo;
     L->runtime.size = hi - lo;
+    /* The collector's globals, all or none: without one of them its state cannot be told. */
+    for (size_t i = 0; i < n_gc; i++) {
+        uint64_t addr = lookup_addr(&q[n + i], cand->bias);
+        if (addr == 0 || gc[i].size > LIMIT_OBJECT_READ) {
+            rt->n_gc_pieces = 0;
+            break;
+        }
+        rt->gc_pieces[rt->n_gc_pieces++] =
+            (struct runtime_gc_piece){.addr = addr, .size = gc[i].size, .at = gc[i].at};
+    }
     return 0;
 }
 

@@ -11,6 +11,9 @@
 struct proc;
 struct pt_error;
 
+/* The most globals a collector is read from. */
+enum { RUNTIME_GC_PIECES_MAX = 8 };
+
 struct runtime {
     uint64_t runtime_addr;    /* _PyRuntime in the target */
     uint64_t code_type_addr;  /* PyCode_Type; 0 when the binary does not export it */
@@ -23,6 +26,14 @@ struct runtime {
     uint64_t asyncio_debug_size; /* that section's size when found in the binary; 0 unknown */
     bool binary_asyncio_known;   /* the binary was looked at for that section (so asyncdebug.c
                                   * need not map it again) */
+    /* A collector kept in globals (before 3.7, layout_gc_globals()): where each is, read
+     * into one buffer its GC layout describes; n_gc_pieces 0 otherwise. */
+    struct runtime_gc_piece {
+        uint64_t addr;
+        uint32_t size;
+        uint32_t at;
+    } gc_pieces[RUNTIME_GC_PIECES_MAX];
+    size_t n_gc_pieces;
     struct py_layout layout;
     char version[32];         /* "3.15.2" */
     bool debug_build;

@@ -59,6 +59,10 @@ void unwind_threads_span(const struct py_layout *L, uint64_t *lo, size_t *len)
 static uint64_t gc_state_addr(const struct unwind *u, uint64_t addr)
 {
     const struct py_layout *L = u->L;
+    /* Before 3.7: the globals, known by the first (the generations). */
+    if (u->rt->n_gc_pieces > 0) {
+        return u->rt->gc_pieces[0].addr;
+    }
     if (layout_has(L->interp.gc) && L->interp.gc < LIMIT_OBJECT_READ * 16ull) {
         return addr + L->interp.gc;
     }
@@ -125,7 +129,22 @@ static void watch_finish(struct unwind *u, uint64_t interp, struct interp_fields
 
 /* Adds the iovecs of the interpreter fields at ADDR to IOV[*N..] (room for UNWIND_INTERP_IOVS
  * is the caller's); with OPTIONAL also the code marker and, for snapshots, the GC state. */
-enum { UNWIND_INTERP_IOVS = 12 };
+enum { UNWIND_INTERP_IOVS = 12 + RUNTIME_GC_PIECES_MAX };
+
+/* A collector kept in globals (before 3.7): each into its place in F's GC buffer, which the
+ * GC layout then reads as one state. A piece that does not fit is left zeroed (the parse then
+ * refuses the state). */
+static void gc_piece_iovs(struct unwind *u, struct interp_fields *f, struct proc_iov *iov,
+                          size_t *n)
+{
+    memset(f->gc_state, 0, f->gc_len);
+    for (size_t i = 0; i < u->rt->n_gc_pieces; i++) {
+        const struct runtime_gc_piece *pc = &u->rt->gc_pieces[i];
+        if ((uint64_t)pc->at + pc->size <= f->gc_len) {
+            iov[(*n)++] = (struct proc_iov){pc->addr, f->gc_state + pc->at, pc->size};
+        }
+    }
+}
 
 static void interp_iovs(struct unwind *u, uint64_t addr, struct interp_fields *f,
                         struct proc_iov *iov, size_t *n, bool optional)
@@ -176,7 +195,11 @@ static void interp_iovs(struct unwind *u, uint64_t addr, struct interp_fields *f
         size_t len;
         f->gc_state = u->gc_buf;
         f->gc_len = gc_state_len(u->gc);
-        iov[(*n)++] = (struct proc_iov){f->gc_addr, f->gc_state, f->gc_len};
+        if (u->rt->n_gc_pieces > 0) {
+            gc_piece_iovs(u, f, iov, n);
+        } else {
+            iov[(*n)++] = (struct proc_iov){f->gc_addr, f->gc_state, f->gc_len};
+        }
         if (gc_records_hint(u->gc, f->gc_addr, &at, &buf, &len)) {
             iov[(*n)++] = (struct proc_iov){at, buf, len};
             f->records = true;
