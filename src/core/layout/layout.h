@@ -309,6 +309,7 @@ void layout_pick_build(struct py_layout *L, bool ref_debug);
  * struct py_layout's runtime it fills, as an offset from the runtime's start. */
 struct layout_global {
     const char *symbol;
+    const char *file;  /* the source file that defines it, where others use the same name */
     size_t to;       /* offsetof(struct py_layout, runtime....) */
     bool required;   /* without it the interpreter cannot be found */
 };

@@ -167,16 +167,17 @@ static void fill_frames(const struct layout_gen *g, struct py_layout *L)
 
 /* 3.7 has _PyRuntime but keeps the main thread's ident in Modules/signalmodule.c. */
 static const struct layout_global GLOBALS_3_7[] = {
-    {"main_thread", offsetof(struct py_layout, runtime.main_thread), false},
+    {"main_thread", "signalmodule.c", offsetof(struct py_layout, runtime.main_thread), false},
 };
 
 /* Before 3.7 the runtime is globals of Python/pystate.c (interp_head, the list of
  * interpreters, and _PyThreadState_Current) and the main thread's ident in
- * Modules/signalmodule.c (Python/ceval.c keeps the same ident under the same name). */
+ * Modules/signalmodule.c, set at start-up (Python/ceval.c has a main_thread of its own, set
+ * only once a second thread starts). */
 static const struct layout_global GLOBALS_OLD[] = {
-    {"interp_head", offsetof(struct py_layout, runtime.interpreters_head), true},
-    {"_PyThreadState_Current", offsetof(struct py_layout, runtime.gil_holder), false},
-    {"main_thread", offsetof(struct py_layout, runtime.main_thread), false},
+    {"interp_head", NULL, offsetof(struct py_layout, runtime.interpreters_head), true},
+    {"_PyThreadState_Current", NULL, offsetof(struct py_layout, runtime.gil_holder), false},
+    {"main_thread", "signalmodule.c", offsetof(struct py_layout, runtime.main_thread), false},
 };
 
 const struct layout_global *layout_globals(const struct py_layout *L, size_t *n)

@@ -495,7 +495,7 @@ static int gather_globals(struct proc *p, struct runtime *rt, const struct candi
     n = n > LAYOUT_GLOBALS_MAX ? LAYOUT_GLOBALS_MAX : n;
     n_gc = n_gc > RUNTIME_GC_PIECES_MAX ? RUNTIME_GC_PIECES_MAX : n_gc;
     for (size_t i = 0; i < n; i++) {
-        q[i] = (struct elf_lookup){.name = g[i].symbol};
+        q[i] = (struct elf_lookup){.name = g[i].symbol, .file = g[i].file};
     }
     for (size_t i = 0; i < n_gc; i++) {
         q[n + i] = (struct elf_lookup){.name = gc[i].symbol};
