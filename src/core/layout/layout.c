@@ -36,14 +36,9 @@ void layout_version_string(uint64_t hexversion, char *buf, size_t size)
     }
 }
 
-const char *layout_newest_supported(void)
+const char *layout_supported(void)
 {
-    return "3.15";
-}
-
-const char *layout_oldest_supported(void)
-{
-    return "3.8";
+    return "2.7 and 3.6 to 3.15";
 }
 
 void layout_apply_gen(const struct layout_gen *g, struct py_layout *L)
@@ -315,16 +310,16 @@ int layout_from_debug_offsets(const uint8_t *blob, size_t len, struct py_layout 
     if (L->free_threaded) {
         return pt_error_set(err, PT_E_UNSUPPORTED, 0,
                             "Python %s free-threaded build is not supported yet (GIL builds of "
-                            "%s to %s are)",
-                            vs, layout_oldest_supported(), layout_newest_supported());
+                            "%s are)",
+                            vs, layout_supported());
     }
     unsigned major = (unsigned)(version >> 24) & 0xff;
     unsigned minor = (unsigned)(version >> 16) & 0xff;
     const struct layout_debug_gen *d = major == 3 ? layout_debug_of(minor) : NULL;
     if (d == NULL) {
         return pt_error_set(err, PT_E_UNSUPPORTED, 0,
-                            "Python %s is not supported (pytop reads %s to %s)", vs,
-                            layout_oldest_supported(), layout_newest_supported());
+                            "Python %s is not supported (pytop reads %s)", vs,
+                            layout_supported());
     }
     int rc = debug_offsets_fill(d, minor, blob, len, L, err);
     if (rc < 0 || layout_validate(L, err) < 0) {

@@ -326,9 +326,8 @@ bool layout_has_table(unsigned key);
 /* "3.15.2" (or "3.15.0a1", "3.15.2+") from a PY_VERSION_HEX, into BUF. */
 void layout_version_string(uint64_t hexversion, char *buf, size_t size);
 
-/* The newest and oldest versions pytop supports, for error messages ("3.15", "3.8"). */
-const char *layout_newest_supported(void);
-const char *layout_oldest_supported(void);
+/* The versions pytop supports, for error messages ("2.7 and 3.6 to 3.15"). */
+const char *layout_supported(void);
 
 /* Reads a little-endian integer of WIDTH bytes (1, 2, 4 or 8) at OFF in BUF[0..SIZE). Returns
  * false (and leaves *OUT alone) when it does not fit. */

@@ -234,12 +234,12 @@ static int refuse_old(const char *path, struct pt_error *err)
                                 major, minor, path);
         }
         return pt_error_set(err, PT_E_UNSUPPORTED, 0,
-                            "Python %u.%u (%s) is not supported (pytop reads %s to %s)", major,
-                            minor, path, layout_oldest_supported(), layout_newest_supported());
+                            "Python %u.%u (%s) is not supported (pytop reads %s)", major, minor,
+                            path, layout_supported());
     }
     return pt_error_set(err, PT_E_UNSUPPORTED, 0,
-                        "the Python in %s is too old or unknown to pytop (it reads %s to %s)",
-                        path, layout_oldest_supported(), layout_newest_supported());
+                        "the Python in %s is too old or unknown to pytop (it reads %s)", path,
+                        layout_supported());
 }
 
 /* LAYOUT_VERSION_KEY() of the version in a file name like libpython3.9.so.1.0 or python2.7,
@@ -590,17 +590,21 @@ static int read_layout(struct proc *p, struct runtime *rt, const struct candidat
         }
         if (!layout_has_table(key)) {
             return pt_error_set(err, PT_E_UNSUPPORTED, 0,
-                                "Python %s (%s) is not supported (pytop reads %s to %s)",
-                                rt->version, cand->path, layout_oldest_supported(),
-                                layout_newest_supported());
+                                "Python %s (%s) is not supported (pytop reads %s)", rt->version,
+                                cand->path, layout_supported());
         }
         if (layout_from_table(hex, &rt->layout, err) < 0) {
             return pt_error_prefix(err, "Python %s", rt->version);
         }
         /* The binary's own idea of sizeof(_PyRuntimeState) differs between every two minor
          * versions, so it tells a wrong table at once. */
-        if (rt->layout.runtime.globals_only != cand->globals_only ||
-            (cand->runtime_size != 0 && cand->runtime_size != rt->layout.runtime.size)) {
+        if (rt->layout.runtime.globals_only != cand->globals_only) {
+            return layout_misfit(rt,
+                                 cand->globals_only ? "it has no _PyRuntime, which this version has"
+                                                    : "it has a _PyRuntime, which this version has not",
+                                 err);
+        }
+        if (cand->runtime_size != 0 && cand->runtime_size != rt->layout.runtime.size) {
             return layout_misfit(rt, "_PyRuntime's size is not this version's", err);
         }
         if (gather_globals(p, rt, cand, err) < 0) {
@@ -633,10 +637,11 @@ static uint64_t forced_version(void)
     const char *v = getenv("PYTOP_TEST_FORCE_VERSION");
     unsigned major;
     unsigned minor;
-    if (v == NULL || sscanf(v, "%u.%u", &major, &minor) != 2 || major != 3 || minor > 255) {
+    if (v == NULL || sscanf(v, "%u.%u", &major, &minor) != 2 || (major != 3 && major != 2) ||
+        minor > 255) {
         return 0;
     }
-    return (3u << 24) | (minor << 16) | 0xf0;
+    return ((uint64_t)major << 24) | (minor << 16) | 0xf0;
 }
 
 int runtime_locate(struct proc *p, struct runtime *rt, struct pt_error *err)
