@@ -161,7 +161,8 @@ void layout_apply_gen(const struct layout_gen *g, struct py_layout *L)
     L->str_is_bytes = g->unicode_ascii_size < 0 && g->bytes_ob_sval >= 0;
     /* Of 2.7's dict (its small table inline) only the head is read: up to its table and mask. */
     if (layout_has(L->dict.ma_table) && layout_has(L->dict.ma_mask)) {
-        uint64_t end = (L->dict.ma_table > L->dict.ma_mask ? L->dict.ma_table : L->dict.ma_mask) + 8;
+        uint64_t last = L->dict.ma_table > L->dict.ma_mask ? L->dict.ma_table : L->dict.ma_mask;
+        uint64_t end = last + 8;
         L->dict.size = end < L->dict.size ? end : L->dict.size;
     }
     L->pylong.non_size_bits = (unsigned)g->long_non_size_bits;

@@ -600,8 +600,9 @@ static int read_layout(struct proc *p, struct runtime *rt, const struct candidat
          * versions, so it tells a wrong table at once. */
         if (rt->layout.runtime.globals_only != cand->globals_only) {
             return layout_misfit(rt,
-                                 cand->globals_only ? "it has no _PyRuntime, which this version has"
-                                                    : "it has a _PyRuntime, which this version has not",
+                                 cand->globals_only
+                                     ? "it has no _PyRuntime, which this version has"
+                                     : "it has a _PyRuntime, which this version has not",
                                  err);
         }
         if (cand->runtime_size != 0 && cand->runtime_size != rt->layout.runtime.size) {
