@@ -474,26 +474,13 @@ static void fit_build(struct proc *p, struct runtime *rt, const struct candidate
     }
 }
 
-/* The runtime fields L's version keeps in globals (layout_globals()): found by symbol in
- * CAND's binary, and the runtime widened to cover them: RT->runtime_addr becomes the lowest
- * of them and the runtime's struct, every runtime offset is counted from there. A required
- * global the binary does not name refuses the target (PT_E_UNSUPPORTED); an optional one
- * stays unknown. */
-static int gather_globals(struct proc *p, struct runtime *rt, const struct candidate *cand,
-                          struct pt_error *err)
+/* Looks up the globals G[0..N) and the collector's GC[0..N_GC) in CAND's binary into
+ * RT->symbols. */
+static int find_globals(struct proc *p, struct runtime *rt, const struct candidate *cand,
+                        const struct layout_global *g, size_t n, const struct layout_gc_global *gc,
+                        size_t n_gc, struct pt_error *err)
 {
-    struct py_layout *L = &rt->layout;
-    size_t n = 0;
-    const struct layout_global *g = layout_globals(L, &n);
-    size_t n_gc = 0;
-    const struct layout_gc_global *gc = layout_gc_globals(LAYOUT_VERSION_KEY(L->hexversion), &n_gc);
     struct elf_lookup q[LAYOUT_GLOBALS_MAX + RUNTIME_GC_PIECES_MAX];
-    rt->n_gc_pieces = 0;
-    if (n == 0) {
-        return 0;
-    }
-    n = n > LAYOUT_GLOBALS_MAX ? LAYOUT_GLOBALS_MAX : n;
-    n_gc = n_gc > RUNTIME_GC_PIECES_MAX ? RUNTIME_GC_PIECES_MAX : n_gc;
     for (size_t i = 0; i < n; i++) {
         q[i] = (struct elf_lookup){.name = g[i].symbol, .file = g[i].file};
     }
@@ -514,11 +501,61 @@ static int gather_globals(struct proc *p, struct runtime *rt, const struct candi
     if (rc < 0) {
         return -1;
     }
+    rt->n_symbols = 0;
+    for (size_t i = 0; i < n + n_gc && rt->n_symbols < RUNTIME_SYMBOLS_MAX; i++) {
+        struct runtime_symbol *sym = &rt->symbols[rt->n_symbols++];
+        snprintf(sym->name, sizeof sym->name, "%s", q[i].name);
+        sym->addr = lookup_addr(&q[i], cand->bias);
+    }
+    return 0;
+}
+
+/* The address RT->symbols give NAME; 0 when absent. */
+static uint64_t symbol_addr(const struct runtime *rt, const char *name)
+{
+    for (size_t i = 0; i < rt->n_symbols && i < RUNTIME_SYMBOLS_MAX; i++) {
+        if (strncmp(rt->symbols[i].name, name, sizeof rt->symbols[i].name) == 0) {
+            return rt->symbols[i].addr;
+        }
+    }
+    return 0;
+}
+
+/* The runtime fields L's version keeps in globals (layout_globals()): found by symbol in
+ * CAND's binary, and the runtime widened to cover them: RT->runtime_addr becomes the lowest
+ * of them and the runtime's struct, every runtime offset is counted from there. A required
+ * global the binary does not name refuses the target (PT_E_UNSUPPORTED); an optional one
+ * stays unknown. */
+static int gather_globals(struct proc *p, struct runtime *rt, const struct candidate *cand,
+                          struct pt_error *err)
+{
+    struct py_layout *L = &rt->layout;
+    size_t n = 0;
+    const struct layout_global *g = layout_globals(L, &n);
+    size_t n_gc = 0;
+    const struct layout_gc_global *gc =
+        layout_gc_globals(LAYOUT_VERSION_KEY(L->hexversion), &n_gc);
+    rt->n_gc_pieces = 0;
+    if (n == 0) {
+        return 0;
+    }
+    n = n > LAYOUT_GLOBALS_MAX ? LAYOUT_GLOBALS_MAX : n;
+    n_gc = n_gc > RUNTIME_GC_PIECES_MAX ? RUNTIME_GC_PIECES_MAX : n_gc;
+    /* Given (runtime_adopt()), or looked up now in the binary. */
+    if (rt->n_symbols == 0 && find_globals(p, rt, cand, g, n, gc, n_gc, err) < 0) {
+        return -1;
+    }
     uint64_t lo = rt->runtime_addr;
-    uint64_t hi = rt->runtime_addr + L->runtime.size;
+    uint64_t hi;
     uint64_t at[LAYOUT_GLOBALS_MAX];
+    if (__builtin_add_overflow(rt->runtime_addr, L->runtime.size, &hi)) {
+        return layout_misfit(rt, "its runtime lies past the end of memory", err);
+    }
     for (size_t i = 0; i < n; i++) {
-        at[i] = lookup_addr(&q[i], cand->bias);
+        at[i] = symbol_addr(rt, g[i].symbol);
+        if (at[i] > UINT64_MAX - 8) {
+            return layout_misfit(rt, "a runtime global lies past the end of memory", err);
+        }
         if (at[i] == 0 && g[i].required) {
             return pt_error_set(err, PT_E_UNSUPPORTED, 0,
                                 "Python %s (%s): its binary does not name %s (a stripped "
@@ -555,7 +592,7 @@ static int gather_globals(struct proc *p, struct runtime *rt, const struct candi
     L->runtime.size = hi - lo;
     /* The collector's globals, all or none: without one of them its state cannot be told. */
     for (size_t i = 0; i < n_gc; i++) {
-        uint64_t addr = lookup_addr(&q[n + i], cand->bias);
+        uint64_t addr = symbol_addr(rt, gc[i].symbol);
         if (addr == 0 || gc[i].size > LIMIT_OBJECT_READ) {
             rt->n_gc_pieces = 0;
             break;
@@ -570,6 +607,7 @@ static int read_layout(struct proc *p, struct runtime *rt, const struct candidat
                        uint64_t forced, struct pt_error *err)
 {
     uint8_t blob[LIMIT_DEBUG_OFFSETS];
+    rt->anchor_addr = rt->runtime_addr;
     if (proc_read_bytes(p, rt->runtime_addr, blob, sizeof blob, err) < 0) {
         return pt_error_prefix(err, "reading _PyRuntime in %s", cand->path);
     }
@@ -626,6 +664,9 @@ int runtime_adopt(struct proc *p, struct runtime *rt, uint64_t hexversion, uint6
                              .runtime_addr = rt->runtime_addr,
                              .rodata_hexversion = hexversion,
                              .runtime_size = runtime_size};
+    /* Before 3.7 the runtime starts at interp_head. */
+    cand.globals_only =
+        rt->runtime_addr != 0 && symbol_addr(rt, "interp_head") == rt->runtime_addr;
     memset(&rt->layout, 0, sizeof rt->layout);
     rt->version[0] = '\0';
     return read_layout(p, rt, &cand, 0, err);
