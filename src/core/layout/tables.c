@@ -171,13 +171,15 @@ static const struct layout_global GLOBALS_3_7[] = {
 };
 
 /* Before 3.7 the runtime is globals of Python/pystate.c (interp_head, the list of
- * interpreters, and _PyThreadState_Current) and the main thread's ident in
+ * interpreters, and _PyThreadState_Current), the main thread's ident in
  * Modules/signalmodule.c, set at start-up (Python/ceval.c has a main_thread of its own, set
- * only once a second thread starts). */
+ * only once a second thread starts), and the GIL's switch count. */
 static const struct layout_global GLOBALS_OLD[] = {
     {"interp_head", NULL, offsetof(struct py_layout, runtime.interpreters_head), true},
     {"_PyThreadState_Current", NULL, offsetof(struct py_layout, runtime.gil_holder), false},
     {"main_thread", "signalmodule.c", offsetof(struct py_layout, runtime.main_thread), false},
+    /* 3.2's GIL counts its switches (Python/ceval_gil.h, in ceval.c); 2.7's has no count. */
+    {"gil_switch_number", "ceval.c", offsetof(struct py_layout, runtime.gil_switch), false},
 };
 
 const struct layout_global *layout_globals(const struct py_layout *L, size_t *n)

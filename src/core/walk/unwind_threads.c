@@ -72,6 +72,19 @@ static uint64_t gc_state_addr(const struct unwind *u, uint64_t addr)
     return 0;
 }
 
+/* Where the LEN bytes at OFF of a collector kept in globals are in the target: inside one
+ * piece, or 0. */
+static uint64_t gc_piece_addr(const struct unwind *u, uint64_t off, size_t len)
+{
+    for (size_t i = 0; i < u->rt->n_gc_pieces; i++) {
+        const struct runtime_gc_piece *pc = &u->rt->gc_pieces[i];
+        if (off >= pc->at && off - pc->at + len <= pc->size) {
+            return pc->addr + (off - pc->at);
+        }
+    }
+    return 0;
+}
+
 /* What gcwatch reads of the interpreter at INTERP: the switch count of the GIL it uses (its
  * own from 3.12, else the runtime's) into *SWITCHES and, where the GC reader knows where they
  * are, its GC's collection counts into COUNTS (GC_COUNTS_MAX bytes). Returns how many regions
@@ -100,7 +113,10 @@ static size_t watch_regions(const struct unwind *u, uint64_t interp, uint64_t *s
     if (gc == 0 || !gc_collections_span(u->gc, &off, &len) || off >= GC_STATE_MAX) {
         return 1;
     }
-    iov[1] = (struct proc_iov){gc + off, counts, len};
+    if (u->rt->n_gc_pieces > 0 && (gc = gc_piece_addr(u, off, len)) == 0) {
+        return 1;
+    }
+    iov[1] = (struct proc_iov){u->rt->n_gc_pieces > 0 ? gc : gc + off, counts, len};
     return 2;
 }
 
