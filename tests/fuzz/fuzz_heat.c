@@ -3,9 +3,9 @@
  * a target), and arbitrary source text read through the target's root (heat_source_range(),
  * heat_write_text()).
  *
- * Input: 1 byte choosing the version's table (3.8-3.15), 2 bytes the first line, 1 byte K, K
- * frames of 5 bytes (line, offset: 2 bytes each, host order; innermost), 2 bytes the bytecode's
- * length N and N bytes of it, then the source file. */
+ * Input: 1 byte choosing the version's table (any generated one), 2 bytes the first line, 1 byte
+ * K, K frames of 5 bytes (line, offset: 2 bytes each, host order; innermost), 2 bytes the
+ * bytecode's length N and N bytes of it, then the source file. */
 #include "config.h"
 
 #include <stddef.h>
@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 4) {
         return 0;
     }
-    const struct opcode_table *t = opcode_table_for(3, 8 + data[0] % 8);
+    const struct opcode_table *t = &opcode_tables[data[0] % opcode_tables_n];
     uint16_t first;
     memcpy(&first, data + 1, 2);
     size_t k = data[3] % 33;

@@ -183,7 +183,7 @@ static struct snapshot *rich_snapshot(void)
     s->started = 1764479000.5;
     s->python.free_threaded = true;
     s->python.debug_build = SNAP_UNKNOWN;
-    s->opcodes = opcode_table_for(3, 15);
+    s->opcodes = opcode_table_for(0x030f);
     assert_non_null(s->opcodes);
     struct snap_interp *in = &s->interps[0];
     for (int i = 0; i < 7; i++) {
@@ -563,7 +563,7 @@ static void test_snapcodec_encode_appends(void **state)
 static void test_snapcodec_decode_leaves_out_an_unknown_opcode_table(void **state)
 {
     (void)state;
-    static const struct opcode_table future = {3, 99, NULL, NULL, NULL};
+    static const struct opcode_table future = {0x0363, NULL, NULL, NULL, OPCODE_WORDCODE, 0};
     struct snapshot *s = design_snapshot();
     s->opcodes = &future;
     struct strbuf sb = encode(s);

@@ -3,14 +3,22 @@
 
 #include "core/layout/opcodes.h"
 
-const struct opcode_table *opcode_table_for(int major, int minor)
+const struct opcode_table *opcode_table_for(unsigned key)
 {
     for (size_t i = 0; i < opcode_tables_n; i++) {
-        if (opcode_tables[i].major == major && opcode_tables[i].minor == minor) {
+        if (opcode_tables[i].key == key) {
             return &opcode_tables[i];
         }
     }
     return NULL;
+}
+
+size_t opcode_length(const struct opcode_table *t, uint8_t op)
+{
+    if (t->encoding == OPCODE_BYTECODE) {
+        return op >= t->have_argument ? 3 : 1;
+    }
+    return 2;
 }
 
 long opcode_owner(const struct opcode_table *t, const uint8_t *bytecode, size_t n, size_t at)

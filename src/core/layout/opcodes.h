@@ -6,22 +6,36 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* How a version's bytecode is cut into instructions (gen-opcodes, from its headers). */
+enum opcode_encoding {
+    OPCODE_WORDCODE, /* 3.6+: 2-byte code units, the opcode then its argument; an EXTENDED_ARG
+                      * prefix is a unit of its own, and a frame's f_lasti is a byte offset */
+    OPCODE_BYTECODE, /* before 3.6: the opcode byte, then a 2-byte argument when the opcode is
+                      * have_argument or above (1 or 3 bytes); f_lasti is the byte offset of
+                      * the instruction last started */
+};
+
 struct opcode_table {
-    int major;
-    int minor;
+    unsigned key;             /* the version's LAYOUT_VERSION_KEY() (core/layout/layout.h) */
     const char *const *names; /* 256: NULL for a number that is no instruction */
     const uint8_t *base;      /* 256: the instruction a specialised one stands for (itself for
                                * the others); NULL before 3.11 (nothing is specialised) */
     const uint8_t *caches;    /* 256: a base instruction's inline cache units, where a frame's
                                * instruction pointer may sit inside them (3.11, 3.12: the last
                                * unit a frame ran); NULL elsewhere */
+    enum opcode_encoding encoding;
+    int have_argument;        /* OPCODE_BYTECODE: the first opcode with an argument */
 };
 
 extern const struct opcode_table opcode_tables[];
 extern const size_t opcode_tables_n;
 
-/* The table of version MAJOR.MINOR, or NULL. */
-const struct opcode_table *opcode_table_for(int major, int minor);
+/* The table of the version of LAYOUT_VERSION_KEY() KEY (0x0307 for 3.7), or NULL. */
+const struct opcode_table *opcode_table_for(unsigned key);
+
+/* The bytes the instruction of opcode OP takes in T, its inline caches left out: 2 in
+ * wordcode, 1 or 3 in OPCODE_BYTECODE. */
+size_t opcode_length(const struct opcode_table *t, uint8_t op);
 
 /* What a code unit's opcode OP is in table T (may be NULL): its NAME (NULL: no instruction of
  * that version) and the BASE instruction's number and name as dis shows it; *SPECIALISED is

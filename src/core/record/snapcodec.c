@@ -203,8 +203,8 @@ int snapcodec_encode(const struct snapshot *s, struct strbuf *out, struct pt_err
     /* The table by its version: a pointer to static data means nothing in a file. */
     put_bool(out, s->opcodes != NULL);
     if (s->opcodes != NULL) {
-        varint_put_signed(out, s->opcodes->major);
-        varint_put_signed(out, s->opcodes->minor);
+        varint_put_signed(out, s->opcodes->key >> 8);
+        varint_put_signed(out, s->opcodes->key & 0xff);
     }
     put_array(out, s->interps, s->n_interps);
     for (size_t i = 0; s->interps != NULL && i < s->n_interps; i++) {
@@ -542,7 +542,7 @@ static void get_python(struct decoder *d, struct snapshot *s)
     if (get_bool(d, "opcodes present")) {
         int major = (int)get_signed(d, 0, 255, "an instruction table's major version");
         int minor = (int)get_signed(d, 0, 255, "an instruction table's minor version");
-        s->opcodes = d->c.bad ? NULL : opcode_table_for(major, minor);
+        s->opcodes = d->c.bad ? NULL : opcode_table_for((unsigned)major << 8 | (unsigned)minor);
     }
 }
 

@@ -370,9 +370,9 @@ static void note_seen(struct heat_entry *e, int op)
 static void name_instr(struct heat_entry *e, const struct opcode_table *t, const uint8_t *bc,
                        long n, struct sampler_heat_instr *out)
 {
-    if (bc != NULL && n > 0 && e->offset + 2 <= (uint64_t)n) {
+    if (bc != NULL && n > 0 && e->offset < (uint64_t)n) {
         long at = t->caches != NULL ? opcode_owner(t, bc, (size_t)n, e->offset) : (long)e->offset;
-        if (at >= 0 && at + 2 <= n) {
+        if (at >= 0 && at < n && (size_t)at + opcode_length(t, bc[at]) <= (size_t)n) {
             out->offset = (uint32_t)at;
             note_seen(e, bc[at]);
         }

@@ -170,7 +170,7 @@ void unwind_instr_read(struct unwind *u, struct snapshot *s)
     }
     struct proc_iov *iov = malloc(n * 2 * sizeof *iov);
     bool *ok = calloc(n * 2, sizeof *ok);
-    uint64_t *sizes = calloc(n, sizeof *sizes);
+    int64_t *sizes = calloc(n, sizeof *sizes); /* ob_size of each co_code */
     if (iov == NULL || ok == NULL || sizes == NULL) {
         snapshot_warn(s, "instructions not read: out of memory");
         goto done;
@@ -202,7 +202,10 @@ void unwind_instr_read(struct unwind *u, struct snapshot *s)
             if (in->bytes == 0) {
                 continue;
             }
-            in->ok = ok[k] && ok[k + 1] && in->offset + 2 <= sizes[i];
+            /* The whole instruction lies inside: 2 bytes, or 1 or 3 before wordcode (a bytes
+             * object keeps a NUL after its last byte, so reading 2 was safe). */
+            in->ok = ok[k] && ok[k + 1] && sizes[i] >= 0 &&
+                     in->offset + opcode_length(s->opcodes, in->unit[0]) <= (uint64_t)sizes[i];
             k += 2;
         }
     } else if (s->opcodes->caches == NULL || !read_owners(u, s->opcodes, n)) {
@@ -257,7 +260,10 @@ long unwind_read_bytecode(struct unwind *u, uint64_t code_addr, uint64_t n_units
             bytes == 0 || proc_read_bytes(u->proc, bytes + L->bytes.ob_size, &size, 8, err) < 0) {
             return pt_error_set(err, PT_E_READ, 0, "co_code of 0x%" PRIx64 " not read", code_addr);
         }
-        if (size < 0 || size % 2 != 0) {
+        /* Wordcode is whole code units; before it (OPCODE_BYTECODE) any length is. */
+        const struct opcode_table *t = unwind_opcode_table(u);
+        bool units = t == NULL || t->encoding == OPCODE_WORDCODE;
+        if (size < 0 || (units && size % 2 != 0)) {
             return pt_error_set(err, PT_E_FORMAT, 0, "co_code of %" PRId64 " bytes", size);
         }
         start = bytes + L->bytes.ob_sval;
@@ -274,8 +280,7 @@ long unwind_read_bytecode(struct unwind *u, uint64_t code_addr, uint64_t n_units
 
 const struct opcode_table *unwind_opcode_table(const struct unwind *u)
 {
-    return opcode_table_for((int)(u->L->hexversion >> 24 & 0xff),
-                            (int)(u->L->hexversion >> 16 & 0xff));
+    return opcode_table_for(LAYOUT_VERSION_KEY(u->L->hexversion));
 }
 
 const struct py_layout *unwind_layout(const struct unwind *u)
