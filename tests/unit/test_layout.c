@@ -14,6 +14,7 @@
 
 #include "core/util/error.h"
 #include "core/layout/gen.h"
+#include "core/layout/gen_wait.h"
 #include "core/layout/layout.h"
 #include "core/util/limits.h"
 
@@ -248,6 +249,43 @@ static void test_layout_debug_offsets_reject_a_field_outside_its_struct(void **s
     assert_non_null(strstr(e.msg, "thread state"));
 }
 
+/* The lock tables (gen_wait.c) are found by major and minor: 2.7 is not 3.7. 2.7's lock is
+ * "thread.lock" of 32 bytes, pointing to its semaphore, and its RLock the Python class _RLock
+ * (Lib/threading.py); 3.6 and 3.7 have C RLocks recording their owner. */
+static void test_layout_wait_tables_of_27_36_and_37(void **state)
+{
+    (void)state;
+    assert_null(layout_wait_gen(7));
+    assert_null(layout_wait_gen(0x0305));
+    const struct layout_wait_gen *w27 = layout_wait_gen(0x0207);
+    assert_non_null(w27);
+    assert_int_equal(w27->n_forms, 1);
+    assert_string_equal(w27->forms[0].type_name, "thread.lock");
+    assert_int_equal(w27->forms[0].basicsize, 32);
+    assert_int_equal(w27->forms[0].mutex, 16);
+    assert_int_equal(w27->forms[0].indirect, 1);
+    assert_int_equal(w27->entry_addr, -1);
+    assert_non_null(w27->py_rlock);
+    assert_string_equal(w27->py_rlock->type_name, "_RLock");
+    assert_string_equal(w27->py_rlock->block, "_RLock__block");
+    assert_string_equal(w27->py_rlock->owner, "_RLock__owner");
+    assert_string_equal(w27->py_rlock->count, "_RLock__count");
+    for (unsigned key = 0x0306; key <= 0x0307; key++) {
+        const struct layout_wait_gen *w = layout_wait_gen(key);
+        assert_non_null(w);
+        assert_null(w->py_rlock);
+        assert_int_equal(w->n_forms, 2);
+        assert_string_equal(w->forms[1].type_name, "_thread.RLock");
+        assert_int_equal(w->forms[1].basicsize, 48);
+        assert_int_equal(w->forms[1].owner, 24);
+        assert_int_equal(w->forms[1].count, 32);
+    }
+    for (unsigned key = 0x0308; key <= 0x030f; key++) {
+        assert_non_null(layout_wait_gen(key));
+        assert_null(layout_wait_gen(key)->py_rlock);
+    }
+}
+
 static void test_layout_debug_descriptions_stay_inside_their_structs(void **state)
 {
     (void)state;
@@ -285,6 +323,7 @@ int main(void)
             test_layout_debug_offsets_fill_every_described_field_and_refuse_a_shorter_struct),
         cmocka_unit_test(test_layout_debug_offsets_reject_a_field_outside_its_struct),
         cmocka_unit_test(test_layout_debug_descriptions_stay_inside_their_structs),
+        cmocka_unit_test(test_layout_wait_tables_of_27_36_and_37),
         cmocka_unit_test(test_layout_tables_name_the_global_counter_only_where_headers_declare_it),
         cmocka_unit_test(test_layout_pick_build_takes_the_family_of_the_targets_kind),
         cmocka_unit_test(test_layout_pick_build_drops_a_counter_outside_the_interpreter_state),

@@ -5,6 +5,51 @@
 
 #include <stddef.h>
 
+/* 2.7:
+ *   ~/.pyenv/versions/2.7.18/lib/libpython2.7.so.1.0
+ */
+static const struct layout_lock_form forms_2_7[] = {
+    {"thread.lock", 32, 16, 1, -1, -1},
+};
+static const struct layout_py_rlock py_rlock_2_7 = {
+    "_RLock", "_RLock__block", "_RLock__owner", "_RLock__count",
+};
+static const struct layout_wait_gen wait_2_7 = {
+    .entry_addr = -1,
+    .entry_sema = -1,
+    .forms = forms_2_7,
+    .n_forms = sizeof forms_2_7 / sizeof forms_2_7[0],
+    .py_rlock = &py_rlock_2_7,
+};
+
+/* 3.6:
+ *   ~/.pyenv/versions/3.6.15/lib/libpython3.6m.so.1.0
+ */
+static const struct layout_lock_form forms_3_6[] = {
+    {"_thread.lock", 40, 16, 1, -1, -1},
+    {"_thread.RLock", 48, 16, 1, 24, 32},
+};
+static const struct layout_wait_gen wait_3_6 = {
+    .entry_addr = -1,
+    .entry_sema = -1,
+    .forms = forms_3_6,
+    .n_forms = sizeof forms_3_6 / sizeof forms_3_6[0],
+};
+
+/* 3.7:
+ *   ~/.pyenv/versions/3.7.16/lib/libpython3.7m.so.1.0
+ */
+static const struct layout_lock_form forms_3_7[] = {
+    {"_thread.lock", 40, 16, 1, -1, -1},
+    {"_thread.RLock", 48, 16, 1, 24, 32},
+};
+static const struct layout_wait_gen wait_3_7 = {
+    .entry_addr = -1,
+    .entry_sema = -1,
+    .forms = forms_3_7,
+    .n_forms = sizeof forms_3_7 / sizeof forms_3_7[0],
+};
+
 /* 3.8:
  *   ~/.pyenv/versions/3.8.18/lib/libpython3.8.so.1.0
  */
@@ -119,24 +164,30 @@ static const struct layout_wait_gen wait_3_15 = {
     .n_forms = sizeof forms_3_15 / sizeof forms_3_15[0],
 };
 
-const struct layout_wait_gen *layout_wait_gen(unsigned minor)
+const struct layout_wait_gen *layout_wait_gen(unsigned key)
 {
-    switch (minor) {
-    case 8:
+    switch (key) {
+    case 0x0207:
+        return &wait_2_7;
+    case 0x0306:
+        return &wait_3_6;
+    case 0x0307:
+        return &wait_3_7;
+    case 0x0308:
         return &wait_3_8;
-    case 9:
+    case 0x0309:
         return &wait_3_9;
-    case 10:
+    case 0x030a:
         return &wait_3_10;
-    case 11:
+    case 0x030b:
         return &wait_3_11;
-    case 12:
+    case 0x030c:
         return &wait_3_12;
-    case 13:
+    case 0x030d:
         return &wait_3_13;
-    case 14:
+    case 0x030e:
         return &wait_3_14;
-    case 15:
+    case 0x030f:
         return &wait_3_15;
     default:
         return NULL;

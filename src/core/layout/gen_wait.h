@@ -17,6 +17,16 @@ struct layout_lock_form {
     int64_t count;          /* how often the owner holds it (unsigned long); -1: not recorded */
 };
 
+/* threading's RLock where it is a Python class (2.7: _RLock, Lib/threading.py): its waiters
+ * sleep on the plain lock in its attribute BLOCK; OWNER holds the owner's ident (None when
+ * free), COUNT how often the owner holds it. */
+struct layout_py_rlock {
+    const char *type_name;  /* tp_name: the class's name */
+    const char *block;
+    const char *owner;
+    const char *count;
+};
+
 struct layout_wait_gen {
     /* A waiter's parking-lot entry (3.13+): where the mutex's address and the semaphore the
      * waiter sleeps on lie in it; -1 when locks wait on their own semaphore. */
@@ -24,9 +34,11 @@ struct layout_wait_gen {
     int64_t entry_sema;
     const struct layout_lock_form *forms;
     size_t n_forms;
+    const struct layout_py_rlock *py_rlock; /* NULL: threading.RLock is a C type of FORMS */
 };
 
-/* The table of 3.MINOR; NULL when there is none. */
-const struct layout_wait_gen *layout_wait_gen(unsigned minor);
+/* The table of the version of LAYOUT_VERSION_KEY() KEY (0x0307 for 3.7); NULL when there is
+ * none. */
+const struct layout_wait_gen *layout_wait_gen(unsigned key);
 
 #endif

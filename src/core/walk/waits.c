@@ -5,8 +5,9 @@
  * to), from 3.13 its own parking-lot entry's, which names the mutex it waits for. Where the
  * mutex lies inside the lock object (3.14+, and 3.13's Lock) the object follows from it;
  * otherwise, and to name the variable, the lock is looked for among the waiting frames' local
- * variables and the innermost frame's module globals. Offsets of the lock objects and the
- * parking-lot entry: tools/gen-wait-layout. */
+ * variables and the innermost frame's module globals. Where threading's RLock is a Python class
+ * (2.7), its waiters sleep on the plain lock it holds, which stands for it. Offsets of the lock
+ * objects and the parking-lot entry: tools/gen-wait-layout. */
 #include "config.h"
 
 #include "core/walk/waits.h"
@@ -35,6 +36,7 @@ enum {
     WAIT_LOCALS = 64,     /* variables read per frame */
     WAIT_GLOBALS = 1024,  /* module globals looked at */
     WAIT_TYPES = 64,      /* types remembered as lock types or not */
+    WAIT_TYPE_NAME = 32,  /* bytes of a type's name read: longer ones are no lock type */
     WAIT_FDS = 8,         /* descriptors described per poll/select/epoll */
     WAIT_TEXT = 512,      /* bytes of one description */
     WAIT_THREADS = 1 << 16, /* threads whose wait is remembered */
@@ -89,7 +91,7 @@ struct waits *waits_new(const struct py_layout *L)
         return NULL;
     }
     w->L = L;
-    w->gen = layout_wait_gen((unsigned)((L->hexversion >> 16) & 0xff));
+    w->gen = layout_wait_gen(LAYOUT_VERSION_KEY(L->hexversion));
     w->net = proc_net_new();
     if (w->net == NULL) {
         free(w);
@@ -137,6 +139,23 @@ static bool read_word(struct proc *p, uint64_t addr, uint64_t *v)
 
 /* ---- lock objects ---- */
 
+/* The name (tp_name, cut to WAIT_TYPE_NAME - 1 bytes) and tp_basicsize of the type at TYPE. */
+static bool read_type(const struct waits *w, struct proc *p, uint64_t type,
+                      char name[WAIT_TYPE_NAME], uint64_t *size)
+{
+    const struct py_layout *L = w->L;
+    uint64_t name_ptr = 0;
+    struct pt_error e = {0};
+    if (!layout_has(L->type.name) || !layout_has(L->type.basicsize) ||
+        !read_word(p, type + L->type.name, &name_ptr) ||
+        !read_word(p, type + L->type.basicsize, size) || name_ptr == 0 ||
+        proc_read_bytes(p, name_ptr, name, WAIT_TYPE_NAME, &e) < 0) {
+        return false;
+    }
+    name[WAIT_TYPE_NAME - 1] = '\0';
+    return true;
+}
+
 /* Which of the version's lock forms objects of type TYPE have (-1: none). */
 static int type_form(struct waits *w, struct proc *p, uint64_t type)
 {
@@ -145,16 +164,10 @@ static int type_form(struct waits *w, struct proc *p, uint64_t type)
             return w->types[i].form;
         }
     }
-    const struct py_layout *L = w->L;
     int form = -1;
-    uint64_t name_ptr = 0, size = 0;
-    char name[32];
-    struct pt_error e = {0};
-    if (layout_has(L->type.name) && layout_has(L->type.basicsize) &&
-        read_word(p, type + L->type.name, &name_ptr) &&
-        read_word(p, type + L->type.basicsize, &size) && name_ptr != 0 &&
-        proc_read_bytes(p, name_ptr, name, sizeof name, &e) == 0) {
-        name[sizeof name - 1] = '\0';
+    uint64_t size = 0;
+    char name[WAIT_TYPE_NAME];
+    if (read_type(w, p, type, name, &size)) {
         for (size_t i = 0; i < w->gen->n_forms; i++) {
             const struct layout_lock_form *f = &w->gen->forms[i];
             if (strcmp(name, f->type_name) == 0 && (int64_t)size == f->basicsize) {
@@ -206,6 +219,8 @@ struct search {
     uint64_t name;   /* the str naming the variable; 0 none */
     uint64_t holder; /* with NAME an attribute: the str naming the variable holding the object
                       * whose attribute it is (self); 0 none */
+    uint64_t holder_obj;  /* with HOLDER: that object */
+    size_t holder_frame;  /* with HOLDER: the frame whose first variable it is */
 };
 
 /* The index of the lock among the N values VALS (object pointers, maybe tagged), or -1. The
@@ -314,6 +329,8 @@ static bool search_attributes(struct search *q, const uint64_t *first, const uin
         if (at >= 0) {
             q->name = g->keys[at];
             q->holder = names[i];
+            q->holder_obj = first[i];
+            q->holder_frame = i;
             return true;
         }
     }
@@ -384,6 +401,48 @@ static struct snap_str wait_via(const struct snap_thread *t)
     return via;
 }
 
+/* Whether the str at ADDR is NAME. */
+static bool str_is(struct proc *p, const struct py_layout *L, uint64_t addr, const char *name)
+{
+    char buf[64];
+    struct pt_error e = {0};
+    long len = addr != 0 ? pyobj_read_str(p, L, addr, buf, sizeof buf, &e) : -1;
+    return len >= 0 && (size_t)len == strlen(name) && memcmp(buf, name, (size_t)len) == 0;
+}
+
+/* Where threading's RLock is a Python class (gen's py_rlock, 2.7), a waiter for one sleeps on
+ * the plain lock in its attribute: when Q found the lock as that attribute of an instance of
+ * the class, Q becomes the search for the RLock itself (from the frames below the RLock's own
+ * method, to name the variable holding it) and *OWNER its owner's ident, when it is held. */
+static bool python_rlock(struct waits *w, struct proc *p, struct search *q, uint64_t *owner)
+{
+    const struct layout_py_rlock *r = w->gen->py_rlock;
+    const struct py_layout *L = w->L;
+    uint64_t type = 0, size = 0, count_obj = 0, owner_obj = 0, count = 0;
+    uint64_t count_type = 0, owner_type = 0;
+    char name[WAIT_TYPE_NAME];
+    struct pt_error e = {0};
+    if (r == NULL || q->holder_obj == 0 || !str_is(p, L, q->name, r->block) ||
+        !layout_has(L->object.ob_type) ||
+        !read_word(p, q->holder_obj + L->object.ob_type, &type) ||
+        !read_type(w, p, type, name, &size) || strcmp(name, r->type_name) != 0) {
+        return false;
+    }
+    /* Held while its count is above 0 (the owner is set before the count, and cleared after
+     * it); the owner is then an int, of the count's type. */
+    bool held = pydict_instance_attr(p, L, q->holder_obj, r->count, &count_obj, &e) == 1 &&
+                pydict_instance_attr(p, L, q->holder_obj, r->owner, &owner_obj, &e) == 1 &&
+                count_obj != 0 && owner_obj != 0 &&
+                read_word(p, count_obj + L->object.ob_type, &count_type) &&
+                read_word(p, owner_obj + L->object.ob_type, &owner_type) &&
+                count_type == owner_type && pydict_read_uint(p, L, count_obj, &count, &e) == 0 &&
+                count > 0;
+    if (!held || pydict_read_uint(p, L, owner_obj, owner, &e) < 0) {
+        *owner = 0;
+    }
+    return true;
+}
+
 static void set_lock(struct waits *w, struct proc *p, struct snapshot *s,
                      const struct waits_thread *t, uint64_t futex, struct pending *pd)
 {
@@ -418,9 +477,20 @@ static void set_lock(struct waits *w, struct proc *p, struct snapshot *s,
         return;
     }
     const struct layout_lock_form *f = &w->gen->forms[q.form];
+    uint64_t py_owner = 0;
+    bool py_rlock = python_rlock(w, p, &q, &py_owner);
+    if (py_rlock) {
+        /* The RLock is what the program holds: named from the frames below its method. */
+        struct waits_thread below = *t;
+        below.frames = t->frames + q.holder_frame + 1;
+        below.n_frames = t->n_frames - q.holder_frame - 1;
+        q = (struct search){.w = w, .p = p, .obj = q.holder_obj, .form = -1};
+        search_lock(&q, &below);
+    }
     out->lock = q.obj;
-    out->object = text(s, strcmp(f->type_name, "_thread.RLock") == 0 ? "threading.RLock"
-                                                                      : "threading.Lock");
+    out->object = text(s, py_rlock || strcmp(f->type_name, "_thread.RLock") == 0
+                              ? "threading.RLock"
+                              : "threading.Lock");
     pd->key = mix(pd->key, q.obj);
     if (q.name != 0) {
         /* "other", or "self.lock" for an attribute. */
@@ -436,6 +506,10 @@ static void set_lock(struct waits *w, struct proc *p, struct snapshot *s,
         }
     }
     uint64_t owner = 0, count = 0;
+    if (py_rlock) {
+        pd->owner_ident = py_owner;
+        return;
+    }
     /* An owner whose count is 0 has let go (a _PyRecursiveMutex counts only the re-entries,
      * and clears its owner on the last release). */
     if (f->owner >= 0 && read_word(p, q.obj + (uint64_t)f->owner, &owner) && owner != 0 &&
