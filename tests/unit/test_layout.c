@@ -251,7 +251,8 @@ static void test_layout_debug_offsets_reject_a_field_outside_its_struct(void **s
 
 /* The lock tables (gen_wait.c) are found by major and minor: 2.7 is not 3.7. 2.7's lock is
  * "thread.lock" of 32 bytes, pointing to its semaphore, and its RLock the Python class _RLock
- * (Lib/threading.py); 3.6 and 3.7 have C RLocks recording their owner. */
+ * (Lib/threading.py); 3.6 and 3.7 have C RLocks recording their owner; before 3.7 the GIL is
+ * globals. */
 static void test_layout_wait_tables_of_27_36_and_37(void **state)
 {
     (void)state;
@@ -270,6 +271,19 @@ static void test_layout_wait_tables_of_27_36_and_37(void **state)
     assert_string_equal(w27->py_rlock->block, "_RLock__block");
     assert_string_equal(w27->py_rlock->owner, "_RLock__owner");
     assert_string_equal(w27->py_rlock->count, "_RLock__count");
+    /* Before 3.7 the GIL is globals: 2.7's a semaphore interpreter_lock points to, 3.6's the
+     * condition variables and mutexes of ceval_gil.h. */
+    assert_int_equal(w27->n_gil_globals, 1);
+    assert_string_equal(w27->gil_globals[0].symbol, "interpreter_lock");
+    assert_int_equal(w27->gil_globals[0].indirect, 1);
+    const struct layout_wait_gen *w36 = layout_wait_gen(0x0306);
+    assert_int_equal(w36->n_gil_globals, 4);
+    for (size_t i = 0; i < w36->n_gil_globals; i++) {
+        assert_int_equal(w36->gil_globals[i].indirect, 0);
+        assert_true(w36->gil_globals[i].size == 40 || w36->gil_globals[i].size == 48);
+    }
+    assert_string_equal(w36->gil_globals[0].symbol, "gil_cond");
+    assert_null(layout_wait_gen(0x0307)->gil_globals);
     for (unsigned key = 0x0306; key <= 0x0307; key++) {
         const struct layout_wait_gen *w = layout_wait_gen(key);
         assert_non_null(w);

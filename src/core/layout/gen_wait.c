@@ -12,7 +12,13 @@ static const struct layout_lock_form forms_2_7[] = {
     {"thread.lock", 32, 16, 1, -1, -1},
 };
 static const struct layout_py_rlock py_rlock_2_7 = {
-    "_RLock", "_RLock__block", "_RLock__owner", "_RLock__count",
+    .type_name = "_RLock",
+    .block = "_RLock__block",
+    .owner = "_RLock__owner",
+    .count = "_RLock__count",
+};
+static const struct layout_gil_global gil_2_7[] = {
+    {"interpreter_lock", 8, 1},
 };
 static const struct layout_wait_gen wait_2_7 = {
     .entry_addr = -1,
@@ -20,6 +26,8 @@ static const struct layout_wait_gen wait_2_7 = {
     .forms = forms_2_7,
     .n_forms = sizeof forms_2_7 / sizeof forms_2_7[0],
     .py_rlock = &py_rlock_2_7,
+    .gil_globals = gil_2_7,
+    .n_gil_globals = sizeof gil_2_7 / sizeof gil_2_7[0],
 };
 
 /* 3.6:
@@ -29,11 +37,19 @@ static const struct layout_lock_form forms_3_6[] = {
     {"_thread.lock", 40, 16, 1, -1, -1},
     {"_thread.RLock", 48, 16, 1, 24, 32},
 };
+static const struct layout_gil_global gil_3_6[] = {
+    {"gil_cond", 48, 0},
+    {"gil_mutex", 40, 0},
+    {"switch_cond", 48, 0},
+    {"switch_mutex", 40, 0},
+};
 static const struct layout_wait_gen wait_3_6 = {
     .entry_addr = -1,
     .entry_sema = -1,
     .forms = forms_3_6,
     .n_forms = sizeof forms_3_6 / sizeof forms_3_6[0],
+    .gil_globals = gil_3_6,
+    .n_gil_globals = sizeof gil_3_6 / sizeof gil_3_6[0],
 };
 
 /* 3.7:

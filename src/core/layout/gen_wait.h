@@ -21,10 +21,19 @@ struct layout_lock_form {
  * sleep on the plain lock in its attribute BLOCK; OWNER holds the owner's ident (None when
  * free), COUNT how often the owner holds it. */
 struct layout_py_rlock {
-    const char *type_name;  /* tp_name: the class's name */
+    const char *type_name; /* tp_name: the class's name */
     const char *block;
     const char *owner;
     const char *count;
+};
+
+/* A global holding the GIL's futex words where the GIL is no struct (before 3.7): SIZE bytes
+ * at SYMBOL (3.6: the condition variables and mutexes of Python/ceval_gil.h), or, INDIRECT,
+ * the semaphore SYMBOL points to (2.7: ceval.c's interpreter_lock). */
+struct layout_gil_global {
+    const char *symbol;
+    int64_t size;
+    int indirect;
 };
 
 struct layout_wait_gen {
@@ -34,7 +43,9 @@ struct layout_wait_gen {
     int64_t entry_sema;
     const struct layout_lock_form *forms;
     size_t n_forms;
-    const struct layout_py_rlock *py_rlock; /* NULL: threading.RLock is a C type of FORMS */
+    const struct layout_py_rlock *py_rlock;      /* NULL: threading.RLock is a C type of FORMS */
+    const struct layout_gil_global *gil_globals; /* NULL: the GIL is a struct (3.7+) */
+    size_t n_gil_globals;
 };
 
 /* The table of the version of LAYOUT_VERSION_KEY() KEY (0x0307 for 3.7); NULL when there is

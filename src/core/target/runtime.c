@@ -12,6 +12,7 @@
 #include "core/target/elf.h"
 #include "core/util/error.h"
 #include "core/layout/gen.h"
+#include "core/layout/gen_wait.h"
 #include "core/layout/layout.h"
 #include "core/util/limits.h"
 #include "core/target/proc.h"
@@ -474,18 +475,20 @@ static void fit_build(struct proc *p, struct runtime *rt, const struct candidate
     }
 }
 
-/* Looks up the globals G[0..N) and the collector's GC[0..N_GC) in CAND's binary into
- * RT->symbols. */
+/* Looks up the globals G[0..N) and the symbols MORE[0..N_MORE) (the collector's globals, the
+ * GIL's) in CAND's binary into RT->symbols. */
 static int find_globals(struct proc *p, struct runtime *rt, const struct candidate *cand,
-                        const struct layout_global *g, size_t n, const struct layout_gc_global *gc,
-                        size_t n_gc, struct pt_error *err)
+                        const struct layout_global *g, size_t n, const char *const *more,
+                        size_t n_more, struct pt_error *err)
 {
-    struct elf_lookup q[LAYOUT_GLOBALS_MAX + RUNTIME_GC_PIECES_MAX];
+    struct elf_lookup q[RUNTIME_SYMBOLS_MAX];
+    size_t n_kept = 0;
+    n = n < RUNTIME_SYMBOLS_MAX ? n : RUNTIME_SYMBOLS_MAX;
     for (size_t i = 0; i < n; i++) {
         q[i] = (struct elf_lookup){.name = g[i].symbol, .file = g[i].file};
     }
-    for (size_t i = 0; i < n_gc; i++) {
-        q[n + i] = (struct elf_lookup){.name = gc[i].symbol};
+    for (size_t i = 0; i < n_more && n + n_kept < RUNTIME_SYMBOLS_MAX; i++) {
+        q[n + n_kept++] = (struct elf_lookup){.name = more[i]};
     }
     int fd = proc_open_file(p, cand->path, err);
     if (fd < 0) {
@@ -496,13 +499,13 @@ static int find_globals(struct proc *p, struct runtime *rt, const struct candida
     if (e == NULL) {
         return -1;
     }
-    int rc = elf_find_symbols(e, q, n + n_gc, err);
+    int rc = elf_find_symbols(e, q, n + n_kept, err);
     elf_close(e);
     if (rc < 0) {
         return -1;
     }
     rt->n_symbols = 0;
-    for (size_t i = 0; i < n + n_gc && rt->n_symbols < RUNTIME_SYMBOLS_MAX; i++) {
+    for (size_t i = 0; i < n + n_kept && rt->n_symbols < RUNTIME_SYMBOLS_MAX; i++) {
         struct runtime_symbol *sym = &rt->symbols[rt->n_symbols++];
         snprintf(sym->name, sizeof sym->name, "%s", q[i].name);
         sym->addr = lookup_addr(&q[i], cand->bias);
@@ -510,8 +513,7 @@ static int find_globals(struct proc *p, struct runtime *rt, const struct candida
     return 0;
 }
 
-/* The address RT->symbols give NAME; 0 when absent. */
-static uint64_t symbol_addr(const struct runtime *rt, const char *name)
+uint64_t runtime_symbol_addr(const struct runtime *rt, const char *name)
 {
     for (size_t i = 0; i < rt->n_symbols && i < RUNTIME_SYMBOLS_MAX; i++) {
         if (strncmp(rt->symbols[i].name, name, sizeof rt->symbols[i].name) == 0) {
@@ -541,8 +543,19 @@ static int gather_globals(struct proc *p, struct runtime *rt, const struct candi
     }
     n = n > LAYOUT_GLOBALS_MAX ? LAYOUT_GLOBALS_MAX : n;
     n_gc = n_gc > RUNTIME_GC_PIECES_MAX ? RUNTIME_GC_PIECES_MAX : n_gc;
+    /* The GIL's globals where it is no struct (waits.c tells its waiters by them). */
+    const struct layout_wait_gen *wg = layout_wait_gen(LAYOUT_VERSION_KEY(L->hexversion));
+    size_t n_gil = wg != NULL ? wg->n_gil_globals : 0;
+    const char *more[RUNTIME_GC_PIECES_MAX + RUNTIME_GIL_GLOBALS_MAX];
+    size_t n_more = 0;
+    for (size_t i = 0; i < n_gc; i++) {
+        more[n_more++] = gc[i].symbol;
+    }
+    for (size_t i = 0; i < n_gil && i < RUNTIME_GIL_GLOBALS_MAX; i++) {
+        more[n_more++] = wg->gil_globals[i].symbol;
+    }
     /* Given (runtime_adopt()), or looked up now in the binary. */
-    if (rt->n_symbols == 0 && find_globals(p, rt, cand, g, n, gc, n_gc, err) < 0) {
+    if (rt->n_symbols == 0 && find_globals(p, rt, cand, g, n, more, n_more, err) < 0) {
         return -1;
     }
     uint64_t lo = rt->runtime_addr;
@@ -552,7 +565,7 @@ static int gather_globals(struct proc *p, struct runtime *rt, const struct candi
         return layout_misfit(rt, "its runtime lies past the end of memory", err);
     }
     for (size_t i = 0; i < n; i++) {
-        at[i] = symbol_addr(rt, g[i].symbol);
+        at[i] = runtime_symbol_addr(rt, g[i].symbol);
         if (at[i] > UINT64_MAX - 8) {
             return layout_misfit(rt, "a runtime global lies past the end of memory", err);
         }
@@ -592,7 +605,7 @@ static int gather_globals(struct proc *p, struct runtime *rt, const struct candi
     L->runtime.size = hi - lo;
     /* The collector's globals, all or none: without one of them its state cannot be told. */
     for (size_t i = 0; i < n_gc; i++) {
-        uint64_t addr = symbol_addr(rt, gc[i].symbol);
+        uint64_t addr = runtime_symbol_addr(rt, gc[i].symbol);
         if (addr == 0 || gc[i].size > LIMIT_OBJECT_READ) {
             rt->n_gc_pieces = 0;
             break;
@@ -666,7 +679,7 @@ int runtime_adopt(struct proc *p, struct runtime *rt, uint64_t hexversion, uint6
                              .runtime_size = runtime_size};
     /* Before 3.7 the runtime starts at interp_head. */
     cand.globals_only =
-        rt->runtime_addr != 0 && symbol_addr(rt, "interp_head") == rt->runtime_addr;
+        rt->runtime_addr != 0 && runtime_symbol_addr(rt, "interp_head") == rt->runtime_addr;
     memset(&rt->layout, 0, sizeof rt->layout);
     rt->version[0] = '\0';
     return read_layout(p, rt, &cand, 0, err);

@@ -13,6 +13,8 @@ struct pt_error;
 
 /* The most globals a collector is read from, and the most symbols looked up beyond the API. */
 enum { RUNTIME_GC_PIECES_MAX = 8, RUNTIME_SYMBOLS_MAX = 16, RUNTIME_SYMBOL_NAME = 32 };
+/* The most globals of a GIL that is no struct looked up (gen_wait.h's gil_globals). */
+enum { RUNTIME_GIL_GLOBALS_MAX = 4 };
 
 /* A symbol runtime_locate() looked up by name for the version's globals (layout_globals(),
  * layout_gc_globals()): its address in the target, 0 when the binary does not name it. */
@@ -74,5 +76,11 @@ int runtime_locate_as(struct proc *p, uint64_t forced_version, struct runtime *r
  * runtime_locate() does, and gives its errors. */
 int runtime_adopt(struct proc *p, struct runtime *rt, uint64_t hexversion, uint64_t runtime_size,
                   struct pt_error *err);
+
+/* The address in the target of symbol NAME, as runtime_locate() (or the tool that gave
+ * runtime_adopt() its symbols) found it among the globals the version is read by: the
+ * runtime's, the collector's, the GIL's (before 3.7). 0 when the binary does not name it or it
+ * was not looked for. */
+uint64_t runtime_symbol_addr(const struct runtime *rt, const char *name);
 
 #endif

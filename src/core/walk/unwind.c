@@ -87,7 +87,7 @@ struct unwind *unwind_new(struct proc *p, const struct runtime *rt, struct pt_er
         return NULL;
     }
     /* Snapshots read what each thread waits for; out of memory leaves "wait" null. */
-    u->waits = waits_new(u->L);
+    u->waits = waits_new(u->L, u->rt);
     /* Snapshots read the GC's generations and records; out of memory for them leaves "gc"
      * null (each thread's in_gc is still known). Samples never read them. */
     u->gc = gc_reader_new(u->proc, u->L);

@@ -26,6 +26,7 @@
 #include "core/pyobj/pyobj.h"
 #include "core/target/proc.h"
 #include "core/target/proc_wait.h"
+#include "core/target/runtime.h"
 #include "core/util/clock.h"
 #include "core/util/error.h"
 #include "core/util/memory.h"
@@ -70,9 +71,18 @@ struct type_memo {
     int form; /* index in the version's forms, -1: not a lock type */
 };
 
+/* A global of a GIL that is no struct (gen's gil_globals), where the target has it. */
+struct gil_global {
+    uint64_t addr;
+    uint64_t size;
+    bool indirect; /* ADDR holds a pointer to the semaphore */
+};
+
 struct waits {
     const struct py_layout *L;
     const struct layout_wait_gen *gen; /* NULL: locks are not told apart */
+    struct gil_global gil[RUNTIME_GIL_GLOBALS_MAX];
+    size_t n_gil;
     struct proc_net *net;
     struct seen *seen, *next;
     size_t n_seen, n_next, cap_seen;
@@ -84,7 +94,7 @@ struct waits {
     size_t n_gils;
 };
 
-struct waits *waits_new(const struct py_layout *L)
+struct waits *waits_new(const struct py_layout *L, const struct runtime *rt)
 {
     struct waits *w = calloc(1, sizeof *w);
     if (w == NULL) {
@@ -92,6 +102,15 @@ struct waits *waits_new(const struct py_layout *L)
     }
     w->L = L;
     w->gen = layout_wait_gen(LAYOUT_VERSION_KEY(L->hexversion));
+    for (size_t i = 0; rt != NULL && w->gen != NULL && i < w->gen->n_gil_globals &&
+                       w->n_gil < RUNTIME_GIL_GLOBALS_MAX;
+         i++) {
+        const struct layout_gil_global *g = &w->gen->gil_globals[i];
+        uint64_t addr = runtime_symbol_addr(rt, g->symbol);
+        if (addr != 0 && g->size > 0) {
+            w->gil[w->n_gil++] = (struct gil_global){addr, (uint64_t)g->size, g->indirect != 0};
+        }
+    }
     w->net = proc_net_new();
     if (w->net == NULL) {
         free(w);
@@ -219,8 +238,8 @@ struct search {
     uint64_t name;   /* the str naming the variable; 0 none */
     uint64_t holder; /* with NAME an attribute: the str naming the variable holding the object
                       * whose attribute it is (self); 0 none */
-    uint64_t holder_obj;  /* with HOLDER: that object */
-    size_t holder_frame;  /* with HOLDER: the frame whose first variable it is */
+    uint64_t holder_obj; /* with HOLDER: that object */
+    size_t holder_frame; /* with HOLDER: the frame whose first variable it is */
 };
 
 /* The index of the lock among the N values VALS (object pointers, maybe tagged), or -1. The
@@ -423,8 +442,7 @@ static bool python_rlock(struct waits *w, struct proc *p, struct search *q, uint
     char name[WAIT_TYPE_NAME];
     struct pt_error e = {0};
     if (r == NULL || q->holder_obj == 0 || !str_is(p, L, q->name, r->block) ||
-        !layout_has(L->object.ob_type) ||
-        !read_word(p, q->holder_obj + L->object.ob_type, &type) ||
+        !layout_has(L->object.ob_type) || !read_word(p, q->holder_obj + L->object.ob_type, &type) ||
         !read_type(w, p, type, name, &size) || strcmp(name, r->type_name) != 0) {
         return false;
     }
@@ -488,9 +506,9 @@ static void set_lock(struct waits *w, struct proc *p, struct snapshot *s,
         search_lock(&q, &below);
     }
     out->lock = q.obj;
-    out->object = text(s, py_rlock || strcmp(f->type_name, "_thread.RLock") == 0
-                              ? "threading.RLock"
-                              : "threading.Lock");
+    out->object =
+        text(s, py_rlock || strcmp(f->type_name, "_thread.RLock") == 0 ? "threading.RLock"
+                                                                       : "threading.Lock");
     pd->key = mix(pd->key, q.obj);
     if (q.name != 0) {
         /* "other", or "self.lock" for an attribute. */
@@ -652,6 +670,25 @@ static void set_sleep(struct proc *p, const struct proc_syscall *sc, long nr,
 
 /* ---- one thread ---- */
 
+/* Whether futex word F is the GIL's: inside the GIL state whose last_holder is at GIL, or
+ * (before 3.7) inside one of its globals, or the semaphore one of them points to. */
+static bool gil_futex(struct waits *w, struct proc *p, uint64_t gil, uint64_t f)
+{
+    uint64_t at = w->L->wait.gil_holder_at;
+    if (gil != 0 && layout_has(at) && layout_has(w->L->wait.gil_size) && f >= gil - at &&
+        f < gil - at + w->L->wait.gil_size) {
+        return true;
+    }
+    for (size_t i = 0; i < w->n_gil; i++) {
+        uint64_t sem = 0;
+        if (w->gil[i].indirect ? read_word(p, w->gil[i].addr, &sem) && sem != 0 && f == sem
+                               : f >= w->gil[i].addr && f - w->gil[i].addr < w->gil[i].size) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static void read_one(struct waits *w, struct proc *p, struct snapshot *s, uint64_t gil,
                      const struct waits_thread *t, struct pending *pd)
 {
@@ -708,9 +745,7 @@ static void read_one(struct waits *w, struct proc *p, struct snapshot *s, uint64
     switch (proc_syscall_class(sc.nr)) {
     case PROC_SYS_FUTEX: {
         uint64_t f = sc.args[0];
-        uint64_t at = w->L->wait.gil_holder_at;
-        if (gil != 0 && layout_has(at) && layout_has(w->L->wait.gil_size) && f >= gil - at &&
-            f < gil - at + w->L->wait.gil_size) {
+        if (gil_futex(w, p, gil, f)) {
             out->kind = SNAP_WAIT_GIL;
             return;
         }

@@ -9,6 +9,7 @@
 
 struct proc;
 struct py_layout;
+struct runtime;
 struct snapshot;
 struct snap_thread;
 struct frames_raw;
@@ -22,13 +23,14 @@ struct waits_thread {
 };
 
 /* What is kept from one snapshot to the next (how long each thread has waited); NULL when out
- * of memory. */
-struct waits *waits_new(const struct py_layout *L);
+ * of memory. RT (may be NULL) gives where the GIL's globals are, where the GIL is no struct
+ * (before 3.7); it is not kept. */
+struct waits *waits_new(const struct py_layout *L, const struct runtime *rt);
 void waits_free(struct waits *w);
 
 /* Reads the waits of one interpreter's N threads (TS) into their snapshot threads; GIL is the
- * address of the last_holder field of the GIL state they take (0: unknown). Never fails: what cannot be read is
- * SNAP_WAIT_UNKNOWN with its reason. */
+ * address of the last_holder field of the GIL state they take (0: unknown; before 3.7 the GIL's
+ * globals tell it). Never fails: what cannot be read is SNAP_WAIT_UNKNOWN with its reason. */
 void waits_read_interp(struct waits *w, struct proc *p, struct snapshot *s, uint64_t gil,
                        const struct waits_thread *ts, size_t n);
 
