@@ -57,6 +57,8 @@ struct layout_gen {
     int64_t dict_entry_value;
     int64_t dict_ma_table;
     int64_t dict_ma_mask;
+    int64_t instance_in_dict;
+    int64_t instance_size;
     int64_t int_ob_ival;
     int64_t thread_exc_type;
     int64_t frameobj_exc_type;

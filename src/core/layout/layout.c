@@ -151,6 +151,8 @@ void layout_apply_gen(const struct layout_gen *g, struct py_layout *L)
     L->type.has_dict_or_values = g->managed_dict_or_values_offset != -1;
     L->type.dict_or_values_at = g->managed_dict_or_values_offset;
     L->type.dictoffset = layout_gen_offset(g->type_dictoffset);
+    L->type.instance_in_dict = layout_gen_offset(g->instance_in_dict);
+    L->type.instance_size = layout_gen_offset(g->instance_size);
     L->pylong.tag = layout_gen_offset(g->long_tag);
     L->pylong.ob_size = layout_gen_offset(g->long_ob_size);
     L->pylong.digits = layout_gen_offset(g->long_digits >= 0 ? g->long_digits : g->long_ob_digit);

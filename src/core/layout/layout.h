@@ -243,6 +243,8 @@ struct py_layout {
         int64_t managed_values_at;   /* 3.11: pointer to the values, before the object */
         int64_t dict_or_values_at;   /* 3.12: a dict pointer, or values pointer | 1 */
         uint64_t dictoffset;         /* tp_dictoffset in a type object */
+        uint64_t instance_in_dict;   /* 2.7's old-style instance: its in_dict; else NONE */
+        uint64_t instance_size;      /* ... and the size of one (PyInstanceObject) */
         bool has_managed_values;
         bool has_dict_or_values;
     } type;

@@ -348,6 +348,21 @@ struct type_info {
     int64_t dictoffset;
 };
 
+/* Whether TYPE (its instances BASICSIZE bytes) is 2.7's type of old-style instances, which
+ * keep their attributes in in_dict: named "instance", of PyInstanceObject's size. */
+static bool is_old_instance_type(struct proc *p, const struct py_layout *L, uint64_t type,
+                                 uint64_t basicsize)
+{
+    static const char name[] = "instance";
+    uint64_t at = 0;
+    char got[sizeof name];
+    return layout_has(L->type.instance_in_dict) && layout_has(L->type.name) &&
+           basicsize == L->type.instance_size && L->type.instance_in_dict + 8 <= basicsize &&
+           proc_read_bytes(p, type + L->type.name, &at, sizeof at, NULL) == 0 && at != 0 &&
+           proc_read_bytes(p, at, got, sizeof got, NULL) == 0 &&
+           memcmp(got, name, sizeof name) == 0;
+}
+
 /* Reads the type's flags, instance size, shared keys and dict offset in one system call. */
 static int read_type(struct proc *p, const struct py_layout *L, uint64_t type,
                      struct type_info *ti, struct pt_error *err)
@@ -370,6 +385,9 @@ static int read_type(struct proc *p, const struct py_layout *L, uint64_t type,
         return pt_error_prefix(err, "type at 0x%" PRIx64, type);
     }
     ti->dictoffset = (int64_t)dictoffset;
+    if (dictoffset == 0 && is_old_instance_type(p, L, type, ti->basicsize)) {
+        ti->dictoffset = (int64_t)L->type.instance_in_dict;
+    }
     return 0;
 }
 
