@@ -503,7 +503,7 @@ static const char *hint_for(const struct pt_error *e, pid_t pid, char *buf, size
         return "is it a Python process? pytop looks for the interpreter in the executable and "
                "in libpython";
     case PT_E_UNSUPPORTED:
-        return "pytop supports CPython 3.8 to 3.15 with the GIL";
+        return "pytop supports CPython 2.7 and 3.6 to 3.15 with the GIL";
     default:
         return NULL;
     }

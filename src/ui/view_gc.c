@@ -244,6 +244,9 @@ static void add_generations(struct gc_view *v, const struct snap_interp *in, dou
 /* The records of recent collections, newest first, each on its own. */
 static void add_recent(struct gc_view *v, const struct snap_gc *gc)
 {
+    if (!snapshot_gc_counts_kept(gc)) {
+        add(v, UI_DIM, "  Collections: this Python counts none (gc.get_stats() came in 3.4)");
+    }
     if (!gc->recent_present) {
         add(v, UI_DIM, "  Recent collections: this Python keeps no record of them (3.15+ does)");
         return;

@@ -165,13 +165,15 @@ int main(int argc, char **argv)
     join(&t);
     struct image im = {
         /* runtime_size 0: the binary's st_size of _PyRuntime is not kept in RT. */
-        .h = {rt.layout.hexversion, rt.runtime_addr, rt.code_type_addr, rt.none_addr, 0,
-              rt.asyncio_debug_addr, rt.debug_build ? IMAGE_DEBUG_BUILD : 0, (uint32_t)proc_pid(p)},
+        .h = {rt.layout.hexversion, rt.anchor_addr, rt.code_type_addr, rt.none_addr, 0,
+              rt.asyncio_debug_addr, rt.debug_build ? IMAGE_DEBUG_BUILD : 0, (uint32_t)proc_pid(p),
+              .n_symbols = (uint32_t)rt.n_symbols},
         .threads = threads,
         .n_threads = n_tids,
         .regions = t.r,
         .n_regions = t.n,
     };
+    memcpy(im.h.symbols, rt.symbols, sizeof im.h.symbols);
     FILE *f = fopen(argv[2], "wb");
     if (f == NULL || image_write(f, &im) < 0 || fclose(f) != 0) {
         fprintf(stderr, "capture: cannot write %s\n", argv[2]);

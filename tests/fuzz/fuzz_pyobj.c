@@ -1,4 +1,5 @@
-/* fuzz_pyobj: str headers and character data from hostile bytes. */
+/* fuzz_pyobj: str headers and character data from hostile bytes (3's compact strs, 2.7's
+ * byte strings). */
 #include "config.h"
 
 #include <stddef.h>
@@ -28,6 +29,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (n > (long)sizeof out) {
             __builtin_trap();
         }
+    }
+    /* 2.7: names are byte strings (PyStringObject), read with the bytes layout. */
+    struct py_layout B = {0};
+    B.str_is_bytes = true;
+    B.bytes.ob_size = 16;
+    B.bytes.ob_sval = 36;
+    B.bytes.size = 40;
+    long n = pyobj_str_from_buf(&B, data, size, out, sizeof out, NULL);
+    if (n > (long)sizeof out) {
+        __builtin_trap();
+    }
+    if (pyobj_str_parse_header(&B, data, size, &info, NULL) == 0 &&
+        (info.kind != 1 || info.data_off != 36 || !info.raw)) {
+        __builtin_trap();
     }
     return 0;
 }

@@ -72,6 +72,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rt.none_addr = h->none_addr;
     rt.asyncio_debug_addr = h->asyncio_debug_addr;
     rt.debug_build = (h->flags & IMAGE_DEBUG_BUILD) != 0;
+    rt.n_symbols = h->n_symbols < RUNTIME_SYMBOLS_MAX ? h->n_symbols : RUNTIME_SYMBOLS_MAX;
+    memcpy(rt.symbols, h->symbols, rt.n_symbols * sizeof rt.symbols[0]);
     snprintf(rt.binary, sizeof rt.binary, "/image/python");
     if (runtime_adopt(p, &rt, h->hexversion, h->runtime_size, &err) == 0) {
         walk(p, &rt);

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The last byte is the format's version: 2, or 1 without asyncio_debug_addr. */
-static const char MAGIC[8] = {'p', 'y', 't', 'o', 'p', 'i', 'm', '2'};
+/* The last byte is the format's version: 3; 2 without symbols, 1 without asyncio_debug_addr. */
+static const char MAGIC[8] = {'p', 'y', 't', 'o', 'p', 'i', 'm', '3'};
 
 /* Zero runs at least this long are not written out. */
 enum { ZERO_RUN = 64, HEADER_SIZE = 8 + 5 * 8 + 4 * 4 };
@@ -55,7 +55,7 @@ int image_parse(const uint8_t *buf, size_t len, struct image *out)
     char magic[8];
     memset(out, 0, sizeof *out);
     if (len < HEADER_SIZE || !get(&c, magic, sizeof magic) || memcmp(magic, MAGIC, 7) != 0 ||
-        (magic[7] != '1' && magic[7] != '2')) {
+        magic[7] < '1' || magic[7] > '3') {
         return -1;
     }
     out->h.hexversion = get_u64(&c);
@@ -63,11 +63,23 @@ int image_parse(const uint8_t *buf, size_t len, struct image *out)
     out->h.code_type_addr = get_u64(&c);
     out->h.none_addr = get_u64(&c);
     out->h.runtime_size = get_u64(&c);
-    out->h.asyncio_debug_addr = magic[7] == '2' ? get_u64(&c) : 0;
+    out->h.asyncio_debug_addr = magic[7] >= '2' ? get_u64(&c) : 0;
     out->h.flags = get_u32(&c);
     out->h.pid = get_u32(&c);
     size_t n_threads = get_u32(&c);
     size_t n_regions = get_u32(&c);
+    if (magic[7] >= '3') {
+        uint32_t n = get_u32(&c);
+        for (uint32_t i = 0; i < n && c.left >= 8 + RUNTIME_SYMBOL_NAME; i++) {
+            struct runtime_symbol sym;
+            sym.addr = get_u64(&c);
+            get(&c, sym.name, sizeof sym.name);
+            sym.name[sizeof sym.name - 1] = '\0';
+            if (out->h.n_symbols < IMAGE_MAX_SYMBOLS) {
+                out->h.symbols[out->h.n_symbols++] = sym;
+            }
+        }
+    }
     n_threads = n_threads < IMAGE_MAX_THREADS ? n_threads : IMAGE_MAX_THREADS;
     n_threads = n_threads < c.left / 8 ? n_threads : c.left / 8;
     n_regions = n_regions < IMAGE_MAX_REGIONS ? n_regions : IMAGE_MAX_REGIONS;
@@ -181,7 +193,11 @@ int image_write(FILE *f, const struct image *im)
          put_u64(f, im->h.code_type_addr) && put_u64(f, im->h.none_addr) &&
          put_u64(f, im->h.runtime_size) && put_u64(f, im->h.asyncio_debug_addr) &&
          put_u32(f, im->h.flags) && put_u32(f, im->h.pid) && put_u32(f, (uint32_t)im->n_threads) &&
-         put_u32(f, (uint32_t)pieces);
+         put_u32(f, (uint32_t)pieces) && put_u32(f, im->h.n_symbols);
+    for (size_t i = 0; i < im->h.n_symbols && i < IMAGE_MAX_SYMBOLS; i++) {
+        ok = ok && put_u64(f, im->h.symbols[i].addr) &&
+             fwrite(im->h.symbols[i].name, 1, RUNTIME_SYMBOL_NAME, f) == RUNTIME_SYMBOL_NAME;
+    }
     for (size_t i = 0; i < im->n_threads; i++) {
         ok = ok && put_u32(f, im->threads[i].tid) && put_u32(f, (uint8_t)im->threads[i].state);
     }

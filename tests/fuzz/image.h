@@ -3,7 +3,9 @@
  * Little-endian, in this order:
  *   header   "pytopim2"; u64 hexversion, runtime_addr, code_type_addr, none_addr, runtime_size,
  *            asyncio_debug_addr; u32 flags (IMAGE_DEBUG_BUILD), pid, n_threads, n_regions
- *            ("pytopim1": the same without asyncio_debug_addr)
+ *            ("pytopim1": the same without asyncio_debug_addr; "pytopim3" then adds
+ *            u32 n_symbols and n_symbols x (u64 addr, 32-byte NUL-padded name): the globals a
+ *            version before 3.8 keeps runtime fields in, as runtime_locate() found them)
  *   threads  n_threads x (u32 tid, u32 state: the kernel's letter, 'S', 'R', ...)
  *   regions  n_regions x (u64 addr, u32 len | IMAGE_ZEROS, then LEN bytes unless IMAGE_ZEROS)
  * The header names what runtime_locate() learns from the binary and the layout needs (the
@@ -18,11 +20,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/target/runtime.h"
+
 enum {
     IMAGE_DEBUG_BUILD = 1,
     IMAGE_ZEROS = 1u << 31,
     IMAGE_MAX_THREADS = 4096,
     IMAGE_MAX_REGIONS = 1 << 16,
+    IMAGE_MAX_SYMBOLS = RUNTIME_SYMBOLS_MAX,
 };
 
 struct image_header {
@@ -34,6 +39,8 @@ struct image_header {
     uint64_t asyncio_debug_addr;
     uint32_t flags;
     uint32_t pid;
+    struct runtime_symbol symbols[IMAGE_MAX_SYMBOLS];
+    uint32_t n_symbols;
 };
 
 struct image_thread {

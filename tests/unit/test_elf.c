@@ -37,8 +37,20 @@ static void describe(const struct elf *e, const char *line, char *out, size_t si
     uint64_t v[3] = {0};
     struct pt_error err = {0};
     int rc = -2;
+    char source[128];
     assert_int_equal(sscanf(line, "%15s %511s %127s", kind, path, name), 3);
-    if (strstr(kind, "section") != NULL) {
+    if (strstr(kind, "filesymbol") != NULL &&
+        sscanf(line, "%*s %*s %127s %127s", source, name) == 2) {
+        struct elf_lookup q = {.name = name, .file = source};
+        rc = elf_find_symbols(e, &q, 1, &err);
+        rc = rc < 0 ? rc : q.found;
+        snprintf(out, size, "filesymbol %s %s %s 0x%" PRIx64 " 0x%" PRIx64 "\n", path, source,
+                 name, q.sym.value, q.sym.size);
+        if (rc == 1) {
+            snprintf(out, size, "nofilesymbol %s %s %s\n", path, source, name);
+            return;
+        }
+    } else if (strstr(kind, "section") != NULL) {
         struct elf_section sec = {0};
         rc = elf_find_section(e, name, &sec, &err);
         snprintf(out, size, "section %s %s 0x%" PRIx64 " 0x%" PRIx64 " 0x%" PRIx64 "\n", path, name,
@@ -135,6 +147,8 @@ static const struct CMUnitTest real_binary_tests[] = {
      NULL, &(struct real_binary){"/root/.pyenv/versions/3.9.18/lib/libpython3.9.so.1.0", true}},
     {"test_elf_finds_local_interp_head_in_symtab_of_pyenv_libpython36", check_real_binary, NULL,
      NULL, &(struct real_binary){"/root/.pyenv/versions/3.6.15/lib/libpython3.6m.so.1.0", true}},
+    {"test_elf_tells_apart_the_main_thread_of_two_files_in_pyenv_libpython27", check_real_binary,
+     NULL, NULL, &(struct real_binary){"/root/.pyenv/versions/2.7.18/lib/libpython2.7.so.1.0", true}},
 };
 
 static void test_elf_open_rejects_every_truncation(void **state)

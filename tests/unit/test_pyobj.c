@@ -219,7 +219,7 @@ static void test_pyobj_is_str_needs_the_unicode_subclass_flag(void **state)
     struct py_layout L = str_layout();
     L.object.ob_type = 8;
     L.type.flags = 168;
-    L.flag_unicode_subclass = (uint64_t)1 << 28;
+    L.flag_str_subclass = (uint64_t)1 << 28;
     obj[1] = (uint64_t)(uintptr_t)type;
     struct proc *p = proc_open(getpid(), &err);
     assert_non_null(p);
@@ -230,7 +230,7 @@ static void test_pyobj_is_str_needs_the_unicode_subclass_flag(void **state)
     /* Unreadable objects and layouts that do not know the flag say no. */
     assert_false(pyobj_is_str(p, &L, 0x10));
     type[21] = (uint64_t)1 << 28;
-    L.flag_unicode_subclass = 0;
+    L.flag_str_subclass = 0;
     assert_false(pyobj_is_str(p, &L, (uint64_t)(uintptr_t)obj));
     proc_close(p);
 }

@@ -258,7 +258,7 @@ static struct snap_str name_of(struct asyncio_common *c, uint64_t name_addr, uin
         int len = snprintf(buf, sizeof buf, "Task-%" PRIu64, n);
         return snapshot_strdup(c->s, buf, (size_t)len);
     }
-    if (L->flag_unicode_subclass != 0 && (flags & L->flag_unicode_subclass) != 0) {
+    if (L->flag_str_subclass != 0 && (flags & L->flag_str_subclass) != 0) {
         long len = pyobj_read_str(c->proc, L, name_addr, buf, sizeof buf, &e);
         if (len >= 0) {
             return snapshot_strdup(c->s, buf, (size_t)len);
@@ -287,7 +287,7 @@ struct snap_str asyncio_common_name_prefetched(struct asyncio_common *c, uint64_
     uint64_t end = 0;
     /* A str wholly inside the bytes read, its closing NUL included (pyobj_read_str() says
      * why): no further read. */
-    if (L->flag_unicode_subclass != 0 && (flags & L->flag_unicode_subclass) != 0 &&
+    if (L->flag_str_subclass != 0 && (flags & L->flag_str_subclass) != 0 &&
         pyobj_str_parse_header(L, buf, len, &info, NULL) == 0 &&
         !__builtin_add_overflow(info.data_off, info.data_bytes + info.kind, &end) && end <= len &&
         memcmp(buf + end - info.kind, "\0\0\0\0", info.kind) == 0) {

@@ -85,7 +85,7 @@ struct layout_gen {
     int64_t frame_suspended_yield_from_locked_byte;
     int64_t frame_cleared_byte;
     int64_t tpflags_long_subclass;
-    int64_t tpflags_unicode_subclass;
+    int64_t tpflags_str_subclass;
     int64_t code_version;
     int64_t code_next_version_global;
     int64_t runtime_size;
@@ -204,6 +204,18 @@ struct layout_build_gen {
 /* The build families of version KEY (LAYOUT_VERSION_KEY()); *N gets their count (0 and NULL for
  * a version without a table). */
 const struct layout_build_gen *layout_build_variants(unsigned key, size_t *n);
+
+/* One global of a collector kept in globals rather than a struct (before 3.7): SIZE bytes at
+ * SYMBOL go to offset AT of the buffer its GC layout describes. */
+struct layout_gc_global {
+    const char *symbol;
+    uint32_t size;
+    uint32_t at;
+};
+
+/* The globals of version KEY's collector (LAYOUT_VERSION_KEY()); *N gets their count (0 and
+ * NULL where the collector's state is a struct). */
+const struct layout_gc_global *layout_gc_globals(unsigned key, size_t *n);
 
 /* One field of _Py_DebugOffsets that pytop reads, and where it goes. */
 struct layout_debug_field {

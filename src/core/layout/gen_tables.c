@@ -85,7 +85,7 @@ const struct layout_gen layout_gen_2_7 = {
     .frame_suspended_yield_from_locked_byte = -1,
     .frame_cleared_byte = -1,
     .tpflags_long_subclass = 16777216,
-    .tpflags_unicode_subclass = 268435456,
+    .tpflags_str_subclass = 134217728,
     .code_version = -1,
     .code_next_version_global = -1,
     .runtime_size = -1,
@@ -222,7 +222,7 @@ const struct layout_gen layout_gen_3_6 = {
     .frame_suspended_yield_from_locked_byte = -1,
     .frame_cleared_byte = -1,
     .tpflags_long_subclass = 16777216,
-    .tpflags_unicode_subclass = 268435456,
+    .tpflags_str_subclass = 268435456,
     .code_version = -1,
     .code_next_version_global = -1,
     .runtime_size = -1,
@@ -359,7 +359,7 @@ const struct layout_gen layout_gen_3_7 = {
     .frame_suspended_yield_from_locked_byte = -1,
     .frame_cleared_byte = -1,
     .tpflags_long_subclass = 16777216,
-    .tpflags_unicode_subclass = 268435456,
+    .tpflags_str_subclass = 268435456,
     .code_version = -1,
     .code_next_version_global = -1,
     .runtime_size = 1520,
@@ -496,7 +496,7 @@ const struct layout_gen layout_gen_3_8 = {
     .frame_suspended_yield_from_locked_byte = -1,
     .frame_cleared_byte = -1,
     .tpflags_long_subclass = 16777216,
-    .tpflags_unicode_subclass = 268435456,
+    .tpflags_str_subclass = 268435456,
     .code_version = -1,
     .code_next_version_global = -1,
     .runtime_size = 1464,
@@ -633,7 +633,7 @@ const struct layout_gen layout_gen_3_9 = {
     .frame_suspended_yield_from_locked_byte = -1,
     .frame_cleared_byte = -1,
     .tpflags_long_subclass = 16777216,
-    .tpflags_unicode_subclass = 268435456,
+    .tpflags_str_subclass = 268435456,
     .code_version = -1,
     .code_next_version_global = -1,
     .runtime_size = 656,
@@ -770,7 +770,7 @@ const struct layout_gen layout_gen_3_10 = {
     .frame_suspended_yield_from_locked_byte = -1,
     .frame_cleared_byte = 4,
     .tpflags_long_subclass = 16777216,
-    .tpflags_unicode_subclass = 268435456,
+    .tpflags_str_subclass = 268435456,
     .code_version = -1,
     .code_next_version_global = -1,
     .runtime_size = 672,
@@ -907,7 +907,7 @@ const struct layout_gen layout_gen_3_11 = {
     .frame_suspended_yield_from_locked_byte = -1,
     .frame_cleared_byte = 4,
     .tpflags_long_subclass = 16777216,
-    .tpflags_unicode_subclass = 268435456,
+    .tpflags_str_subclass = 268435456,
     .code_version = -1,
     .code_next_version_global = -1,
     .runtime_size = 166688,
@@ -1044,7 +1044,7 @@ const struct layout_gen layout_gen_3_12 = {
     .frame_suspended_yield_from_locked_byte = -1,
     .frame_cleared_byte = 4,
     .tpflags_long_subclass = 16777216,
-    .tpflags_unicode_subclass = 268435456,
+    .tpflags_str_subclass = 268435456,
     .code_version = 92,
     .code_next_version_global = 4,
     .runtime_size = 459944,
@@ -1181,7 +1181,7 @@ const struct layout_gen layout_gen_3_13 = {
     .frame_suspended_yield_from_locked_byte = -1,
     .frame_cleared_byte = 4,
     .tpflags_long_subclass = 16777216,
-    .tpflags_unicode_subclass = 268435456,
+    .tpflags_str_subclass = 268435456,
     .code_version = 92,
     .code_next_version_global = -1,
     .runtime_size = -1,
@@ -1318,7 +1318,7 @@ const struct layout_gen layout_gen_3_14 = {
     .frame_suspended_yield_from_locked_byte = -1,
     .frame_cleared_byte = 4,
     .tpflags_long_subclass = 16777216,
-    .tpflags_unicode_subclass = 268435456,
+    .tpflags_str_subclass = 268435456,
     .code_version = 92,
     .code_next_version_global = -1,
     .runtime_size = -1,
@@ -1455,7 +1455,7 @@ const struct layout_gen layout_gen_3_15 = {
     .frame_suspended_yield_from_locked_byte = 3,
     .frame_cleared_byte = 5,
     .tpflags_long_subclass = 16777216,
-    .tpflags_unicode_subclass = 268435456,
+    .tpflags_str_subclass = 268435456,
     .code_version = 92,
     .code_next_version_global = -1,
     .runtime_size = -1,
@@ -1516,18 +1516,18 @@ const struct layout_gen layout_gen_3_15 = {
 
 static const struct layout_gc_gen gc_2_7[] = {
     {
-        .builds = "~/.pyenv/versions/2.7.18/include/python2.7",
-        .size = -1,
-        .enabled = -1,
-        .collecting = -1,
-        .generations = -1,
-        .generation0 = -1,
-        .num_generations = -1,
-        .gen_size = -1,
-        .gen_threshold = -1,
-        .gen_count = -1,
+        .builds = "~/.pyenv/versions/2.7.18/lib/libpython2.7.so.1.0",
+        .size = 144,
+        .enabled = 136,
+        .collecting = 128,
+        .generations = 0,
+        .generation0 = 120,
+        .num_generations = 3,
+        .gen_size = 40,
+        .gen_threshold = 32,
+        .gen_count = 36,
         .stats = -1,
-        .stats_is_pointer = -1,
+        .stats_is_pointer = 0,
         .stat_size = -1,
         .stat_collections = -1,
         .stat_collected = -1,
@@ -1551,22 +1551,22 @@ static const struct layout_gc_gen gc_2_7[] = {
 
 static const struct layout_gc_gen gc_3_6[] = {
     {
-        .builds = "~/.pyenv/versions/3.6.15/include/python3.6m",
-        .size = -1,
-        .enabled = -1,
-        .collecting = -1,
-        .generations = -1,
-        .generation0 = -1,
-        .num_generations = -1,
-        .gen_size = -1,
-        .gen_threshold = -1,
-        .gen_count = -1,
-        .stats = -1,
-        .stats_is_pointer = -1,
-        .stat_size = -1,
-        .stat_collections = -1,
-        .stat_collected = -1,
-        .stat_uncollectable = -1,
+        .builds = "~/.pyenv/versions/3.6.15/lib/libpython3.6m.so.1.0",
+        .size = 240,
+        .enabled = 160,
+        .collecting = 152,
+        .generations = 0,
+        .generation0 = 144,
+        .num_generations = 3,
+        .gen_size = 48,
+        .gen_threshold = 32,
+        .gen_count = 36,
+        .stats = 168,
+        .stats_is_pointer = 0,
+        .stat_size = 24,
+        .stat_collections = 0,
+        .stat_collected = 8,
+        .stat_uncollectable = 16,
         .stat_candidates = -1,
         .stat_duration = -1,
         .stat_heap_size = -1,
@@ -2112,6 +2112,36 @@ const struct layout_build_gen *layout_build_variants(unsigned key, size_t *n)
     case 0x030f:
         *n = sizeof build_3_15 / sizeof build_3_15[0];
         return build_3_15;
+    default:
+        *n = 0;
+        return NULL;
+    }
+}
+
+static const struct layout_gc_global gc_globals_2_7[] = {
+    {"generations", 120, 0},
+    {"_PyGC_generation0", 8, 120},
+    {"collecting", 4, 128},
+    {"enabled", 4, 136},
+};
+
+static const struct layout_gc_global gc_globals_3_6[] = {
+    {"generations", 144, 0},
+    {"_PyGC_generation0", 8, 144},
+    {"collecting", 4, 152},
+    {"enabled", 4, 160},
+    {"generation_stats", 72, 168},
+};
+
+const struct layout_gc_global *layout_gc_globals(unsigned key, size_t *n)
+{
+    switch (key) {
+    case 0x0207:
+        *n = sizeof gc_globals_2_7 / sizeof gc_globals_2_7[0];
+        return gc_globals_2_7;
+    case 0x0306:
+        *n = sizeof gc_globals_3_6 / sizeof gc_globals_3_6[0];
+        return gc_globals_3_6;
     default:
         *n = 0;
         return NULL;

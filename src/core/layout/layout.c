@@ -36,14 +36,9 @@ void layout_version_string(uint64_t hexversion, char *buf, size_t size)
     }
 }
 
-const char *layout_newest_supported(void)
+const char *layout_supported(void)
 {
-    return "3.15";
-}
-
-const char *layout_oldest_supported(void)
-{
-    return "3.8";
+    return "2.7 and 3.6 to 3.15";
 }
 
 void layout_apply_gen(const struct layout_gen *g, struct py_layout *L)
@@ -122,8 +117,8 @@ void layout_apply_gen(const struct layout_gen *g, struct py_layout *L)
     L->set.table = LAYOUT_NONE;
     L->set.mask = LAYOUT_NONE;
     L->flag_long_subclass = g->tpflags_long_subclass < 0 ? 0 : (uint64_t)g->tpflags_long_subclass;
-    L->flag_unicode_subclass =
-        g->tpflags_unicode_subclass < 0 ? 0 : (uint64_t)g->tpflags_unicode_subclass;
+    L->flag_str_subclass =
+        g->tpflags_str_subclass < 0 ? 0 : (uint64_t)g->tpflags_str_subclass;
 
     L->module_dict = layout_gen_offset(g->module_md_dict);
     L->dict.size = layout_gen_offset(g->dict_size);
@@ -160,6 +155,16 @@ void layout_apply_gen(const struct layout_gen *g, struct py_layout *L)
     L->pylong.ob_size = layout_gen_offset(g->long_ob_size);
     L->pylong.digits = layout_gen_offset(g->long_digits >= 0 ? g->long_digits : g->long_ob_digit);
     L->pylong.digit_bits = (unsigned)g->long_digit_bits;
+    L->pylong.int_ival = layout_gen_offset(g->int_ob_ival);
+    L->dict.ma_table = layout_gen_offset(g->dict_ma_table);
+    L->dict.ma_mask = layout_gen_offset(g->dict_ma_mask);
+    L->str_is_bytes = g->unicode_ascii_size < 0 && g->bytes_ob_sval >= 0;
+    /* Of 2.7's dict (its small table inline) only the head is read: up to its table and mask. */
+    if (layout_has(L->dict.ma_table) && layout_has(L->dict.ma_mask)) {
+        uint64_t last = L->dict.ma_table > L->dict.ma_mask ? L->dict.ma_table : L->dict.ma_mask;
+        uint64_t end = last + 8;
+        L->dict.size = end < L->dict.size ? end : L->dict.size;
+    }
     L->pylong.non_size_bits = (unsigned)g->long_non_size_bits;
 }
 
@@ -306,16 +311,16 @@ int layout_from_debug_offsets(const uint8_t *blob, size_t len, struct py_layout 
     if (L->free_threaded) {
         return pt_error_set(err, PT_E_UNSUPPORTED, 0,
                             "Python %s free-threaded build is not supported yet (GIL builds of "
-                            "%s to %s are)",
-                            vs, layout_oldest_supported(), layout_newest_supported());
+                            "%s are)",
+                            vs, layout_supported());
     }
     unsigned major = (unsigned)(version >> 24) & 0xff;
     unsigned minor = (unsigned)(version >> 16) & 0xff;
     const struct layout_debug_gen *d = major == 3 ? layout_debug_of(minor) : NULL;
     if (d == NULL) {
         return pt_error_set(err, PT_E_UNSUPPORTED, 0,
-                            "Python %s is not supported (pytop reads %s to %s)", vs,
-                            layout_oldest_supported(), layout_newest_supported());
+                            "Python %s is not supported (pytop reads %s)", vs,
+                            layout_supported());
     }
     int rc = debug_offsets_fill(d, minor, blob, len, L, err);
     if (rc < 0 || layout_validate(L, err) < 0) {

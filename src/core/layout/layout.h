@@ -226,6 +226,10 @@ struct py_layout {
         uint64_t uentry_value;
         uint64_t values_valid;       /* in a values block (inline values), uint8 */
         uint64_t values_values;      /* before 3.11 ma_values is the PyObject *[] itself: 0 */
+        /* 2.7: no keys object; the dict points to one open-addressed table of entries
+         * (hash, key, value), ma_mask + 1 of them. LAYOUT_NONE from 3.6 on. */
+        uint64_t ma_table;
+        uint64_t ma_mask;
     } dict;
     struct {
         uint64_t name;               /* tp_name, a C string */
@@ -247,7 +251,11 @@ struct py_layout {
         uint64_t digits;
         unsigned digit_bits;
         unsigned non_size_bits;
+        uint64_t int_ival;           /* 2.7's small int (PyIntObject): its C long; else NONE */
     } pylong;
+    /* Names are 2.7's byte strings (PyStringObject, read with the bytes layout): no compact
+     * unicode layout. */
+    bool str_is_bytes;
 
     /* What the asyncio task walk needs beyond the frames (3.14+ debug offsets; LAYOUT_NONE and
      * -1 elsewhere). */
@@ -272,7 +280,7 @@ struct py_layout {
         uint64_t mask;
     } set;
     uint64_t flag_long_subclass;     /* Py_TPFLAGS_LONG_SUBCLASS; 0 when unknown */
-    uint64_t flag_unicode_subclass;  /* Py_TPFLAGS_UNICODE_SUBCLASS; 0 when unknown */
+    uint64_t flag_str_subclass;      /* Py_TPFLAGS_UNICODE_SUBCLASS (2.7: _STRING_); 0 unknown */
 
     /* Largest thread-state and code-object reads, for buffers. */
     uint64_t max_struct;
@@ -301,6 +309,7 @@ void layout_pick_build(struct py_layout *L, bool ref_debug);
  * struct py_layout's runtime it fills, as an offset from the runtime's start. */
 struct layout_global {
     const char *symbol;
+    const char *file;  /* the source file that defines it, where others use the same name */
     size_t to;       /* offsetof(struct py_layout, runtime....) */
     bool required;   /* without it the interpreter cannot be found */
 };
@@ -317,9 +326,8 @@ bool layout_has_table(unsigned key);
 /* "3.15.2" (or "3.15.0a1", "3.15.2+") from a PY_VERSION_HEX, into BUF. */
 void layout_version_string(uint64_t hexversion, char *buf, size_t size);
 
-/* The newest and oldest versions pytop supports, for error messages ("3.15", "3.8"). */
-const char *layout_newest_supported(void);
-const char *layout_oldest_supported(void);
+/* The versions pytop supports, for error messages ("2.7 and 3.6 to 3.15"). */
+const char *layout_supported(void);
 
 /* Reads a little-endian integer of WIDTH bytes (1, 2, 4 or 8) at OFF in BUF[0..SIZE). Returns
  * false (and leaves *OUT alone) when it does not fit. */

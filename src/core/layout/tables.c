@@ -167,16 +167,19 @@ static void fill_frames(const struct layout_gen *g, struct py_layout *L)
 
 /* 3.7 has _PyRuntime but keeps the main thread's ident in Modules/signalmodule.c. */
 static const struct layout_global GLOBALS_3_7[] = {
-    {"main_thread", offsetof(struct py_layout, runtime.main_thread), false},
+    {"main_thread", "signalmodule.c", offsetof(struct py_layout, runtime.main_thread), false},
 };
 
 /* Before 3.7 the runtime is globals of Python/pystate.c (interp_head, the list of
- * interpreters, and _PyThreadState_Current) and the main thread's ident in
- * Modules/signalmodule.c (Python/ceval.c keeps the same ident under the same name). */
+ * interpreters, and _PyThreadState_Current), the main thread's ident in
+ * Modules/signalmodule.c, set at start-up (Python/ceval.c has a main_thread of its own, set
+ * only once a second thread starts), and the GIL's switch count. */
 static const struct layout_global GLOBALS_OLD[] = {
-    {"interp_head", offsetof(struct py_layout, runtime.interpreters_head), true},
-    {"_PyThreadState_Current", offsetof(struct py_layout, runtime.gil_holder), false},
-    {"main_thread", offsetof(struct py_layout, runtime.main_thread), false},
+    {"interp_head", NULL, offsetof(struct py_layout, runtime.interpreters_head), true},
+    {"_PyThreadState_Current", NULL, offsetof(struct py_layout, runtime.gil_holder), false},
+    {"main_thread", "signalmodule.c", offsetof(struct py_layout, runtime.main_thread), false},
+    /* 3.2's GIL counts its switches (Python/ceval_gil.h, in ceval.c); 2.7's has no count. */
+    {"gil_switch_number", "ceval.c", offsetof(struct py_layout, runtime.gil_switch), false},
 };
 
 const struct layout_global *layout_globals(const struct py_layout *L, size_t *n)
@@ -215,6 +218,9 @@ int layout_from_table(uint64_t hexversion, struct py_layout *L, struct pt_error 
                                                   : LAYOUT_NONE;
     L->thread.status = LAYOUT_NONE;
     L->thread.current_exception = either(g->thread_current_exception, g->thread_curexc);
+    /* Before 3.7 the exception being handled is the thread state's own exc_type (with
+     * exc_value and exc_traceback), a running generator's swapped in while it runs. */
+    L->thread.exc_state_value = either(g->thread_exc_state_value, g->thread_exc_type);
     fill_frames(g, L);
     return layout_validate(L, err);
 }

@@ -605,3 +605,13 @@ int snapshot_str_compare(struct snap_str a, struct snap_str b, enum snap_str_ord
     }
     return (a.len > b.len) - (a.len < b.len);
 }
+
+bool snapshot_gc_counts_kept(const struct snap_gc *gc)
+{
+    for (size_t i = 0; gc->generations != NULL && i < gc->n_generations; i++) {
+        if (gc->generations[i].collections >= 0) {
+            return true;
+        }
+    }
+    return false;
+}

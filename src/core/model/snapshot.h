@@ -254,4 +254,8 @@ void snapshot_warn(struct snapshot *s, const char *fmt, ...) __attribute__((form
  * (the oldest record kept of its generation, unless it was the generation's first). */
 bool snapshot_gc_record_delta(const struct snap_gc *gc, size_t i, struct snap_gc_record *delta);
 
+/* Whether GC counts its collections per generation (gc.get_stats(), 3.4+): false when no
+ * generation of it has a count. */
+bool snapshot_gc_counts_kept(const struct snap_gc *gc);
+
 #endif

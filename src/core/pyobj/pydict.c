@@ -52,8 +52,60 @@ static bool keys_geometry(const struct py_layout *L, const uint8_t *hdr, uint64_
     return true;
 }
 
+static int read_keys_object(struct proc *p, const struct py_layout *L, uint64_t addr,
+                            struct keys *k, struct pt_error *err);
+
+/* 2.7's dict at ADDR is its own keys object: one table of ma_mask + 1 entries, each (hash, key,
+ * value); a free slot has no key, a deleted one no value. */
+static int read_table(struct proc *p, const struct py_layout *L, uint64_t addr, struct keys *k,
+                      struct pt_error *err)
+{
+    uint64_t table = 0;
+    uint64_t mask = 0;
+    struct proc_iov iov[2] = {{addr + L->dict.ma_table, &table, 8},
+                              {addr + L->dict.ma_mask, &mask, 8}};
+    memset(k, 0, sizeof *k);
+    if (addr == 0 || proc_read_many(p, iov, 2, err) < 0) {
+        return pt_error_prefix(err, "dict at 0x%" PRIx64, addr);
+    }
+    /* The mask is a power of two less one, 7 for the smallest (PyDict_MINSIZE 8). */
+    if (table == 0 || mask < 7 || (mask & (mask + 1)) != 0 || mask >= LIMIT_DICT_ENTRIES) {
+        return pt_error_set(err, PT_E_FORMAT, 0, "dict at 0x%" PRIx64 " is malformed", addr);
+    }
+    k->general = true;
+    k->n = mask + 1;
+    k->entry_size = L->dict.entry_size;
+    k->key_at = L->dict.entry_key;
+    k->value_at = L->dict.entry_value;
+    if (!layout_has(k->entry_size) || !layout_has(k->key_at) || !layout_has(k->value_at) ||
+        k->entry_size > 64) {
+        return pt_error_set(err, PT_E_BADLAYOUT, 0, "dict entry layout unusable");
+    }
+    k->entries = malloc(k->n * k->entry_size);
+    if (k->entries == NULL) {
+        return pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
+    }
+    if (proc_read_bytes(p, table, k->entries, k->n * k->entry_size, err) < 0) {
+        free(k->entries);
+        k->entries = NULL;
+        return pt_error_prefix(err, "dict table at 0x%" PRIx64, table);
+    }
+    return 0;
+}
+
+/* The entries of the keys object at ADDR (2.7: of the dict at ADDR, read_dict()). */
 static int read_keys(struct proc *p, const struct py_layout *L, uint64_t addr, struct keys *k,
                      struct pt_error *err)
+{
+    if (layout_has(L->dict.ma_table)) {
+        return read_table(p, L, addr, k, err);
+    }
+    return read_keys_object(p, L, addr, k, err);
+}
+
+/* The entries of the keys object at ADDR (3.6+). */
+static int read_keys_object(struct proc *p, const struct py_layout *L, uint64_t addr,
+                            struct keys *k, struct pt_error *err)
 {
     uint8_t hdr[64];
     uint64_t log2_size = 0;
@@ -131,7 +183,7 @@ static long find_keys(struct proc *p, const struct py_layout *L, const struct ke
             return pt_error_set(err, PT_E_LIMIT, 0, "key too long");
         }
     }
-    size_t want = L->unicode.ascii_size + longest;
+    size_t want = pyobj_str_ascii_off(L) + longest;
     size_t per = k->n == 0 ? 1 : k->n < PROC_IOV_MAX ? (size_t)k->n : PROC_IOV_MAX;
     uint8_t *bufs = malloc(per * want);
     struct proc_iov *iov = malloc(per * sizeof *iov);
@@ -158,7 +210,7 @@ static long find_keys(struct proc *p, const struct py_layout *L, const struct ke
                 continue;
             }
             if (pyobj_str_parse_header(L, buf, want, &info, NULL) < 0 || info.kind != 1 ||
-                info.data_off != L->unicode.ascii_size) {
+                info.data_off != pyobj_str_ascii_off(L)) {
                 continue;
             }
             for (size_t q = 0; q < n; q++) {
@@ -200,6 +252,11 @@ static int read_dict(struct proc *p, const struct py_layout *L, uint64_t dict_ad
     }
     *keys = 0;
     *values = 0;
+    /* 2.7: the dict holds its table itself (read_table()). */
+    if (layout_has(L->dict.ma_table)) {
+        *keys = dict_addr;
+        return 0;
+    }
     layout_read_u64(buf, L->dict.size, L->dict.ma_keys, keys);
     layout_read_u64(buf, L->dict.size, L->dict.ma_values, values);
     return 0;
@@ -302,12 +359,14 @@ static int read_type(struct proc *p, const struct py_layout *L, uint64_t type,
         {type + L->type.dictoffset, &dictoffset, 8},
         {type + L->type.cached_keys, &ti->cached_keys, 8},
     };
+    /* 2.7's types share no keys (no ht_cached_keys): every instance has a dict of its own. */
+    bool shared = layout_has(L->type.cached_keys);
+    ti->cached_keys = 0;
     if (!layout_has(L->type.flags) || !layout_has(L->type.basicsize) ||
-        !layout_has(L->type.dictoffset) || !layout_has(L->type.cached_keys) ||
-        L->type.cached_keys > TYPE_READ_MAX) {
+        !layout_has(L->type.dictoffset) || (shared && L->type.cached_keys > TYPE_READ_MAX)) {
         return pt_error_set(err, PT_E_BADLAYOUT, 0, "no type layout for instance attributes");
     }
-    if (proc_read_many(p, iov, 4, err) < 0) {
+    if (proc_read_many(p, iov, shared ? 4 : 3, err) < 0) {
         return pt_error_prefix(err, "type at 0x%" PRIx64, type);
     }
     ti->dictoffset = (int64_t)dictoffset;
@@ -435,12 +494,31 @@ int pydict_instance_items(struct proc *p, const struct py_layout *L, uint64_t ob
     return dict != 0 ? pydict_items(p, L, dict, fn, ctx, err) : 0;
 }
 
+size_t pydict_uint_len(const struct py_layout *L)
+{
+    uint64_t want = layout_has(L->pylong.digits) ? L->pylong.digits + PYDICT_UINT_DIGITS * 4
+                    : layout_has(L->pylong.int_ival) ? L->pylong.int_ival + 8
+                                                     : 0;
+    return want <= PYDICT_UINT_READ ? (size_t)want : 0;
+}
+
 int pydict_uint_from_buf(const struct py_layout *L, const uint8_t *buf, size_t len,
                          uint64_t addr, uint64_t *out, struct pt_error *err)
 {
     uint64_t tag;
     uint64_t ndigits;
     uint64_t sign;
+    /* 2.7: the ints pytop reads (thread idents, from PyInt_FromLong) are C longs. */
+    if (!layout_has(L->pylong.digits) && layout_has(L->pylong.int_ival)) {
+        if (!layout_read_u64(buf, len, L->pylong.int_ival, &tag)) {
+            return pt_error_set(err, PT_E_BADLAYOUT, 0, "int layout unusable");
+        }
+        if ((int64_t)tag < 0) {
+            return pt_error_set(err, PT_E_FORMAT, 0, "int at 0x%" PRIx64 " is negative", addr);
+        }
+        *out = tag;
+        return 0;
+    }
     if (!layout_has(L->pylong.digits) || L->pylong.digits + PYDICT_UINT_DIGITS * 4 > len) {
         return pt_error_set(err, PT_E_BADLAYOUT, 0, "int layout unusable");
     }
@@ -483,6 +561,13 @@ int pydict_read_uint(struct proc *p, const struct py_layout *L, uint64_t addr, u
                      struct pt_error *err)
 {
     uint8_t buf[PYDICT_UINT_READ];
+    if (!layout_has(L->pylong.digits) && layout_has(L->pylong.int_ival) &&
+        L->pylong.int_ival + 8 <= sizeof buf) {
+        if (proc_read_bytes(p, addr, buf, L->pylong.int_ival + 8, err) < 0) {
+            return pt_error_prefix(err, "int at 0x%" PRIx64, addr);
+        }
+        return pydict_uint_from_buf(L, buf, L->pylong.int_ival + 8, addr, out, err);
+    }
     size_t want = (size_t)L->pylong.digits + PYDICT_UINT_DIGITS * 4;
     if (!layout_has(L->pylong.digits) || want > sizeof buf) {
         return pt_error_set(err, PT_E_BADLAYOUT, 0, "int layout unusable");

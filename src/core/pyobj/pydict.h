@@ -59,6 +59,10 @@ enum {
     PYDICT_UINT_READ = 64,  /* bytes of an int object that hold every digit of a uint64 */
 };
 
+/* The bytes of an int object pydict_uint_from_buf() needs (at most PYDICT_UINT_READ); 0 when
+ * the layout has no ints. */
+size_t pydict_uint_len(const struct py_layout *L);
+
 /* pydict_read_uint() of the int object at ADDR whose first LEN bytes are BUF (LEN at least
  * its digits' offset and PYDICT_UINT_DIGITS digits: PT_E_BADLAYOUT otherwise). */
 int pydict_uint_from_buf(const struct py_layout *L, const uint8_t *buf, size_t len,

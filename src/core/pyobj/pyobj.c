@@ -15,11 +15,39 @@
 /* Most names and file names fit in one read of this many bytes. */
 enum { STR_FIRST_READ = 256 };
 
+uint64_t pyobj_str_ascii_off(const struct py_layout *L)
+{
+    return L->str_is_bytes ? L->bytes.ob_sval : L->unicode.ascii_size;
+}
+
+/* The header of 2.7's byte string (PyStringObject, the bytes layout): ob_size bytes at
+ * ob_sval, always followed by a NUL (Objects/stringobject.c). */
+static int bytes_str_header(const struct py_layout *L, const uint8_t *buf, size_t len,
+                            struct pyobj_str_info *info, struct pt_error *err)
+{
+    uint64_t length;
+    if (L->bytes.ob_sval > len || !layout_read_u64(buf, len, L->bytes.ob_size, &length)) {
+        return pt_error_set(err, PT_E_FORMAT, 0, "str header truncated");
+    }
+    if (length > ((uint64_t)1 << 40)) {
+        return pt_error_set(err, PT_E_FORMAT, 0, "str length %" PRIu64 " is implausible", length);
+    }
+    info->kind = 1;
+    info->length = length;
+    info->data_off = L->bytes.ob_sval;
+    info->data_bytes = length;
+    info->raw = true;
+    return 0;
+}
+
 int pyobj_str_parse_header(const struct py_layout *L, const uint8_t *buf, size_t len,
                            struct pyobj_str_info *info, struct pt_error *err)
 {
     uint64_t state;
     uint64_t length;
+    if (L->str_is_bytes) {
+        return bytes_str_header(L, buf, len, info, err);
+    }
     if (!layout_read_uint(buf, len, L->unicode.state, 4, &state) ||
         !layout_read_u64(buf, len, L->unicode.length, &length)) {
         return pt_error_set(err, PT_E_FORMAT, 0, "str header truncated");
@@ -44,7 +72,24 @@ int pyobj_str_parse_header(const struct py_layout *L, const uint8_t *buf, size_t
     info->length = length;
     info->data_off = ascii ? L->unicode.ascii_size : L->unicode.compact_size;
     info->data_bytes = length * kind;
+    info->raw = false;
     return 0;
+}
+
+/* The characters of the str INFO describes, DATA[0..LEN), as UTF-8 in OUT (at most N_CHARS):
+ * a byte string's bytes as they are (a writer escapes what is not UTF-8). */
+static long str_chars(const struct pyobj_str_info *info, const uint8_t *data, size_t len,
+                      uint64_t n_chars, char *out, size_t cap, struct pt_error *err)
+{
+    if (!info->raw) {
+        return pyobj_str_to_utf8(info->kind, data, len, n_chars, out, cap, err);
+    }
+    size_t n = n_chars < cap ? (size_t)n_chars : cap;
+    if (n > len) {
+        return pt_error_set(err, PT_E_FORMAT, 0, "str data truncated");
+    }
+    memcpy(out, data, n);
+    return (long)n;
 }
 
 static int put_utf8(uint32_t cp, char *out, size_t cap, size_t *pos)
@@ -132,8 +177,7 @@ long pyobj_str_from_buf(const struct py_layout *L, const uint8_t *buf, size_t go
     }
     /* Never more characters than could fill CAP bytes of UTF-8. */
     uint64_t chars = info.length < cap ? info.length : cap;
-    return pyobj_str_to_utf8(info.kind, buf + info.data_off, chars * info.kind, chars, out, cap,
-                             err);
+    return str_chars(&info, buf + info.data_off, chars * info.kind, chars, out, cap, err);
 }
 
 long pyobj_read_str(struct proc *p, const struct py_layout *L, uint64_t addr, char *out,
@@ -155,7 +199,10 @@ long pyobj_read_str(struct proc *p, const struct py_layout *L, uint64_t addr, ch
      * into an unmapped page falls back to the header alone. */
     size_t got = sizeof buf;
     if (proc_read_bytes(p, addr, buf, got, NULL) < 0) {
-        got = L->unicode.compact_size;
+        got = L->str_is_bytes ? L->bytes.ob_sval : L->unicode.compact_size;
+        if (got > sizeof buf) {
+            return pt_error_set(err, PT_E_BADLAYOUT, 0, "str header larger than expected");
+        }
         if (proc_read_bytes(p, addr, buf, got, err) < 0) {
             return pt_error_prefix(err, "str at 0x%" PRIx64, addr);
         }
@@ -193,7 +240,7 @@ long pyobj_read_str(struct proc *p, const struct py_layout *L, uint64_t addr, ch
         }
         data = big;
     }
-    n = pyobj_str_to_utf8(info.kind, data, want, chars, out, cap, err);
+    n = str_chars(&info, data, want, chars, out, cap, err);
 out:
     free(big);
     return n;
@@ -203,10 +250,10 @@ bool pyobj_is_str(struct proc *p, const struct py_layout *L, uint64_t addr)
 {
     uint64_t type = 0;
     uint64_t flags = 0;
-    return addr != 0 && L->flag_unicode_subclass != 0 && layout_has(L->type.flags) &&
+    return addr != 0 && L->flag_str_subclass != 0 && layout_has(L->type.flags) &&
            proc_read_bytes(p, addr + L->object.ob_type, &type, sizeof type, NULL) == 0 &&
            proc_read_bytes(p, type + L->type.flags, &flags, sizeof flags, NULL) == 0 &&
-           (flags & L->flag_unicode_subclass) != 0;
+           (flags & L->flag_str_subclass) != 0;
 }
 
 int pyobj_bytes_from_buf(const struct py_layout *L, const uint8_t *buf, size_t got,

@@ -16,7 +16,12 @@ struct pyobj_str_info {
     uint64_t length;      /* characters */
     uint64_t data_off;    /* where the characters start, from the object's address */
     uint64_t data_bytes;  /* length * kind */
+    bool raw;             /* 2.7's byte string: its bytes are given as they are */
 };
+
+/* Where the characters of an ASCII str start (2.7: a byte string's): how much of a str to
+ * read to compare it with an ASCII name. */
+uint64_t pyobj_str_ascii_off(const struct py_layout *L);
 
 /* Parses the header of a compact str object from BUF[0..LEN) (which holds at least the
  * object's first L->unicode.ascii_size bytes). Errors: PT_E_FORMAT (not compact, bad kind),

@@ -55,7 +55,10 @@ enum {
 };
 enum { SH_NAME, SH_TYPE, SH_ADDR, SH_OFFSET, SH_SIZE, SH_LINK, SH_INFO, SH_ENTSIZE, SH_COUNT };
 enum { PH_TYPE, PH_OFFSET, PH_VADDR, PH_FILESZ, PH_ALIGN, PH_COUNT };
-enum { ST_NAME, ST_VALUE, ST_SIZE, ST_SHNDX, ST_COUNT };
+enum { ST_NAME, ST_VALUE, ST_SIZE, ST_SHNDX, ST_INFO, ST_COUNT };
+
+/* st_info's type of a symbol naming the source file of the LOCAL symbols after it. */
+enum { ELF_STT_FILE = 4 };
 
 /* The records of one ELF class. The only place that tells ELF32 from ELF64. */
 struct elf_class {
@@ -77,7 +80,7 @@ static const struct elf_class class32 = {
     .ehdr = {{16, 2}, {28, 4}, {32, 4}, {42, 2}, {44, 2}, {46, 2}, {48, 2}, {50, 2}},
     .shdr = {{0, 4}, {4, 4}, {12, 4}, {16, 4}, {20, 4}, {24, 4}, {28, 4}, {36, 4}},
     .phdr = {{0, 4}, {4, 4}, {8, 4}, {16, 4}, {28, 4}},
-    .sym = {{0, 4}, {4, 4}, {8, 4}, {14, 2}},
+    .sym = {{0, 4}, {4, 4}, {8, 4}, {14, 2}, {12, 1}},
 };
 
 static const struct elf_class class64 = {
@@ -88,7 +91,7 @@ static const struct elf_class class64 = {
     .ehdr = {{16, 2}, {32, 8}, {40, 8}, {54, 2}, {56, 2}, {58, 2}, {60, 2}, {62, 2}},
     .shdr = {{0, 4}, {4, 4}, {16, 8}, {24, 8}, {32, 8}, {40, 4}, {44, 4}, {56, 8}},
     .phdr = {{0, 4}, {8, 8}, {16, 8}, {32, 8}, {48, 8}},
-    .sym = {{0, 4}, {8, 8}, {16, 8}, {6, 2}},
+    .sym = {{0, 4}, {8, 8}, {16, 8}, {6, 2}, {4, 1}},
 };
 
 /* The image as bytes: every read names its offset and fails past the end. */
@@ -512,16 +515,31 @@ static int scan(const struct elf *e, const struct symtab *t, struct elf_lookup *
     for (size_t k = 0; k < n; k++) {
         pending += wanted(&q[k], skip_exported);
     }
+    uint64_t file = 0; /* the name of the last STT_FILE symbol: the file of LOCAL ones */
     for (uint64_t i = 0; i < t->syms.count && pending > 0; i++) {
         uint64_t st[ST_COUNT];
         bool named;
         if (read_symbol(e, t, i, st, &named, err) < 0) {
             return -1;
         }
+        if ((st[ST_INFO] & 0xf) == ELF_STT_FILE) {
+            file = st[ST_NAME];
+            continue;
+        }
         for (size_t k = 0; k < n && named; k++) {
             bool match = false;
             if (!wanted(&q[k], skip_exported)) {
                 continue;
+            }
+            if (q[k].file != NULL) {
+                bool in_file = false;
+                if (file != 0 && strtab_matches(e, &t->names, file, q[k].file, strlen(q[k].file),
+                                                &in_file, err) < 0) {
+                    return pt_error_prefix(err, "symbol %" PRIu64, i);
+                }
+                if (!in_file) {
+                    continue;
+                }
             }
             if (strtab_matches(e, &t->names, st[ST_NAME], q[k].name, strlen(q[k].name), &match,
                                err) < 0) {
@@ -607,6 +625,9 @@ static int search_dynsym(const struct elf *e, const struct symtab *t, struct elf
         return scan(e, t, q, n, false, err);
     }
     for (size_t k = 0; k < n; k++) {
+        if (q[k].file != NULL) {
+            continue; /* a LOCAL symbol of one file: .symtab alone names those */
+        }
         int rc = lookup_hashed(e, t, &h, &q[k], err);
         if (rc < 0) {
             return -1;

@@ -49,6 +49,8 @@ int elf_find_symbol(const struct elf *e, const char *name, struct elf_symbol *ou
 struct elf_lookup {
     const char *name;
     bool exported; /* a name of an API the file exports, if it exports any */
+    const char *file; /* NULL, or the source file a LOCAL symbol of .symtab must come from (the
+                       * STT_FILE symbol before it): for names that several files define */
     int found;     /* set: 0 found (SYM filled), 1 absent */
     struct elf_symbol sym;
 };

@@ -60,8 +60,13 @@ static void find_tid_offset(struct pthreadtid *t, struct proc *p, uint64_t main_
     uint32_t pid = (uint32_t)proc_pid(p);
     uint64_t found = 0;
     int hits = 0;
+    /* Not known yet (before 3.7 the main thread's ident is set as the interpreter starts):
+     * looked for again at the next call. */
+    if (main_ident == 0) {
+        return;
+    }
     t->failed = true;
-    if (main_ident == 0 || proc_read_bytes(p, main_ident, buf, sizeof buf, NULL) < 0) {
+    if (proc_read_bytes(p, main_ident, buf, sizeof buf, NULL) < 0) {
         return;
     }
     for (uint64_t off = 0; off + 4 <= sizeof buf; off += 4) {

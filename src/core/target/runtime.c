@@ -11,6 +11,7 @@
 
 #include "core/target/elf.h"
 #include "core/util/error.h"
+#include "core/layout/gen.h"
 #include "core/layout/layout.h"
 #include "core/util/limits.h"
 #include "core/target/proc.h"
@@ -233,12 +234,12 @@ static int refuse_old(const char *path, struct pt_error *err)
                                 major, minor, path);
         }
         return pt_error_set(err, PT_E_UNSUPPORTED, 0,
-                            "Python %u.%u (%s) is not supported (pytop reads %s to %s)", major,
-                            minor, path, layout_oldest_supported(), layout_newest_supported());
+                            "Python %u.%u (%s) is not supported (pytop reads %s)", major, minor,
+                            path, layout_supported());
     }
     return pt_error_set(err, PT_E_UNSUPPORTED, 0,
-                        "the Python in %s is too old or unknown to pytop (it reads %s to %s)",
-                        path, layout_oldest_supported(), layout_newest_supported());
+                        "the Python in %s is too old or unknown to pytop (it reads %s)", path,
+                        layout_supported());
 }
 
 /* LAYOUT_VERSION_KEY() of the version in a file name like libpython3.9.so.1.0 or python2.7,
@@ -473,6 +474,53 @@ static void fit_build(struct proc *p, struct runtime *rt, const struct candidate
     }
 }
 
+/* Looks up the globals G[0..N) and the collector's GC[0..N_GC) in CAND's binary into
+ * RT->symbols. */
+static int find_globals(struct proc *p, struct runtime *rt, const struct candidate *cand,
+                        const struct layout_global *g, size_t n, const struct layout_gc_global *gc,
+                        size_t n_gc, struct pt_error *err)
+{
+    struct elf_lookup q[LAYOUT_GLOBALS_MAX + RUNTIME_GC_PIECES_MAX];
+    for (size_t i = 0; i < n; i++) {
+        q[i] = (struct elf_lookup){.name = g[i].symbol, .file = g[i].file};
+    }
+    for (size_t i = 0; i < n_gc; i++) {
+        q[n + i] = (struct elf_lookup){.name = gc[i].symbol};
+    }
+    int fd = proc_open_file(p, cand->path, err);
+    if (fd < 0) {
+        return -1;
+    }
+    struct elf *e = elf_open_fd(fd, err);
+    close(fd);
+    if (e == NULL) {
+        return -1;
+    }
+    int rc = elf_find_symbols(e, q, n + n_gc, err);
+    elf_close(e);
+    if (rc < 0) {
+        return -1;
+    }
+    rt->n_symbols = 0;
+    for (size_t i = 0; i < n + n_gc && rt->n_symbols < RUNTIME_SYMBOLS_MAX; i++) {
+        struct runtime_symbol *sym = &rt->symbols[rt->n_symbols++];
+        snprintf(sym->name, sizeof sym->name, "%s", q[i].name);
+        sym->addr = lookup_addr(&q[i], cand->bias);
+    }
+    return 0;
+}
+
+/* The address RT->symbols give NAME; 0 when absent. */
+static uint64_t symbol_addr(const struct runtime *rt, const char *name)
+{
+    for (size_t i = 0; i < rt->n_symbols && i < RUNTIME_SYMBOLS_MAX; i++) {
+        if (strncmp(rt->symbols[i].name, name, sizeof rt->symbols[i].name) == 0) {
+            return rt->symbols[i].addr;
+        }
+    }
+    return 0;
+}
+
 /* The runtime fields L's version keeps in globals (layout_globals()): found by symbol in
  * CAND's binary, and the runtime widened to cover them: RT->runtime_addr becomes the lowest
  * of them and the runtime's struct, every runtime offset is counted from there. A required
@@ -484,35 +532,30 @@ static int gather_globals(struct proc *p, struct runtime *rt, const struct candi
     struct py_layout *L = &rt->layout;
     size_t n = 0;
     const struct layout_global *g = layout_globals(L, &n);
-    struct elf_lookup q[LAYOUT_GLOBALS_MAX];
+    size_t n_gc = 0;
+    const struct layout_gc_global *gc =
+        layout_gc_globals(LAYOUT_VERSION_KEY(L->hexversion), &n_gc);
+    rt->n_gc_pieces = 0;
     if (n == 0) {
         return 0;
     }
-    if (n > LAYOUT_GLOBALS_MAX) {
-        n = LAYOUT_GLOBALS_MAX;
-    }
-    for (size_t i = 0; i < n; i++) {
-        q[i] = (struct elf_lookup){.name = g[i].symbol};
-    }
-    int fd = proc_open_file(p, cand->path, err);
-    if (fd < 0) {
-        return -1;
-    }
-    struct elf *e = elf_open_fd(fd, err);
-    close(fd);
-    if (e == NULL) {
-        return -1;
-    }
-    int rc = elf_find_symbols(e, q, n, err);
-    elf_close(e);
-    if (rc < 0) {
+    n = n > LAYOUT_GLOBALS_MAX ? LAYOUT_GLOBALS_MAX : n;
+    n_gc = n_gc > RUNTIME_GC_PIECES_MAX ? RUNTIME_GC_PIECES_MAX : n_gc;
+    /* Given (runtime_adopt()), or looked up now in the binary. */
+    if (rt->n_symbols == 0 && find_globals(p, rt, cand, g, n, gc, n_gc, err) < 0) {
         return -1;
     }
     uint64_t lo = rt->runtime_addr;
-    uint64_t hi = rt->runtime_addr + L->runtime.size;
+    uint64_t hi;
     uint64_t at[LAYOUT_GLOBALS_MAX];
+    if (__builtin_add_overflow(rt->runtime_addr, L->runtime.size, &hi)) {
+        return layout_misfit(rt, "its runtime lies past the end of memory", err);
+    }
     for (size_t i = 0; i < n; i++) {
-        at[i] = lookup_addr(&q[i], cand->bias);
+        at[i] = symbol_addr(rt, g[i].symbol);
+        if (at[i] > UINT64_MAX - 8) {
+            return layout_misfit(rt, "a runtime global lies past the end of memory", err);
+        }
         if (at[i] == 0 && g[i].required) {
             return pt_error_set(err, PT_E_UNSUPPORTED, 0,
                                 "Python %s (%s): its binary does not name %s (a stripped "
@@ -547,6 +590,16 @@ static int gather_globals(struct proc *p, struct runtime *rt, const struct candi
     }
     rt->runtime_addr = lo;
     L->runtime.size = hi - lo;
+    /* The collector's globals, all or none: without one of them its state cannot be told. */
+    for (size_t i = 0; i < n_gc; i++) {
+        uint64_t addr = symbol_addr(rt, gc[i].symbol);
+        if (addr == 0 || gc[i].size > LIMIT_OBJECT_READ) {
+            rt->n_gc_pieces = 0;
+            break;
+        }
+        rt->gc_pieces[rt->n_gc_pieces++] =
+            (struct runtime_gc_piece){.addr = addr, .size = gc[i].size, .at = gc[i].at};
+    }
     return 0;
 }
 
@@ -554,6 +607,7 @@ static int read_layout(struct proc *p, struct runtime *rt, const struct candidat
                        uint64_t forced, struct pt_error *err)
 {
     uint8_t blob[LIMIT_DEBUG_OFFSETS];
+    rt->anchor_addr = rt->runtime_addr;
     if (proc_read_bytes(p, rt->runtime_addr, blob, sizeof blob, err) < 0) {
         return pt_error_prefix(err, "reading _PyRuntime in %s", cand->path);
     }
@@ -574,17 +628,22 @@ static int read_layout(struct proc *p, struct runtime *rt, const struct candidat
         }
         if (!layout_has_table(key)) {
             return pt_error_set(err, PT_E_UNSUPPORTED, 0,
-                                "Python %s (%s) is not supported (pytop reads %s to %s)",
-                                rt->version, cand->path, layout_oldest_supported(),
-                                layout_newest_supported());
+                                "Python %s (%s) is not supported (pytop reads %s)", rt->version,
+                                cand->path, layout_supported());
         }
         if (layout_from_table(hex, &rt->layout, err) < 0) {
             return pt_error_prefix(err, "Python %s", rt->version);
         }
         /* The binary's own idea of sizeof(_PyRuntimeState) differs between every two minor
          * versions, so it tells a wrong table at once. */
-        if (rt->layout.runtime.globals_only != cand->globals_only ||
-            (cand->runtime_size != 0 && cand->runtime_size != rt->layout.runtime.size)) {
+        if (rt->layout.runtime.globals_only != cand->globals_only) {
+            return layout_misfit(rt,
+                                 cand->globals_only
+                                     ? "it has no _PyRuntime, which this version has"
+                                     : "it has a _PyRuntime, which this version has not",
+                                 err);
+        }
+        if (cand->runtime_size != 0 && cand->runtime_size != rt->layout.runtime.size) {
             return layout_misfit(rt, "_PyRuntime's size is not this version's", err);
         }
         if (gather_globals(p, rt, cand, err) < 0) {
@@ -605,6 +664,9 @@ int runtime_adopt(struct proc *p, struct runtime *rt, uint64_t hexversion, uint6
                              .runtime_addr = rt->runtime_addr,
                              .rodata_hexversion = hexversion,
                              .runtime_size = runtime_size};
+    /* Before 3.7 the runtime starts at interp_head. */
+    cand.globals_only =
+        rt->runtime_addr != 0 && symbol_addr(rt, "interp_head") == rt->runtime_addr;
     memset(&rt->layout, 0, sizeof rt->layout);
     rt->version[0] = '\0';
     return read_layout(p, rt, &cand, 0, err);
@@ -617,10 +679,11 @@ static uint64_t forced_version(void)
     const char *v = getenv("PYTOP_TEST_FORCE_VERSION");
     unsigned major;
     unsigned minor;
-    if (v == NULL || sscanf(v, "%u.%u", &major, &minor) != 2 || major != 3 || minor > 255) {
+    if (v == NULL || sscanf(v, "%u.%u", &major, &minor) != 2 || (major != 3 && major != 2) ||
+        minor > 255) {
         return 0;
     }
-    return (3u << 24) | (minor << 16) | 0xf0;
+    return ((uint64_t)major << 24) | (minor << 16) | 0xf0;
 }
 
 int runtime_locate(struct proc *p, struct runtime *rt, struct pt_error *err)

@@ -11,6 +11,16 @@
 struct proc;
 struct pt_error;
 
+/* The most globals a collector is read from, and the most symbols looked up beyond the API. */
+enum { RUNTIME_GC_PIECES_MAX = 8, RUNTIME_SYMBOLS_MAX = 16, RUNTIME_SYMBOL_NAME = 32 };
+
+/* A symbol runtime_locate() looked up by name for the version's globals (layout_globals(),
+ * layout_gc_globals()): its address in the target, 0 when the binary does not name it. */
+struct runtime_symbol {
+    char name[RUNTIME_SYMBOL_NAME];
+    uint64_t addr;
+};
+
 struct runtime {
     uint64_t runtime_addr;    /* _PyRuntime in the target */
     uint64_t code_type_addr;  /* PyCode_Type; 0 when the binary does not export it */
@@ -23,6 +33,19 @@ struct runtime {
     uint64_t asyncio_debug_size; /* that section's size when found in the binary; 0 unknown */
     bool binary_asyncio_known;   /* the binary was looked at for that section (so asyncdebug.c
                                   * need not map it again) */
+    /* A collector kept in globals (before 3.7, layout_gc_globals()): where each is, read
+     * into one buffer its GC layout describes; n_gc_pieces 0 otherwise. */
+    struct runtime_gc_piece {
+        uint64_t addr;
+        uint32_t size;
+        uint32_t at;
+    } gc_pieces[RUNTIME_GC_PIECES_MAX];
+    size_t n_gc_pieces;
+    /* Where runtime_addr pointed before the globals widened the runtime: _PyRuntime, or
+     * before 3.7 interp_head; and the globals' symbols as found. */
+    uint64_t anchor_addr;
+    struct runtime_symbol symbols[RUNTIME_SYMBOLS_MAX];
+    size_t n_symbols;
     struct py_layout layout;
     char version[32];         /* "3.15.2" */
     bool debug_build;
@@ -44,10 +67,11 @@ int runtime_locate_as(struct proc *p, uint64_t forced_version, struct runtime *r
                       struct pt_error *err);
 
 /* For a tool that knows what runtime_locate() learns from the binary (a memory image taken by
- * tests/fuzz/capture.c, where there is no file to read): RT's runtime_addr, code_type_addr,
- * none_addr, debug_build and binary are filled; HEXVERSION is the version to take when the
- * target has no debug offsets, RUNTIME_SIZE _PyRuntime's st_size (0: unknown). Reads and
- * checks the layout as runtime_locate() does, and gives its errors. */
+ * tests/fuzz/capture.c, where there is no file to read): RT's runtime_addr (its anchor_addr
+ * as runtime_locate() left it), code_type_addr, none_addr, debug_build, binary and symbols
+ * are filled; HEXVERSION is the version to take when the target has no debug offsets,
+ * RUNTIME_SIZE _PyRuntime's st_size (0: unknown). Reads and checks the layout as
+ * runtime_locate() does, and gives its errors. */
 int runtime_adopt(struct proc *p, struct runtime *rt, uint64_t hexversion, uint64_t runtime_size,
                   struct pt_error *err);
 

@@ -18,7 +18,7 @@ enum {
     LIMIT_ELF_SYMBOLS = 1 << 22,     /* symbols scanned in one symbol table */
     LIMIT_ELF_FILE = 1 << 30,        /* bytes of an ELF file pytop maps */
     LIMIT_DEBUG_OFFSETS = 4096,      /* bytes of _Py_DebugOffsets read */
-    LIMIT_RUNTIME_SPAN = 64 << 20,   /* bytes between the runtime globals of one binary (2.7, 3.6) */
+    LIMIT_RUNTIME_SPAN = 64 << 20,   /* bytes between one binary's runtime globals (2.7, 3.6) */
     LIMIT_OPCODE_FRAMES = 1 << 20,   /* frames of one snapshot whose instruction is read */
     LIMIT_OPCODE_BYTES = 32 << 20,   /* bytecode read to find them (3.11, 3.12) */
     LIMIT_OBJECT_READ = 1 << 16,     /* bytes of one fixed-size struct read (thread, code) */

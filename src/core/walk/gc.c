@@ -47,6 +47,12 @@ static bool field_fits(int64_t off, uint64_t width, uint64_t size)
     return off >= 0 && layout_field_fits((uint64_t)off, width, size);
 }
 
+/* Whether V's collector keeps per-generation statistics. */
+static bool has_stats(const struct layout_gc_gen *v)
+{
+    return v->stat_size > 0;
+}
+
 /* Whether the generated table V is one pytop can read at all. */
 static bool variant_sane(const struct layout_gc_gen *v)
 {
@@ -57,8 +63,14 @@ static bool variant_sane(const struct layout_gc_gen *v)
         !field_fits(v->gen_threshold, 4, (uint64_t)v->gen_size) ||
         !field_fits(v->gen_count, 4, (uint64_t)v->gen_size) ||
         !field_fits(v->generation0, 8, size) || !field_fits(v->collecting, 4, size) ||
-        !field_fits(v->enabled, 4, size) || v->stat_size <= 0 ||
-        !field_fits(v->stat_collections, 8, (uint64_t)v->stat_size) ||
+        !field_fits(v->enabled, 4, size)) {
+        return false;
+    }
+    /* 2.7 keeps no statistics (gc.get_stats() is 3.4+): the counts stay unknown. */
+    if (!has_stats(v)) {
+        return v->stats < 0;
+    }
+    if (!field_fits(v->stat_collections, 8, (uint64_t)v->stat_size) ||
         !field_fits(v->stat_collected, 8, (uint64_t)v->stat_size) ||
         !field_fits(v->stat_uncollectable, 8, (uint64_t)v->stat_size)) {
         return false;
@@ -94,7 +106,7 @@ static bool same_counts(const struct layout_gc_gen *v, const struct layout_gc_ge
 /* V, when its collection counts are an array in the state that can be read (not 3.15's). */
 static const struct layout_gc_gen *counts_of(const struct layout_gc_gen *v)
 {
-    return v != NULL && variant_sane(v) && v->stats_is_pointer != 1 ? v : NULL;
+    return v != NULL && variant_sane(v) && has_stats(v) && v->stats_is_pointer != 1 ? v : NULL;
 }
 
 /* The variant every family of G agrees with on where the counts are, or NULL. */
@@ -347,7 +359,7 @@ int gc_parse_variant(const struct layout_gc_gen *v, struct snapshot *s, uint64_t
         if (gens[i].threshold < 0) {
             return 0;
         }
-        if (v->stats_is_pointer != 1) {
+        if (has_stats(v) && v->stats_is_pointer != 1) {
             size_t st = (size_t)v->stats + i * (size_t)v->stat_size;
             gens[i].collections = get_i64(buf, len, (int64_t)st + v->stat_collections);
             gens[i].collected = get_i64(buf, len, (int64_t)st + v->stat_collected);

@@ -231,14 +231,14 @@ static void read_uints(struct proc *p, const struct py_layout *L, const uint64_t
                        uint8_t *buf, struct proc_iov *iov, uint64_t *out, int *rc,
                        uint64_t *types)
 {
-    size_t want = (size_t)L->pylong.digits + PYDICT_UINT_DIGITS * 4;
+    size_t want = pydict_uint_len(L);
     size_t k = 0;
-    for (size_t i = 0; i < n && want <= PYDICT_UINT_READ; i++) {
+    for (size_t i = 0; i < n && want > 0; i++) {
         if (addrs[i] != 0) {
             iov[k++] = (struct proc_iov){addrs[i], buf + i * PYDICT_UINT_READ, want};
         }
     }
-    bool batch = want <= PYDICT_UINT_READ && proc_read_many(p, iov, k, NULL) == 0;
+    bool batch = want > 0 && proc_read_many(p, iov, k, NULL) == 0;
     for (size_t i = 0; i < n; i++) {
         out[i] = 0;
         rc[i] = 0;
@@ -262,9 +262,11 @@ static void read_uints(struct proc *p, const struct py_layout *L, const uint64_t
 static void read_entries(struct threadnames *t, struct proc *p, const struct py_layout *L,
                          uint64_t interp, const struct pair *pairs, size_t n)
 {
-    static const char *const attrs[] = {"_name", "_native_id"};
+    /* Thread's name is _name from 3.0 on; 2.7 names it __name, mangled to _Thread__name. */
+    static const char *const attrs[] = {"_name", "_native_id", "_Thread__name"};
+    enum { N_ATTRS = sizeof attrs / sizeof attrs[0] };
     uint64_t *objs = malloc(n * sizeof *objs);
-    uint64_t *vals = malloc(n * 2 * sizeof *vals);
+    uint64_t *vals = malloc(n * N_ATTRS * sizeof *vals);
     int *rcs = malloc(n * sizeof *rcs);
     uint64_t *idents = malloc(n * sizeof *idents);
     int *ident_rc = malloc(n * sizeof *ident_rc);
@@ -289,14 +291,19 @@ static void read_entries(struct threadnames *t, struct proc *p, const struct py_
     for (size_t i = 0; i < n; i++) {
         objs[i] = pairs[i].thread;
     }
-    if (pydict_instances_attrs(p, L, objs, n, attrs, 2, vals, rcs, NULL) < 0) {
+    if (pydict_instances_attrs(p, L, objs, n, attrs, N_ATTRS, vals, rcs, NULL) < 0) {
         goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (vals[N_ATTRS * i] == 0) {
+            vals[N_ATTRS * i] = vals[N_ATTRS * i + 2];
+        }
     }
     /* Thread._native_id (3.8+; None until the thread ran, or for a thread threading was told
      * of by hand) pairs the name with its kernel thread. An int that cannot be read leaves the
      * name unpaired: it cannot be told apart from an older thread's, and is not given. */
     for (size_t i = 0; i < n; i++) {
-        tid_objs[i] = rcs[i] >= 0 ? vals[2 * i + 1] : 0;
+        tid_objs[i] = rcs[i] >= 0 ? vals[N_ATTRS * i + 1] : 0;
     }
     read_uints(p, L, tid_objs, n, buf, iov, tids, tid_rc, types);
     for (size_t i = 0; i < n; i++) {
@@ -309,13 +316,13 @@ static void read_entries(struct threadnames *t, struct proc *p, const struct py_
     /* The names: header and characters of short ones in one batch. */
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        if (rcs[i] >= 0 && vals[2 * i] != 0) {
-            iov[k++] = (struct proc_iov){vals[2 * i], buf + i * STR_WINDOW, STR_WINDOW};
+        if (rcs[i] >= 0 && vals[N_ATTRS * i] != 0) {
+            iov[k++] = (struct proc_iov){vals[N_ATTRS * i], buf + i * STR_WINDOW, STR_WINDOW};
         }
     }
     bool batch = proc_read_many(p, iov, k, NULL) == 0;
     for (size_t i = 0; i < n && room(t); i++) {
-        uint64_t name_obj = vals[2 * i];
+        uint64_t name_obj = vals[N_ATTRS * i];
         if (ident_rc[i] < 0 || rcs[i] < 0 || name_obj == 0 || tid_rc[i] < 0) {
             continue;
         }
@@ -328,7 +335,7 @@ static void read_entries(struct threadnames *t, struct proc *p, const struct py_
                       ? pyobj_read_str(p, L, name_obj, e->name, sizeof e->name, NULL)
                       : -1;
         } else if (layout_read_u64(sb, STR_WINDOW, L->object.ob_type, &types[i]) &&
-                   type_has(p, L, &tf, types[i], L->flag_unicode_subclass)) {
+                   type_has(p, L, &tf, types[i], L->flag_str_subclass)) {
             len = pyobj_str_from_buf(L, sb, STR_WINDOW, e->name, sizeof e->name, NULL);
             if (len == PYOBJ_STR_MORE) {
                 len = pyobj_read_str(p, L, name_obj, e->name, sizeof e->name, NULL);

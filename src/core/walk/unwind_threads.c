@@ -59,11 +59,28 @@ void unwind_threads_span(const struct py_layout *L, uint64_t *lo, size_t *len)
 static uint64_t gc_state_addr(const struct unwind *u, uint64_t addr)
 {
     const struct py_layout *L = u->L;
+    /* Before 3.7: the globals, known by the first (the generations). */
+    if (u->rt->n_gc_pieces > 0) {
+        return u->rt->gc_pieces[0].addr;
+    }
     if (layout_has(L->interp.gc) && L->interp.gc < LIMIT_OBJECT_READ * 16ull) {
         return addr + L->interp.gc;
     }
     if (layout_has(L->runtime.gc) && L->runtime.gc < L->runtime.size) {
         return u->rt->runtime_addr + L->runtime.gc;
+    }
+    return 0;
+}
+
+/* Where the LEN bytes at OFF of a collector kept in globals are in the target: inside one
+ * piece, or 0. */
+static uint64_t gc_piece_addr(const struct unwind *u, uint64_t off, size_t len)
+{
+    for (size_t i = 0; i < u->rt->n_gc_pieces; i++) {
+        const struct runtime_gc_piece *pc = &u->rt->gc_pieces[i];
+        if (off >= pc->at && off - pc->at + len <= pc->size) {
+            return pc->addr + (off - pc->at);
+        }
     }
     return 0;
 }
@@ -96,7 +113,10 @@ static size_t watch_regions(const struct unwind *u, uint64_t interp, uint64_t *s
     if (gc == 0 || !gc_collections_span(u->gc, &off, &len) || off >= GC_STATE_MAX) {
         return 1;
     }
-    iov[1] = (struct proc_iov){gc + off, counts, len};
+    if (u->rt->n_gc_pieces > 0 && (gc = gc_piece_addr(u, off, len)) == 0) {
+        return 1;
+    }
+    iov[1] = (struct proc_iov){u->rt->n_gc_pieces > 0 ? gc : gc + off, counts, len};
     return 2;
 }
 
@@ -125,7 +145,22 @@ static void watch_finish(struct unwind *u, uint64_t interp, struct interp_fields
 
 /* Adds the iovecs of the interpreter fields at ADDR to IOV[*N..] (room for UNWIND_INTERP_IOVS
  * is the caller's); with OPTIONAL also the code marker and, for snapshots, the GC state. */
-enum { UNWIND_INTERP_IOVS = 12 };
+enum { UNWIND_INTERP_IOVS = 12 + RUNTIME_GC_PIECES_MAX };
+
+/* A collector kept in globals (before 3.7): each into its place in F's GC buffer, which the
+ * GC layout then reads as one state. A piece that does not fit is left zeroed (the parse then
+ * refuses the state). */
+static void gc_piece_iovs(struct unwind *u, struct interp_fields *f, struct proc_iov *iov,
+                          size_t *n)
+{
+    memset(f->gc_state, 0, f->gc_len);
+    for (size_t i = 0; i < u->rt->n_gc_pieces; i++) {
+        const struct runtime_gc_piece *pc = &u->rt->gc_pieces[i];
+        if ((uint64_t)pc->at + pc->size <= f->gc_len) {
+            iov[(*n)++] = (struct proc_iov){pc->addr, f->gc_state + pc->at, pc->size};
+        }
+    }
+}
 
 static void interp_iovs(struct unwind *u, uint64_t addr, struct interp_fields *f,
                         struct proc_iov *iov, size_t *n, bool optional)
@@ -176,7 +211,11 @@ static void interp_iovs(struct unwind *u, uint64_t addr, struct interp_fields *f
         size_t len;
         f->gc_state = u->gc_buf;
         f->gc_len = gc_state_len(u->gc);
-        iov[(*n)++] = (struct proc_iov){f->gc_addr, f->gc_state, f->gc_len};
+        if (u->rt->n_gc_pieces > 0) {
+            gc_piece_iovs(u, f, iov, n);
+        } else {
+            iov[(*n)++] = (struct proc_iov){f->gc_addr, f->gc_state, f->gc_len};
+        }
         if (gc_records_hint(u->gc, f->gc_addr, &at, &buf, &len)) {
             iov[(*n)++] = (struct proc_iov){at, buf, len};
             f->records = true;

@@ -414,6 +414,9 @@ static void write_gc(struct strbuf *sb, const struct snap_interp *in, bool sever
         gc_row(cells, &gc->generations[i]);
         gc_print_row(sb, cells, width, columns);
     }
+    if (!snapshot_gc_counts_kept(gc)) {
+        strbuf_puts(sb, "  Collections: this Python counts none (gc.get_stats() came in 3.4)\n");
+    }
     write_gc_recent(sb, gc);
 }
 

@@ -17,6 +17,7 @@ from .compare import PYTOP_HEADER_RE, parse_text_dump
 from .scen_stacks import pytop_dump, wait_for_report
 from .scen_batch import batch_doc_problems, json_lines
 from .scen_exec import unused_pid, wait_for_exec, wait_until
+from .harness import discover
 
 
 INCIDENT_STARTED_SLACK_S = 0.05  # "started" against the kernel's start time, read here
@@ -204,6 +205,47 @@ def check_incident(ctx, py, proc, outfile, log_path, workdir, notes):
         raise Fail(problems)
 
 
+LIBPYTHON = ("import sys, sysconfig; sys.stdout.write(sysconfig.get_config_var('LIBDIR') + '/' "
+             "+ (sysconfig.get_config_var('INSTSONAME') or ''))")
+
+
+def stripped_old_pythons(ctx, expect, notes):
+    """Before 3.7 pytop finds the interpreter through interp_head, a LOCAL symbol only .symtab
+    names: each 2.7 or 3.6 found that loads a libpython runs once on a stripped copy of it, and
+    pytop must refuse it in one line naming the version and the missing symbol."""
+    if ctx.pythons is None:
+        ctx.pythons = discover(lambda text: None)[0]
+    olds = [p for p in ctx.pythons if p.minor < (3, 7) and not p.debug]
+    if not olds or shutil.which("strip") is None:
+        notes.append("stripped 2.7/3.6: not checked (no such interpreter, or no strip)")
+        return
+    for py in olds:
+        r = run([py.path, "-c", LIBPYTHON], timeout=20)
+        lib = r.stdout.decode().strip() if r.returncode == 0 else ""
+        if not os.path.isfile(lib):
+            notes.append("stripped %s: not checked (it loads no libpython)" % py.label)
+            continue
+        tmp = tempfile.mkdtemp(prefix="pytop-strip-")
+        try:
+            copy = os.path.join(tmp, os.path.basename(lib))
+            shutil.copy(lib, copy)
+            subprocess.check_call(["strip", "--strip-all", copy])
+            proc = CHILDREN.start([py.path, "-c", "import time; time.sleep(60)"],
+                                  env=clean_env(LD_LIBRARY_PATH=tmp), stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+            try:
+                maps = "/proc/%d/maps" % proc.pid
+                wait_until("%s on the stripped copy" % py.label,
+                           lambda: copy in open(maps).read(), 10, alive=proc)
+                expect(["-p", str(proc.pid), "--dump"], 1,
+                       r"^pytop: Python %d\.%d[^\n]*interp_head[^\n]*\n" % py.minor,
+                       "a stripped %s libpython has no interp_head" % py.label)
+            finally:
+                CHILDREN.kill(proc)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 def scenario_errors(ctx, notes):
     problems = []
 
@@ -245,6 +287,7 @@ def scenario_errors(ctx, notes):
         permission_hints(ctx, expect, sleeper.pid, notes)
     finally:
         CHILDREN.kill(sleeper)
+    stripped_old_pythons(ctx, expect, notes)
     for args in (["--no-such-option"], ["-p"], ["-p", "not-a-pid", "--dump"],
                  ["-p", "1", "--dump", "--bogus"], ["-p", "1", "-b", "--at-exit"],
                  ["-p", "1", "--dump", "--window", "0"], ["-p", "1", "--window", "x"],

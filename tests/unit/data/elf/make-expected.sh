@@ -6,6 +6,7 @@
 #   file      PATH SIZE                       (the other lines hold for this build of PATH only)
 #   section   PATH NAME ADDR OFFSET SIZE      nosection PATH NAME
 #   symbol    PATH NAME VALUE SIZE            nosymbol  PATH NAME
+#   filesymbol PATH FILE NAME VALUE SIZE      nofilesymbol PATH FILE NAME  (LOCAL, of source FILE)
 #   bias      PATH MAP_START MAP_OFFSET BIAS  (one per mapping of PATH in a real process)
 set -eu
 set -f # the numbers below are split into fields on purpose; nothing should glob
@@ -19,6 +20,7 @@ targets='
 /root/.pyenv/versions/3.12.1/lib/libpython3.12.so.1.0 /root/.pyenv/versions/3.12.1/bin/python3.12
 /root/.pyenv/versions/3.9.18/lib/libpython3.9.so.1.0 /root/.pyenv/versions/3.9.18/bin/python3.9
 /root/.pyenv/versions/3.6.15/lib/libpython3.6m.so.1.0 /root/.pyenv/versions/3.6.15/bin/python3.6
+/root/.pyenv/versions/2.7.18/lib/libpython2.7.so.1.0 /root/.pyenv/versions/2.7.18/bin/python2.7
 '
 
 section() { # FILE NAME
@@ -44,6 +46,21 @@ symbol() { # FILE NAME
         printf 'symbol %s %s 0x%x 0x%x\n' "$1" "$2" "$3" "$4"
     else
         echo "nosymbol $1 $2"
+    fi
+}
+
+# The first defined symbol NAME after the STT_FILE symbol SOURCE in .symtab.
+filesymbol() { # FILE SOURCE NAME
+    line=$(readelf -sW "$1" |
+           awk -v src="$2" -v n="$3" 'NF >= 8 && $4 == "FILE" { cur = $8; next }
+                          NF >= 8 && $7 != "UND" && cur == src && $8 == n {
+                              print "0x" $2, $3; exit }')
+    if [ -n "$line" ]; then
+        # shellcheck disable=SC2086
+        set -- "$1" "$2" "$3" $line
+        printf 'filesymbol %s %s %s 0x%x 0x%x\n' "$1" "$2" "$3" "$4" "$5"
+    else
+        echo "nofilesymbol $1 $2 $3"
     fi
 }
 
@@ -79,6 +96,9 @@ trap 'rm -f "$tmp"' EXIT
         symbol "$file" Py_Version
         symbol "$file" _Py_NegativeRefcount
         symbol "$file" version.0
+        filesymbol "$file" signalmodule.c main_thread
+        filesymbol "$file" ceval.c main_thread
+        filesymbol "$file" ceval.c interp_head
         biases "$file" "$python"
     done
 } > "$out"
