@@ -5,9 +5,11 @@ OUTFILE at once: {"pid", "argv": the command line as started, "file": this file}
 thread spins in phase_one() for PHASE_ONE_S seconds, then naps in phase_two() until SECS
 (default 60) after its start, then exits with status N (default 0). --linger: the interpreter
 then sleeps that long while it shuts down, running no Python code (time.sleep called by atexit
-from C). Python 2.7, 3.6+.
+from C; on 2.7, whose atexit runs its handlers from Python code, by sys.exitfunc, which
+Py_Finalize calls from C). Python 2.7, 3.6+.
 """
 import atexit
+import functools
 import json
 import os
 import sys
@@ -40,6 +42,8 @@ def main():
             exit_after = float(args[1])
         elif args[0] == "--status":
             status = int(args[1])
+        elif args[0] == "--linger" and sys.version_info[0] < 3:
+            sys.exitfunc = functools.partial(time.sleep, float(args[1]))
         elif args[0] == "--linger":
             atexit.register(time.sleep, float(args[1]))
         args = args[2:]
