@@ -129,8 +129,11 @@ SPACEY_MODULE = (
 
 def load_generated(relpath, source, name):
     path = os.path.join(GENERATED_DIR, relpath)
-    if not os.path.isdir(os.path.dirname(path)):
-        os.makedirs(os.path.dirname(path))
+    try:
+        os.makedirs(os.path.dirname(path))  # 2.7 has no exist_ok
+    except OSError:
+        if not os.path.isdir(os.path.dirname(path)):  # the other thread made it first
+            raise
     with open(path, "wb") as f:
         f.write(source.encode("utf-8"))
     if _parking.PY2:
