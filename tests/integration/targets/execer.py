@@ -7,8 +7,8 @@ a thread "before-exec-worker" in `before_exec_worker`; OUTFILE gets {"pid", "ver
   NEXT a path: that interpreter running this file again as `execer.py OUTFILE.after --after`,
   whose main thread waits in `after_exec_main` and a thread "after-exec-worker" in
   `after_exec_worker`; OUTFILE.after gets {"pid", "version", "executable", "time"} once both
-  run. Python 2.7, 3.6+, stdlib only; on its own (no _parking: it must not arm 2.7's alarm,
-  which an exec keeps).
+  run. Python 2.7, 3.6+, stdlib only, on its own (_parking would arm an alarm on 2.7, and an
+  exec keeps alarms).
 """
 import json
 import os
