@@ -25,6 +25,20 @@ struct pane {
     size_t n_awaiters; /* lines of awaiters */
 };
 
+/* A task's name, or where it has none its coroutine as snapshot_task_coro_label() says. */
+static void put_task_name(WINDOW *w, int room, const struct snap_task *t, const struct ui_style *st)
+{
+    struct snap_str coro;
+    int end = getcurx(w) + room;
+    if (snapshot_task_coro_label(t, &coro)) {
+        ui_text_puts(w, SNAPSHOT_TASK_CORO_OPEN, end - getcurx(w), st);
+        ui_text_put(w, coro, end - getcurx(w), st);
+        ui_text_puts(w, SNAPSHOT_TASK_CORO_CLOSE, end - getcurx(w), st);
+    } else {
+        ui_text_put(w, t->name, room, st);
+    }
+}
+
 static const struct snap_task *find_task(const struct snap_interp *in, uint64_t id)
 {
     for (size_t i = 0; id != 0 && in->tasks != NULL && i < in->n_tasks; i++) {
@@ -53,10 +67,13 @@ static void pane_title(WINDOW *w, int width, const struct pane *p, const struct 
     const struct snap_task *t = p->task;
     int end = width - 1; /* not the last column: the cursor would move to the next row */
     ui_stack_rule_begin(w, st);
-    ui_text_puts(w, " Task \"", end - getcurx(w), st);
-    ui_text_put(w, t->name, end - getcurx(w) - 1, st);
+    /* A name is quoted; the coroutine shown in place of none is not. */
+    struct snap_str coro;
+    const char *quote = snapshot_task_coro_label(t, &coro) ? "" : "\"";
+    ui_text_printf(w, end - getcurx(w), st, " Task %s", quote);
+    put_task_name(w, end - getcurx(w) - 1, t, st);
     const char *state = snapshot_task_state_name(t->state);
-    ui_text_printf(w, end - getcurx(w), st, "\" 0x%" PRIx64 " (%s; ", t->id,
+    ui_text_printf(w, end - getcurx(w), st, "%s 0x%" PRIx64 " (%s; ", quote, t->id,
                    state != NULL ? state : "state ?");
     if (t->thread == 0) {
         ui_text_puts(w, "the interpreter's list; ", end - getcurx(w), st);
@@ -100,7 +117,7 @@ static void pane_awaiter(WINDOW *w, int width, const struct pane *p, size_t k,
         ui_text_puts(w, "a coroutine or future that is not a task", width - getcurx(w), st);
     } else {
         if (by != NULL) {
-            ui_text_put(w, by->name, width - getcurx(w), st);
+            put_task_name(w, width - getcurx(w), by, st);
             ui_text_puts(w, " ", width - getcurx(w), st);
         }
         wattrset(w, st->attr[UI_DIM]);
@@ -177,7 +194,7 @@ static void draw_task(WINDOW *w, int width, const struct tasktree_node *nd,
         wattrset(w, st->attr[UI_MATCH]);
     }
     if (nd->task != NULL) {
-        ui_text_put(w, nd->task->name, width - getcurx(w), st);
+        put_task_name(w, width - getcurx(w), nd->task, st);
     } else {
         ui_text_printf(w, width - getcurx(w), st, "0x%" PRIx64, nd->id);
     }

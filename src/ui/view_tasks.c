@@ -226,7 +226,11 @@ static void add_line(struct tasks_view *v, size_t interp, const char *line)
 static bool node_matches(const struct tasktree_node *n, const char *filter)
 {
     if (n->is_task) {
-        return n->task != NULL && ui_text_match(filter, n->task->name);
+        struct snap_str coro;
+        /* A task with no name is shown, and found, by its coroutine's function. */
+        return n->task != NULL &&
+               (ui_text_match(filter, n->task->name) ||
+                (snapshot_task_coro_label(n->task, &coro) && ui_text_match(filter, coro)));
     }
     return n->frame != NULL && ui_stack_frame_matches(n->frame, filter);
 }

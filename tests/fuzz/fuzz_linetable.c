@@ -62,6 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     run(linetable_locations_find, table, len, first, addr_units);
     run(linetable_v310_find, table, len, first, addr_bytes);
     run(linetable_lnotab_find, table, len, first, addr_bytes);
+    run(linetable_lnotab_unsigned_find, table, len, first, addr_bytes);
     free(table);
     return 0;
 }

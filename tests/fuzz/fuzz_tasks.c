@@ -29,7 +29,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct asyncdebug_offsets o;
     asyncdebug_parse_offsets(data, size, &o, NULL);
 
-    /* Three bytes a task: its id, the id of its awaiter (0: a future), and its stack's depth. */
+    /* Three bytes a task: its id (and, bit 4, whether it has a name: before 3.8 none, and it is
+     * drawn by its coroutine), the id of its awaiter (0: a future), and its stack's depth. */
     static const char *const names[] = {"a", "b", "c", "d"};
     struct snap_frame frames[4];
     struct snap_task tasks[MAX_TASKS];
@@ -44,7 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i + 3 <= size && n < MAX_TASKS; i += 3, n++) {
         memset(&tasks[n], 0, sizeof tasks[n]);
         tasks[n].id = data[i] % 16 + 1;
-        tasks[n].name = (struct snap_str){names[data[i] % 4], 1};
+        tasks[n].name = (data[i] & 16) != 0 ? (struct snap_str){NULL, 0}
+                                            : (struct snap_str){names[data[i] % 4], 1};
         tasks[n].frames = frames;
         tasks[n].n_frames = data[i + 2] % 5;
         awaiters[n] = (struct snap_task_awaiter){data[i + 1] % 17, frames, data[i + 2] / 64};

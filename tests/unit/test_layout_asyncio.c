@@ -42,6 +42,36 @@ static void test_layout_asyncio_frame_objects_use_yield_from_opcode(void **state
     }
 }
 
+/* 3.6 and 3.7: frame objects as 3.8's; no task names; 3.7's registry is asyncio.tasks'
+ * _all_tasks (the C module's set), 3.6's a class attribute of _PyTask beside the C tasks' set,
+ * which only the _asyncio module's static all_tasks holds. */
+static void test_layout_asyncio_before_3_8_has_no_task_names(void **state)
+{
+    (void)state;
+    struct layout_asyncio A;
+    for (unsigned minor = 6; minor <= 7; minor++) {
+        select_table(minor, &A);
+        assert_int_equal(A.yield_from, LAYOUT_YF_NEXT_OPCODE);
+        assert_int_equal(A.stack, LAYOUT_STACK_POINTER);
+        assert_int_equal(A.lasti_scale, 1);
+        assert_false(layout_has(A.task.name));
+        assert_int_equal(layout_has(A.task.callback0), minor == 7);
+        assert_string_equal(A.registry_weak, "_all_tasks");
+        assert_null(A.registry_strong);
+        if (minor == 6) {
+            assert_string_equal(A.registry_owner, "_PyTask");
+            assert_string_equal(A.registry_c_symbol, "all_tasks");
+        } else {
+            assert_null(A.registry_owner);
+            assert_null(A.registry_c_symbol);
+        }
+    }
+    select_table(8, &A);
+    assert_true(layout_has(A.task.name));
+    assert_null(A.registry_owner);
+    assert_null(A.registry_c_symbol);
+}
+
 static void test_layout_asyncio_embedded_frames_check_resume(void **state)
 {
     (void)state;
@@ -78,7 +108,7 @@ static void test_layout_asyncio_refuses_a_version_without_table(void **state)
     struct layout_asyncio A;
     struct pt_error e = {0};
     memset(&L, 0, sizeof L);
-    L.hexversion = hex(7);
+    L.hexversion = 0x020712f0; /* 2.7: no asyncio */
     assert_int_equal(layout_asyncio_select(&L, &A, &e), -1);
     assert_int_equal(e.code, PT_E_UNSUPPORTED);
 }
@@ -112,6 +142,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_layout_asyncio_frame_objects_use_yield_from_opcode),
+        cmocka_unit_test(test_layout_asyncio_before_3_8_has_no_task_names),
         cmocka_unit_test(test_layout_asyncio_embedded_frames_check_resume),
         cmocka_unit_test(test_layout_asyncio_int_task_names_only_from_3_12),
         cmocka_unit_test(test_layout_asyncio_refuses_a_version_without_table),

@@ -114,6 +114,38 @@ static void test_tasktree_follows_pstree_for_unknowns_and_futures(void **state)
     free(text);
 }
 
+/* Tasks without names (before 3.8) are drawn by their coroutines, the outermost frame of their
+ * stacks, as asyncio's repr names them, in the tree and in a cycle. */
+static void test_tasktree_draws_a_task_without_name_by_its_coroutine(void **state)
+{
+    (void)state;
+    struct snap_frame stack[] = {frame("leaf", "b.py", 5), frame("worker", "b.py", 9)};
+    struct snap_task_awaiter by1 = {1, stack, 2};
+    struct snap_task_awaiter by2 = {2, NULL, 0};
+    struct snap_task tasks[] = {
+        {.id = 1, .name = {NULL, 0}, .frames = stack, .n_frames = 2},
+        {.id = 2,
+         .name = {NULL, 0},
+         .frames = stack,
+         .n_frames = 1,
+         .awaited_by = &by1,
+         .n_awaited_by = 1},
+    };
+    char *text = draw(tasks, 2);
+    assert_string_equal(text, "└── (T) coro=worker()\n"
+                              "    └──  worker b.py:9\n"
+                              "        └──  leaf b.py:5\n"
+                              "            └── (T) coro=leaf()\n"
+                              "                └──  leaf b.py:5\n");
+    free(text);
+    tasks[0].awaited_by = &by2;
+    tasks[0].n_awaited_by = 1;
+    text = draw(tasks, 2);
+    assert_string_equal(text, "ERROR: await-graph contains cycles - cannot print a tree!\n\n"
+                              "cycle: coro=worker() → coro=leaf() → coro=worker()\n");
+    free(text);
+}
+
 /* Tasks awaiting each other in a ring are reported, not drawn (nor looped on). */
 static void test_tasktree_reports_cycles_instead_of_looping(void **state)
 {
@@ -382,6 +414,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tasktree_draws_like_pstree),
         cmocka_unit_test(test_tasktree_follows_pstree_for_unknowns_and_futures),
+        cmocka_unit_test(test_tasktree_draws_a_task_without_name_by_its_coroutine),
         cmocka_unit_test(test_tasktree_reports_cycles_instead_of_looping),
         cmocka_unit_test(test_tasktree_draws_a_deep_chain),
         cmocka_unit_test(test_tasktree_nodes_are_the_drawn_tree),

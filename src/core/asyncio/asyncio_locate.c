@@ -1,7 +1,8 @@
 /* asyncio_locate: stage 1 of the asyncio pipeline: where a target keeps its asyncio tasks: the
  * _asyncio module's debug offsets (its .AsyncioDebug section, 3.14+: the C tasks' lists), the
- * registries in asyncio.tasks (every task of 3.8-3.13, the others from 3.14) and in the _asyncio
- * module state (3.14+), and the types that tell tasks, gathers and TaskGroups apart. */
+ * registries in asyncio.tasks (every task of 3.6-3.13, the others from 3.14), in the _asyncio
+ * module state (3.14+) and in a static of the _asyncio module (3.6's C tasks), and the types
+ * that tell tasks, gathers and TaskGroups apart. */
 #include "config.h"
 
 #include "core/asyncio/asyncio_locate.h"
@@ -11,10 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/asyncio/asyncio_common.h"
 #include "core/util/clock.h"
 #include "core/util/error.h"
+#include "core/target/elf.h"
 #include "core/layout/asyncio.h"
 #include "core/layout/layout.h"
 #include "core/target/proc.h"
@@ -106,13 +109,15 @@ bool asyncio_locate_registries(struct proc *p, const struct py_layout *L,
                                const struct layout_asyncio *A, uint64_t modules,
                                struct asyncio_sources *out)
 {
-    const char *mods[] = {"asyncio.tasks", "asyncio.taskgroups", "_asyncio"};
+    const char *mods[] = {"asyncio.tasks", "asyncio.taskgroups", "_asyncio", "asyncio.futures"};
     uint64_t mod[sizeof mods / sizeof mods[0]];
     memset(out, 0, sizeof *out);
-    if (pydict_get_strs(p, L, modules, mods, 3, mod, NULL) <= 0 || mod[0] == 0) {
+    if (pydict_get_strs(p, L, modules, mods, 4, mod, NULL) <= 0 || mod[0] == 0) {
         return false;
     }
     out->c_mod = mod[2];
+    const char *cfuture[] = {"_CFuture"};
+    module_attrs(p, L, mod[3], cfuture, 1, &out->cfuture_type);
     /* The strong registry only where the version has one. */
     const char *names[] = {"_CTask", "_PyTask", "_GatheringFuture", A->registry_weak,
                            A->registry_strong};
@@ -123,9 +128,72 @@ bool asyncio_locate_registries(struct proc *p, const struct py_layout *L,
     out->gather_type = found[2];
     out->weak = found[3];
     out->strong = A->registry_strong ? found[4] : 0;
+    /* 3.6: the WeakSet is a class attribute (_PyTask._all_tasks), in the class's own dict,
+     * which the type of types places at its tp_dictoffset as for any instance. */
+    if (A->registry_owner != NULL) {
+        uint64_t owner = 0;
+        const char *owner_name[] = {A->registry_owner};
+        module_attrs(p, L, mod[0], owner_name, 1, &owner);
+        if (owner == 0 ||
+            pydict_instance_attr(p, L, owner, A->registry_weak, &out->weak, NULL) != 1) {
+            out->weak = 0;
+        }
+    }
     const char *group[] = {"TaskGroup"};
     module_attrs(p, L, mod[1], group, 1, &out->taskgroup_type);
     return true;
+}
+
+/* Looks in one mapped file PATH, whose first mapping is FIRST, for the static NAME: 1 found
+ * (*ADDR), 0 not, -1 the file cannot be read (ERR). */
+static int static_in(struct proc *p, const struct proc_map *first, const char *path,
+                     const char *name, uint64_t *addr, struct pt_error *err)
+{
+    int fd = proc_open_file(p, path, err);
+    if (fd < 0) {
+        return -1;
+    }
+    struct elf *e = elf_open_fd(fd, err);
+    close(fd);
+    if (e == NULL) {
+        return -1;
+    }
+    struct elf_symbol sym;
+    uint64_t bias = 0;
+    int found = 0;
+    int r = elf_find_symbol(e, name, &sym, err);
+    /* A pointer's worth of data: a function or a larger object of that name is not it. */
+    if (r == 0 && sym.size == 8 && sym.value != 0 &&
+        elf_load_bias(e, first->start, first->offset, &bias, err) == 0 &&
+        !__builtin_add_overflow(sym.value, bias, addr)) {
+        found = 1;
+    } else if (r < 0) {
+        found = -1;
+    }
+    elf_close(e);
+    return found;
+}
+
+int asyncio_locate_static(struct proc *p, const char *name, uint64_t *addr, struct pt_error *err)
+{
+    const struct proc_map *maps;
+    size_t n;
+    if (proc_maps(p, &maps, &n, err) < 0) {
+        return -1;
+    }
+    /* The lowest mapping of a file comes first in the maps, the one its bias is taken from. */
+    for (size_t i = 0; i < n; i++) {
+        const char *slash = strrchr(maps[i].path, '/');
+        const char *base = slash != NULL ? slash + 1 : maps[i].path;
+        if (strncmp(base, "_asyncio.", 9) == 0) {
+            int r = static_in(p, &maps[i], maps[i].path, name, addr, err);
+            if (r < 0) {
+                pt_error_prefix(err, "%s", maps[i].path);
+            }
+            return r;
+        }
+    }
+    return 0;
 }
 
 void asyncio_locate_state_registries(struct proc *p, const struct layout_asyncio *A,

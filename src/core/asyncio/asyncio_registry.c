@@ -1,5 +1,5 @@
 /* asyncio_registry: stage 2 of the asyncio pipeline for the tasks in asyncio's own registries
- * (every task of 3.8-3.13, which have no _asyncio debug offsets; the tasks not of the C type from
+ * (every task of 3.6-3.13, which have no _asyncio debug offsets; the tasks not of the C type from
  * 3.14): their objects classified and read as C or pure-Python tasks, each with its coroutine
  * stack (stage 3, asyncio_chain) and the edges stage 4 (asyncio_edges) derives. */
 #include "config.h"
@@ -16,6 +16,7 @@
 #include "core/asyncio/asyncio_chain.h"
 #include "core/asyncio/asyncio_edges.h"
 #include "core/asyncio/asyncio_locate.h"
+#include "core/util/clock.h"
 #include "core/util/error.h"
 #include "core/layout/asyncio.h"
 #include "core/layout/layout.h"
@@ -35,6 +36,10 @@ enum {
     STATE_NAME_BYTES = 16, /* of a pure-Python task's _state */
     NAME_PREFETCH = 96,    /* bytes of each task name read ahead: a short str whole */
 };
+
+/* How often the _asyncio module's binary is looked at again for the static holding 3.6's C
+ * tasks while it has not been found (asyncio imported later maps it then). */
+static const double STATIC_RESCAN_SECONDS = 1.0;
 
 /* A value remembered by address for one snapshot: a type's kind, a loop's thread. */
 struct addr_slot {
@@ -59,6 +64,7 @@ struct asyncio_registry {
     size_t n_tasks;
     size_t n_listed; /* tasks[0..n_listed): C tasks the snapshot lists already (3.14+) */
     bool cut;        /* tasks left out at LIMIT_ASYNCIO_TASKS */
+    bool py_c_future; /* pure-Python tasks keep their Future's fields in the C struct (3.6) */
     size_t *index;   /* open addressing: task index + 1 by address, index_slots of them */
     size_t index_slots;
     bool types_full;
@@ -69,6 +75,11 @@ struct asyncio_registry {
      * memory only once names are read into it. */
     uint8_t *name_buf;
     bool name_ok[PROC_IOV_MAX];
+    /* 3.6: where the _asyncio module keeps its C tasks' WeakSet (A.registry_c_symbol), once
+     * found; why it was not at the last look ("" found or not looked for), and when. */
+    uint64_t c_static_addr;
+    char c_static_bad[sizeof((struct pt_error *)0)->msg];
+    double c_static_scan;
 };
 
 struct asyncio_registry *asyncio_registry_new(struct proc *p, const struct py_layout *L,
@@ -86,6 +97,7 @@ struct asyncio_registry *asyncio_registry_new(struct proc *p, const struct py_la
     a->A = *A;
     a->common = common;
     a->chain = chain;
+    a->c_static_scan = -STATIC_RESCAN_SECONDS;
     a->name_buf = malloc((size_t)PROC_IOV_MAX * NAME_PREFETCH);
     a->jobs = malloc((size_t)PROC_IOV_MAX * sizeof *a->jobs);
     if (a->name_buf == NULL || a->jobs == NULL) {
@@ -370,9 +382,51 @@ static void read_c_tasks(struct asyncio_registry *a, struct asyncio_task *tasks,
     }
 }
 
+/* Whether the pure-Python Task derives from the C Future: 3.6's does (Lib/asyncio/tasks.py
+ * subclasses futures.Future, which futures.py rebinds to _asyncio.Future; 3.7 made it
+ * futures._PyFuture), and its Future's fields are then the C struct's, where a C task has
+ * them too (FutureObj_HEAD, Modules/_asynciomodule.c), not instance attributes. */
+static bool pytask_c_future(struct asyncio_registry *a)
+{
+    uint64_t t = a->src.pytask_type;
+    for (int depth = 0; t != 0 && a->src.cfuture_type != 0 && depth < LIMIT_TYPE_BASES; depth++) {
+        if (t == a->src.cfuture_type) {
+            return true;
+        }
+        if (asyncio_common_read_word(a->proc, t + a->A.type_base, &t) < 0) {
+            break;
+        }
+    }
+    return false;
+}
+
+/* The Future fields of a pure-Python task whose class derives from the C Future (3.6): its
+ * loop, callbacks and state from the struct (read no further than the last of them). */
+static void read_py_task_c_future(struct asyncio_registry *a, struct asyncio_task *t)
+{
+    const struct layout_asyncio *A = &a->A;
+    uint8_t buf[LIMIT_OBJECT_READ / 64];
+    uint64_t end = A->task.loop > A->task.callbacks ? A->task.loop : A->task.callbacks;
+    uint64_t state = 0;
+    end = (A->task.state > end ? A->task.state : end) + 8;
+    t->state = SNAP_TASK_UNKNOWN;
+    if (end > sizeof buf || end > A->task.size ||
+        proc_read_bytes(a->proc, t->addr, buf, end, NULL) < 0) {
+        return;
+    }
+    layout_read_u64(buf, end, A->task.loop, &t->loop);
+    layout_read_u64(buf, end, A->task.callbacks, &t->callbacks);
+    layout_read_uint(buf, end, A->task.state, 4, &state);
+    t->state = (int)state == A->state_pending     ? SNAP_TASK_PENDING
+               : (int)state == A->state_cancelled ? SNAP_TASK_CANCELLED
+               : (int)state == A->state_finished  ? SNAP_TASK_FINISHED
+                                                  : SNAP_TASK_UNKNOWN;
+}
+
 /* A pure-Python task keeps its state in its instance dict (Lib/asyncio/futures.py, tasks.py):
  * _state is the str 'PENDING', 'CANCELLED' or 'FINISHED'. An attribute the instance does not
- * have yet (_fut_waiter, _state) still has its class's initial value. */
+ * have yet (_fut_waiter, _state) still has its class's initial value. 3.6's keeps its Future's
+ * fields in the C struct (read_py_task_c_future()). */
 static void read_py_task(struct asyncio_registry *a, struct asyncio_task *t)
 {
     static const char *const states[] = {"PENDING", "CANCELLED", "FINISHED"};
@@ -386,10 +440,16 @@ static void read_py_task(struct asyncio_registry *a, struct asyncio_task *t)
                  {"_callbacks", &t->callbacks}};
     uint64_t state = 0;
     char buf[STATE_NAME_BYTES];
-    for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
+    /* The first three are the task's own; the rest, its Future's. */
+    size_t n_attrs = a->py_c_future ? 3 : sizeof attrs / sizeof attrs[0];
+    for (size_t i = 0; i < n_attrs; i++) {
         if (pydict_instance_attr(a->proc, a->L, t->addr, attrs[i].name, attrs[i].out, NULL) != 1) {
             *attrs[i].out = 0;
         }
+    }
+    if (a->py_c_future) {
+        read_py_task_c_future(a, t);
+        return;
     }
     t->state = SNAP_TASK_UNKNOWN;
     long len = 0;
@@ -498,6 +558,7 @@ static long read_tasks(struct asyncio_registry *a, const uint64_t *objs, size_t 
     }
     /* Each pure-Python task costs a few dict lookups: past a limit they are listed unread. */
     size_t py = 0;
+    a->py_c_future = n_py > 0 && pytask_c_future(a);
     for (size_t i = 0; i < a->n_tasks; i++) {
         if (a->tasks[i].kind == ASYNCIO_KIND_PYTASK && py++ < LIMIT_PY_TASKS) {
             read_py_task(a, &a->tasks[i]);
@@ -644,6 +705,7 @@ static void begin(struct asyncio_registry *a, struct snapshot *s,
     a->n_tasks = 0;
     a->n_listed = 0;
     a->cut = false;
+    a->py_c_future = false;
     a->types_full = false;
     memset(&a->src, 0, sizeof a->src);
 }
@@ -656,6 +718,40 @@ static void end(struct asyncio_registry *a)
     a->index = NULL;
     a->n_tasks = 0;
     a->n_listed = 0;
+}
+
+/* 3.6: the WeakSet the _asyncio module's C tasks add themselves to, which no module attribute
+ * names: the static A.registry_c_symbol of the module's binary holds it. 0 when the version has
+ * no such static or _asyncio is not imported; else, when it cannot be found, 0 with a warning
+ * in S and *TRUNCATED (the C tasks are missing). */
+static uint64_t c_static_registry(struct asyncio_registry *a, bool *truncated)
+{
+    uint64_t set = 0;
+    struct pt_error e = {0};
+    if (a->A.registry_c_symbol == NULL || a->src.c_mod == 0) {
+        return 0;
+    }
+    double now = clock_now();
+    if (a->c_static_addr == 0 && now - a->c_static_scan >= STATIC_RESCAN_SECONDS) {
+        a->c_static_scan = now;
+        int r = asyncio_locate_static(a->proc, a->A.registry_c_symbol, &a->c_static_addr, &e);
+        snprintf(a->c_static_bad, sizeof a->c_static_bad, "%s",
+                 r < 0   ? e.msg
+                 : r > 0 ? ""
+                         : "no mapped _asyncio.* file names it (a stripped build?)");
+        if (r <= 0) {
+            a->c_static_addr = 0;
+        }
+    }
+    if (a->c_static_addr == 0 || asyncio_common_read_word(a->proc, a->c_static_addr, &set) < 0 ||
+        set == 0) {
+        snapshot_warn(a->s, "asyncio C tasks not read: the _asyncio module's %s: %s",
+                      a->A.registry_c_symbol,
+                      a->c_static_addr == 0 ? a->c_static_bad : "unreadable or not set");
+        *truncated = true;
+        return 0;
+    }
+    return set;
 }
 
 int asyncio_registry_read(struct asyncio_registry *a, struct snapshot *s, uint64_t modules,
@@ -681,7 +777,12 @@ int asyncio_registry_read(struct asyncio_registry *a, struct snapshot *s, uint64
         return 0;
     }
     snprintf(what, sizeof what, "asyncio's %s", a->A.registry_weak);
+    uint64_t c_weak = c_static_registry(a, &truncated);
+    char c_what[64];
+    snprintf(c_what, sizeof c_what, "_asyncio's %s",
+             a->A.registry_c_symbol != NULL ? a->A.registry_c_symbol : "");
     if (registry_objects(a, what, a->src.weak, a->src.strong, &objs, &n, &cap, &truncated) < 0 ||
+        (c_weak != 0 && registry_objects(a, c_what, c_weak, 0, &objs, &n, &cap, &truncated) < 0) ||
         read_tasks(a, objs, n, NULL, 0, true) < 0) {
         rc = pt_error_set(err, PT_E_NOMEM, 0, "out of memory");
     }

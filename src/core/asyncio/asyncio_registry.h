@@ -1,5 +1,5 @@
 /* asyncio_registry: stage 2 of the asyncio pipeline for the tasks in asyncio's own registries
- * (every task of 3.8-3.13, which have no _asyncio debug offsets; the tasks not of the C type from
+ * (every task of 3.6-3.13, which have no _asyncio debug offsets; the tasks not of the C type from
  * 3.14): their objects classified and read as C or pure-Python tasks, each with its coroutine
  * stack (stage 3, asyncio_chain) and the edges stage 4 (asyncio_edges) derives. */
 #ifndef PYTOP_CORE_ASYNCIO_REGISTRY_H

@@ -1,7 +1,7 @@
 /* tasks: a target's asyncio tasks and their awaited-by graph, read by the asyncio pipeline:
  * (1) asyncio_locate finds where the target keeps them, (2) asyncio_list reads the C tasks of
  * 3.14+ from the lists its debug offsets describe and asyncio_registry the tasks in asyncio's
- * registries (every task of 3.8-3.13, the others of 3.14+), (3) asyncio_chain walks each task's
+ * registries (every task of 3.6-3.13, the others of 3.14+), (3) asyncio_chain walks each task's
  * coroutine chain, (4) asyncio_edges derives the awaited-by edges the registries do not keep,
  * and (5) tasktree draws the graph as a tree. */
 #include "config.h"
@@ -113,7 +113,7 @@ static int unreadable(struct tasks *t, struct snapshot *s, uint64_t modules,
     if (r == 1) {
         snapshot_warn(s,
                       "asyncio tasks not read: Python %s has neither _asyncio debug "
-                      "offsets (3.14+) nor a pytop asyncio table (3.8-3.13)",
+                      "offsets (3.14+) nor a pytop asyncio table (3.6-3.13)",
                       t->rt->version);
     } else if (r < 0) {
         snapshot_warn(s, "asyncio tasks not read: whether asyncio is imported is not known: %s",

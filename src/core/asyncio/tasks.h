@@ -1,6 +1,6 @@
 /* tasks: a target's asyncio tasks and their awaited-by graph, read by the asyncio pipeline
  * through the _asyncio module's debug offsets (the .AsyncioDebug section, 3.14+: C tasks) and
- * asyncio's task registries (every task of 3.8-3.13, the others of 3.14+). */
+ * asyncio's task registries (every task of 3.6-3.13, the others of 3.14+). */
 #ifndef PYTOP_CORE_TASKS_H
 #define PYTOP_CORE_TASKS_H
 

@@ -13,29 +13,39 @@
 #include "core/layout/layout.h"
 #include "core/util/limits.h"
 
-/* The generated table of each minor version, by minor. */
-static const struct layout_asyncio_gen *table_of(unsigned minor)
+/* The generated table of each version, by LAYOUT_VERSION_KEY(). */
+static const struct layout_asyncio_gen *table_of(unsigned key)
 {
-    switch (minor) {
-    case 8:
+    switch (key) {
+    case 0x0306:
+        return &layout_asyncio_gen_3_6;
+    case 0x0307:
+        return &layout_asyncio_gen_3_7;
+    case 0x0308:
         return &layout_asyncio_gen_3_8;
-    case 9:
+    case 0x0309:
         return &layout_asyncio_gen_3_9;
-    case 10:
+    case 0x030a:
         return &layout_asyncio_gen_3_10;
-    case 11:
+    case 0x030b:
         return &layout_asyncio_gen_3_11;
-    case 12:
+    case 0x030c:
         return &layout_asyncio_gen_3_12;
-    case 13:
+    case 0x030d:
         return &layout_asyncio_gen_3_13;
-    case 14:
+    case 0x030e:
         return &layout_asyncio_gen_3_14;
-    case 15:
+    case 0x030f:
         return &layout_asyncio_gen_3_15;
     default:
         return NULL;
     }
+}
+
+/* A field that is either absent or inside SIZE bytes. */
+static bool absent_or_within(uint64_t off, uint64_t size)
+{
+    return !layout_has(off) || off < size;
 }
 
 /* The frame fields: a frame object behind gi_frame (up to 3.10), or the interpreter frame
@@ -103,12 +113,14 @@ static bool fill_frames(const struct layout_asyncio_gen *g, const struct py_layo
 
 int layout_asyncio_select(const struct py_layout *L, struct layout_asyncio *A, struct pt_error *err)
 {
-    const struct layout_asyncio_gen *g = table_of((unsigned)(L->hexversion >> 16) & 0xff);
-    if ((L->hexversion >> 24) != 3 || g == NULL) {
+    const struct layout_asyncio_gen *g = table_of(LAYOUT_VERSION_KEY(L->hexversion));
+    if (g == NULL) {
         return pt_error_set(err, PT_E_UNSUPPORTED, 0, "no asyncio table for this version");
     }
     A->registry_weak = g->registry_weak;
     A->registry_strong = g->registry_strong;
+    A->registry_owner = g->registry_owner;
+    A->registry_c_symbol = g->registry_c_symbol;
     A->task.size = layout_gen_offset(g->task_size);
     A->task.loop = layout_gen_offset(g->task_loop);
     A->task.callback0 = layout_gen_offset(g->task_callback0);
@@ -144,9 +156,10 @@ int layout_asyncio_select(const struct py_layout *L, struct layout_asyncio *A, s
     A->int_task_names = g->modstate_int_task_names > 0;
     uint64_t end = 0;
     bool task_ok = A->task.size <= LIMIT_OBJECT_READ && A->task.loop < A->task.size &&
-                   A->task.callback0 < A->task.size && A->task.callbacks < A->task.size &&
-                   A->task.state < A->task.size && A->task.fut_waiter < A->task.size &&
-                   A->task.coro < A->task.size && A->task.name < A->task.size;
+                   absent_or_within(A->task.callback0, A->task.size) &&
+                   A->task.callbacks < A->task.size && A->task.state < A->task.size &&
+                   A->task.fut_waiter < A->task.size && A->task.coro < A->task.size &&
+                   absent_or_within(A->task.name, A->task.size);
     bool set_ok = A->set.size <= LIMIT_OBJECT_READ && A->set.used < A->set.size &&
                   A->set.mask < A->set.size && A->set.table < A->set.size &&
                   A->set.entry_size >= 16 && A->set.entry_key < A->set.entry_size &&

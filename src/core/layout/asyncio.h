@@ -1,4 +1,4 @@
-/* layout/asyncio: how to read asyncio's task registries (every task of 3.8-3.13, which have no
+/* layout/asyncio: how to read asyncio's task registries (every task of 3.6-3.13, which have no
  * _asyncio debug offsets; the tasks not of the C type from 3.14), from pytop's generated
  * per-version tables. */
 #ifndef PYTOP_CORE_LAYOUT_ASYNCIO_H
@@ -33,15 +33,22 @@ struct layout_asyncio {
     /* The task registries in asyncio.tasks: a WeakSet, and a plain set or NULL. */
     const char *registry_weak;
     const char *registry_strong;
+    /* 3.6: the WeakSet is a class attribute of this class in asyncio.tasks (_PyTask); NULL: a
+     * module attribute. */
+    const char *registry_owner;
+    /* 3.6: C tasks go to a WeakSet that only this static of the _asyncio module's binary
+     * holds (all_tasks, found by symbol); NULL: registry_weak is it (3.7+ rebind the name to
+     * the C module's set). */
+    const char *registry_c_symbol;
     struct {
         uint64_t size;
         uint64_t loop;
-        uint64_t callback0;
+        uint64_t callback0; /* LAYOUT_NONE before 3.7 */
         uint64_t callbacks; /* a list of (callback, context) tuples, or NULL */
         uint64_t state;     /* int */
         uint64_t fut_waiter;
         uint64_t coro;
-        uint64_t name;
+        uint64_t name; /* LAYOUT_NONE before 3.8: tasks had no names */
     } task; /* TaskObj, Modules/_asynciomodule.c */
     int state_pending;
     int state_cancelled;

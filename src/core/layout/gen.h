@@ -142,6 +142,7 @@ struct layout_gen {
     int64_t unicode_ascii_size;
     int64_t gc_size;
     int64_t gc_collecting;
+    int64_t lnotab_unsigned_lines; /* a fact of the version (VERSION_FACTS) */
 };
 
 extern const struct layout_gen layout_gen_2_7;

@@ -5,6 +5,128 @@
 
 #include <stddef.h>
 
+/* 3.6:
+ *   ~/.pyenv/versions/3.6.15/include/python3.6m
+ *   _asyncio.cpython-36m-x86_64-linux-gnu.so
+ *   ~/.pyenv/versions/3.6.15/lib/python3.6/asyncio/tasks.py
+ */
+const struct layout_asyncio_gen layout_asyncio_gen_3_6 = {
+    .gen_frame = 16,
+    .gen_iframe = -1,
+    .gen_frame_state = -1,
+    .frameobj_stacktop = 72,
+    .frameobj_stackdepth = -1,
+    .frameobj_valuestack = 64,
+    .code_code = 40,
+    .iframe_stacktop = -1,
+    .iframe_localsplus = -1,
+    .iframe_stackpointer = -1,
+    .op_yield_from = 72,
+    .op_resume = -1,
+    .op_resume_quick = -1,
+    .op_instrumented_resume = -1,
+    .op_resume_check = -1,
+    .frame_created_byte = -1,
+    .weakref_object = 16,
+    .set_size = 200,
+    .set_used = 24,
+    .set_mask = 32,
+    .set_table = 40,
+    .setentry_size = 16,
+    .setentry_key = 0,
+    .setentry_hash = 8,
+    .list_ob_size = 16,
+    .list_ob_item = 24,
+    .tuple_ob_size = 16,
+    .tuple_ob_item = 24,
+    .method_func = 16,
+    .method_self = 24,
+    .function_name = 64,
+    .type_base = 256,
+    .module_md_state = -1,
+    .task_size = 112,
+    .task_loop = 16,
+    .task_callback0 = -1,
+    .task_callbacks = 24,
+    .task_state = 56,
+    .task_fut_waiter = 88,
+    .task_coro = 96,
+    .task_name = -1,
+    .state_pending = 0,
+    .state_cancelled = 1,
+    .state_finished = 2,
+    .modstate_size = -1,
+    .modstate_non_asyncio_tasks = -1,
+    .modstate_non_asyncio_eager_tasks = -1,
+    .modstate_debug_offsets = -1,
+    .modstate_int_task_names = 0,
+    .registry_weak = "_all_tasks",
+    .registry_strong = NULL,
+    .registry_owner = "_PyTask",
+    .registry_c_symbol = "all_tasks",
+};
+
+/* 3.7:
+ *   ~/.pyenv/versions/3.7.16/include/python3.7m
+ *   _asyncio.cpython-37m-x86_64-linux-gnu.so
+ *   ~/.pyenv/versions/3.7.16/lib/python3.7/asyncio/tasks.py
+ */
+const struct layout_asyncio_gen layout_asyncio_gen_3_7 = {
+    .gen_frame = 16,
+    .gen_iframe = -1,
+    .gen_frame_state = -1,
+    .frameobj_stacktop = 72,
+    .frameobj_stackdepth = -1,
+    .frameobj_valuestack = 64,
+    .code_code = 40,
+    .iframe_stacktop = -1,
+    .iframe_localsplus = -1,
+    .iframe_stackpointer = -1,
+    .op_yield_from = 72,
+    .op_resume = -1,
+    .op_resume_quick = -1,
+    .op_instrumented_resume = -1,
+    .op_resume_check = -1,
+    .frame_created_byte = -1,
+    .weakref_object = 16,
+    .set_size = 200,
+    .set_used = 24,
+    .set_mask = 32,
+    .set_table = 40,
+    .setentry_size = 16,
+    .setentry_key = 0,
+    .setentry_hash = 8,
+    .list_ob_size = 16,
+    .list_ob_item = 24,
+    .tuple_ob_size = 16,
+    .tuple_ob_item = 24,
+    .method_func = 16,
+    .method_self = 24,
+    .function_name = 64,
+    .type_base = 256,
+    .module_md_state = -1,
+    .task_size = 136,
+    .task_loop = 16,
+    .task_callback0 = 24,
+    .task_callbacks = 40,
+    .task_state = 72,
+    .task_fut_waiter = 104,
+    .task_coro = 112,
+    .task_name = -1,
+    .state_pending = 0,
+    .state_cancelled = 1,
+    .state_finished = 2,
+    .modstate_size = -1,
+    .modstate_non_asyncio_tasks = -1,
+    .modstate_non_asyncio_eager_tasks = -1,
+    .modstate_debug_offsets = -1,
+    .modstate_int_task_names = 0,
+    .registry_weak = "_all_tasks",
+    .registry_strong = NULL,
+    .registry_owner = NULL,
+    .registry_c_symbol = NULL,
+};
+
 /* 3.8:
  *   ~/.pyenv/versions/3.8.18/include/python3.8
  *   ~/.pyenv/versions/3.8.18/lib/python3.8/lib-dynload/_asyncio.cpython-38-x86_64-linux-gnu.so
@@ -62,6 +184,8 @@ const struct layout_asyncio_gen layout_asyncio_gen_3_8 = {
     .modstate_int_task_names = 0,
     .registry_weak = "_all_tasks",
     .registry_strong = NULL,
+    .registry_owner = NULL,
+    .registry_c_symbol = NULL,
 };
 
 /* 3.9:
@@ -121,6 +245,8 @@ const struct layout_asyncio_gen layout_asyncio_gen_3_9 = {
     .modstate_int_task_names = 0,
     .registry_weak = "_all_tasks",
     .registry_strong = NULL,
+    .registry_owner = NULL,
+    .registry_c_symbol = NULL,
 };
 
 /* 3.10:
@@ -180,6 +306,8 @@ const struct layout_asyncio_gen layout_asyncio_gen_3_10 = {
     .modstate_int_task_names = 0,
     .registry_weak = "_all_tasks",
     .registry_strong = NULL,
+    .registry_owner = NULL,
+    .registry_c_symbol = NULL,
 };
 
 /* 3.11:
@@ -241,6 +369,8 @@ const struct layout_asyncio_gen layout_asyncio_gen_3_11 = {
     .modstate_int_task_names = 0,
     .registry_weak = "_all_tasks",
     .registry_strong = NULL,
+    .registry_owner = NULL,
+    .registry_c_symbol = NULL,
 };
 
 /* 3.12:
@@ -300,6 +430,8 @@ const struct layout_asyncio_gen layout_asyncio_gen_3_12 = {
     .modstate_int_task_names = 1,
     .registry_weak = "_scheduled_tasks",
     .registry_strong = "_eager_tasks",
+    .registry_owner = NULL,
+    .registry_c_symbol = NULL,
 };
 
 /* 3.13:
@@ -363,6 +495,8 @@ const struct layout_asyncio_gen layout_asyncio_gen_3_13 = {
     .modstate_int_task_names = 1,
     .registry_weak = "_scheduled_tasks",
     .registry_strong = "_eager_tasks",
+    .registry_owner = NULL,
+    .registry_c_symbol = NULL,
 };
 
 /* 3.14:
@@ -423,6 +557,8 @@ const struct layout_asyncio_gen layout_asyncio_gen_3_14 = {
     .modstate_int_task_names = 1,
     .registry_weak = "_scheduled_tasks",
     .registry_strong = "_eager_tasks",
+    .registry_owner = NULL,
+    .registry_c_symbol = NULL,
 };
 
 /* 3.15:
@@ -483,4 +619,6 @@ const struct layout_asyncio_gen layout_asyncio_gen_3_15 = {
     .modstate_int_task_names = 1,
     .registry_weak = "_scheduled_tasks",
     .registry_strong = "_eager_tasks",
+    .registry_owner = NULL,
+    .registry_c_symbol = NULL,
 };

@@ -142,6 +142,7 @@ const struct layout_gen layout_gen_2_7 = {
     .unicode_ascii_size = -1,
     .gc_size = -1,
     .gc_collecting = -1,
+    .lnotab_unsigned_lines = 1,
 };
 
 /* 3.6: ~/.pyenv/versions/3.6.15/include/python3.6m */
@@ -279,6 +280,7 @@ const struct layout_gen layout_gen_3_6 = {
     .unicode_ascii_size = 48,
     .gc_size = -1,
     .gc_collecting = -1,
+    .lnotab_unsigned_lines = -1,
 };
 
 /* 3.7: ~/.pyenv/versions/3.7.16/include/python3.7m */
@@ -416,6 +418,7 @@ const struct layout_gen layout_gen_3_7 = {
     .unicode_ascii_size = 48,
     .gc_size = 352,
     .gc_collecting = 312,
+    .lnotab_unsigned_lines = -1,
 };
 
 /* 3.8: ~/.pyenv/versions/3.8.18/include/python3.8 */
@@ -553,6 +556,7 @@ const struct layout_gen layout_gen_3_8 = {
     .unicode_ascii_size = 48,
     .gc_size = 240,
     .gc_collecting = 200,
+    .lnotab_unsigned_lines = -1,
 };
 
 /* 3.9: ~/.pyenv/versions/3.9.18/include/python3.9 */
@@ -690,6 +694,7 @@ const struct layout_gen layout_gen_3_9 = {
     .unicode_ascii_size = 48,
     .gc_size = 240,
     .gc_collecting = 200,
+    .lnotab_unsigned_lines = -1,
 };
 
 /* 3.10: ~/.pyenv/versions/3.10.13/include/python3.10 */
@@ -827,6 +832,7 @@ const struct layout_gen layout_gen_3_10 = {
     .unicode_ascii_size = 48,
     .gc_size = 240,
     .gc_collecting = 200,
+    .lnotab_unsigned_lines = -1,
 };
 
 /* 3.11: ~/.pyenv/versions/3.11.7/include/python3.11, /usr/include/python3.11 */
@@ -964,6 +970,7 @@ const struct layout_gen layout_gen_3_11 = {
     .unicode_ascii_size = 48,
     .gc_size = 240,
     .gc_collecting = 200,
+    .lnotab_unsigned_lines = -1,
 };
 
 /* 3.12: ~/.pyenv/versions/3.12.1/include/python3.12 */
@@ -1101,6 +1108,7 @@ const struct layout_gen layout_gen_3_12 = {
     .unicode_ascii_size = 40,
     .gc_size = 240,
     .gc_collecting = 200,
+    .lnotab_unsigned_lines = -1,
 };
 
 /* 3.13: /var/cache/pytop-pythons/root/usr/include/python3.13, /var/cache/pytop-pythons/root/usr/include/python3.13d, ~/.pyenv/versions/3.13.0/include/python3.13 */
@@ -1238,6 +1246,7 @@ const struct layout_gen layout_gen_3_13 = {
     .unicode_ascii_size = -1,
     .gc_size = -1,
     .gc_collecting = -1,
+    .lnotab_unsigned_lines = -1,
 };
 
 /* 3.14: /var/cache/pytop-pythons/root/usr/include/python3.14, /var/cache/pytop-pythons/root/usr/include/python3.14d */
@@ -1375,6 +1384,7 @@ const struct layout_gen layout_gen_3_14 = {
     .unicode_ascii_size = -1,
     .gc_size = -1,
     .gc_collecting = -1,
+    .lnotab_unsigned_lines = -1,
 };
 
 /* 3.15: /var/cache/pytop-pythons/root/usr/include/python3.15, /var/cache/pytop-pythons/root/usr/include/python3.15d */
@@ -1512,6 +1522,7 @@ const struct layout_gen layout_gen_3_15 = {
     .unicode_ascii_size = -1,
     .gc_size = -1,
     .gc_collecting = -1,
+    .lnotab_unsigned_lines = -1,
 };
 
 static const struct layout_gc_gen gc_2_7[] = {

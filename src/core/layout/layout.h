@@ -23,6 +23,7 @@ enum { LAYOUT_FRAME_PREFIX_MAX = 64 };
 
 enum layout_linetable {
     LINETABLE_LNOTAB,     /* co_lnotab, up to 3.9 */
+    LINETABLE_LNOTAB_UNSIGNED, /* co_lnotab whose line increments are unsigned, up to 3.5 */
     LINETABLE_V310,       /* co_linetable of 3.10 */
     LINETABLE_LOCATIONS,  /* co_linetable with columns, 3.11+ */
 };

@@ -156,7 +156,8 @@ static void fill_frames(const struct layout_gen *g, struct py_layout *L)
     /* co_lnotab until 3.9; 3.10's co_linetable has lines only; with 3.11's adaptive code
      * objects it became the location table with columns (Objects/locations.md). */
     if (g->code_lnotab >= 0) {
-        L->linetable = LINETABLE_LNOTAB;
+        L->linetable =
+            g->lnotab_unsigned_lines == 1 ? LINETABLE_LNOTAB_UNSIGNED : LINETABLE_LNOTAB;
     } else if (g->code_code_adaptive >= 0) {
         L->linetable = LINETABLE_LOCATIONS;
     } else {

@@ -567,6 +567,22 @@ void snapshot_thread_state_words(const struct snap_thread *t, char *buf, size_t 
     snapshot_thread_state_text(t, false, buf, size);
 }
 
+const char SNAPSHOT_TASK_CORO_OPEN[] = "coro=";
+const char SNAPSHOT_TASK_CORO_CLOSE[] = "()";
+
+bool snapshot_task_coro_label(const struct snap_task *t, struct snap_str *function)
+{
+    if (t->name.ptr != NULL || t->frames == NULL || t->n_frames == 0) {
+        return false;
+    }
+    const struct snap_frame *f = &t->frames[t->n_frames - 1];
+    if (f->kind != SNAP_FRAME_PYTHON || f->function.ptr == NULL) {
+        return false;
+    }
+    *function = f->function;
+    return true;
+}
+
 const char *snapshot_task_state_name(enum snap_task_state state)
 {
     switch (state) {

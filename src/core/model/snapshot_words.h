@@ -73,4 +73,13 @@ const struct snap_thread *snapshot_find_thread(const struct snapshot *s, pid_t t
  * when unknown. */
 const char *snapshot_task_state_name(enum snap_task_state state);
 
+/* A task with no name (asyncio gave tasks none before 3.8; or its name could not be read) is
+ * shown by its coroutine's function, the outermost frame of its coroutine stack, the way
+ * asyncio's repr of a task names it: "coro=FUNCTION()", SNAPSHOT_TASK_CORO_OPEN, the function,
+ * SNAPSHOT_TASK_CORO_CLOSE. True with *FUNCTION set when T has no name and such a frame; false
+ * when T has a name (shown as it is) or nothing to show it by ("?"). JSON keeps the name null. */
+bool snapshot_task_coro_label(const struct snap_task *t, struct snap_str *function);
+extern const char SNAPSHOT_TASK_CORO_OPEN[];
+extern const char SNAPSHOT_TASK_CORO_CLOSE[];
+
 #endif

@@ -13,6 +13,7 @@
 #include "core/util/error.h"
 #include "core/util/limits.h"
 #include "core/model/snapshot.h"
+#include "core/model/snapshot_words.h"
 #include "core/util/strbuf.h"
 
 enum {
@@ -448,7 +449,12 @@ static void put_text(struct strbuf *sb, struct snap_str s)
 
 static void put_task_name(struct strbuf *sb, const struct node *n)
 {
-    if (n->labelled) {
+    struct snap_str coro;
+    if (n->labelled && snapshot_task_coro_label(n->src, &coro)) {
+        strbuf_puts(sb, SNAPSHOT_TASK_CORO_OPEN);
+        put_text(sb, coro);
+        strbuf_puts(sb, SNAPSHOT_TASK_CORO_CLOSE);
+    } else if (n->labelled) {
         put_text(sb, n->src->name);
     } else {
         strbuf_printf(sb, "0x%" PRIx64, n->id);

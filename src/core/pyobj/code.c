@@ -556,6 +556,9 @@ static int locate_offset(const struct code_info *ci, const struct py_layout *L, 
     case LINETABLE_LNOTAB:
         return linetable_lnotab_find(ci->linetable, ci->linetable_len, ci->firstlineno,
                                      (uint32_t)offset, out, err);
+    case LINETABLE_LNOTAB_UNSIGNED:
+        return linetable_lnotab_unsigned_find(ci->linetable, ci->linetable_len, ci->firstlineno,
+                                              (uint32_t)offset, out, err);
     }
     return pt_error_set(err, PT_E_BADLAYOUT, 0, "unknown line table format");
 }

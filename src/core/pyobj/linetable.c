@@ -249,14 +249,21 @@ static int check_pairs(const uint8_t *buf, size_t len, const char *what, struct 
     return 0;
 }
 
-static int get_pair(struct cursor *c, uint8_t *addr_delta, int *line_delta)
+/* A pair of an address increment and a line increment, signed unless UNSIGNED_LINES. */
+static int get_pair_as(struct cursor *c, uint8_t *addr_delta, int *line_delta,
+                       bool unsigned_lines)
 {
     uint8_t b = 0;
     if (get_byte(c, addr_delta) < 0 || get_byte(c, &b) < 0) {
         return -1;
     }
-    *line_delta = b < 0x80 ? b : (int)b - 0x100;
+    *line_delta = b < 0x80 || unsigned_lines ? b : (int)b - 0x100;
     return 0;
+}
+
+static int get_pair(struct cursor *c, uint8_t *addr_delta, int *line_delta)
+{
+    return get_pair_as(c, addr_delta, line_delta, false);
 }
 
 /* 3.10 (Objects/lnotab_notes.txt): each pair ends a range of SDELTA bytes that starts where the
@@ -296,8 +303,8 @@ int linetable_v310_find(const uint8_t *buf, size_t len, int firstlineno, uint32_
 /* 3.9 and older (Objects/lnotab_notes.txt): the line of LASTI is the first line plus the line
  * increments of every pair whose running address is at most LASTI. Past the last pair, the last
  * line holds; an empty table means the whole code is on the first line. */
-int linetable_lnotab_find(const uint8_t *buf, size_t len, int firstlineno, uint32_t lasti,
-                          struct linetable_loc *out, struct pt_error *err)
+static int lnotab_find(const uint8_t *buf, size_t len, int firstlineno, uint32_t lasti,
+                       bool unsigned_lines, struct linetable_loc *out, struct pt_error *err)
 {
     static const char what[] = "lnotab";
     assert(out != NULL);
@@ -309,7 +316,7 @@ int linetable_lnotab_find(const uint8_t *buf, size_t len, int firstlineno, uint3
     uint64_t addr = 0;
     uint8_t addr_delta = 0;
     int line_delta = 0;
-    while (get_pair(&c, &addr_delta, &line_delta) == 0) {
+    while (get_pair_as(&c, &addr_delta, &line_delta, unsigned_lines) == 0) {
         addr += addr_delta;
         if (addr > lasti) {
             break;
@@ -320,4 +327,17 @@ int linetable_lnotab_find(const uint8_t *buf, size_t len, int firstlineno, uint3
     }
     *out = (struct linetable_loc){line, -1, -1, -1};
     return 0;
+}
+
+int linetable_lnotab_find(const uint8_t *buf, size_t len, int firstlineno, uint32_t lasti,
+                          struct linetable_loc *out, struct pt_error *err)
+{
+    return lnotab_find(buf, len, firstlineno, lasti, false, out, err);
+}
+
+int linetable_lnotab_unsigned_find(const uint8_t *buf, size_t len, int firstlineno,
+                                   uint32_t lasti, struct linetable_loc *out,
+                                   struct pt_error *err)
+{
+    return lnotab_find(buf, len, firstlineno, lasti, true, out, err);
 }

@@ -31,4 +31,10 @@ int linetable_v310_find(const uint8_t *buf, size_t len, int firstlineno, uint32_
 int linetable_lnotab_find(const uint8_t *buf, size_t len, int firstlineno, uint32_t lasti,
                           struct linetable_loc *out, struct pt_error *err);
 
+/* linetable_lnotab_find() of a table whose line increments are unsigned bytes (until 3.5:
+ * 2.7). */
+int linetable_lnotab_unsigned_find(const uint8_t *buf, size_t len, int firstlineno,
+                                   uint32_t lasti, struct linetable_loc *out,
+                                   struct pt_error *err);
+
 #endif

@@ -27,11 +27,11 @@ enum {
     LIMIT_SET_SLOTS = 1 << 16,       /* slots of one target set (a task's awaiters) read */
     LIMIT_CORO_DEPTH = 1024,         /* coroutines followed down one await chain */
     LIMIT_TREE_LINES = 1 << 20,      /* lines of one drawn task tree; a DAG may repeat nodes */
-    LIMIT_TASK_REGISTRY_SLOTS = 1 << 20, /* slots of asyncio's task registry set read (3.8-3.13) */
+    LIMIT_TASK_REGISTRY_SLOTS = 1 << 20, /* slots of asyncio's task registry set read (3.6-3.13) */
     LIMIT_TYPE_BASES = 64,           /* tp_base links followed up from one type */
     LIMIT_TASK_CALLBACKS = 1024,     /* done callbacks looked at per task */
     LIMIT_FRAME_STACK = 1 << 20,     /* value-stack slots of a suspended frame */
-    LIMIT_TASK_EDGES = 1 << 20,      /* awaited-by edges derived per interpreter (3.8-3.13) */
+    LIMIT_TASK_EDGES = 1 << 20,      /* awaited-by edges derived per interpreter (3.6-3.13) */
     LIMIT_PY_TASKS = 1 << 14,        /* pure-Python asyncio tasks read per interpreter */
     LIMIT_CORO_LEVELS = 1 << 21,     /* coroutines followed per snapshot, all chains together */
     LIMIT_CMDLINE = 1 << 15,         /* bytes of the command line read (/proc/PID/cmdline) */

@@ -477,11 +477,20 @@ static int read_gc(struct unwind *u, const struct interp_fields *in, bool main_i
 {
     struct pt_error e = {0};
     out->gc.present = false;
-    if (in->gc_state == NULL) {
-        return 0;
-    }
     /* Before 3.9 one GC serves every interpreter: it is shown once, with the main one. */
     if (!layout_has(u->L->interp.gc) && !main_interp) {
+        return 0;
+    }
+    /* No GC state known (before 3.7 it is statics of Modules/gcmodule.c, found by symbol; a
+     * binary that does not name them all leaves it unknown): null, and said so. */
+    if (in->gc_addr == 0 && u->gc != NULL) {
+        unwind_warn(u,
+                    "interpreter %" PRId64 ": GC not shown: pytop does not know where Python %s "
+                    "keeps the GC's state",
+                    out->id, u->rt->version);
+        return 0;
+    }
+    if (in->gc_state == NULL) {
         return 0;
     }
     if (gc_parse(u->gc, u->snap, out->id, in->gc_addr, in->gc_state, in->gc_len, &out->gc, &e) <

@@ -91,8 +91,6 @@ def run_one(ctx, rep, py, scenario, unsupported):
         return rep.line("SKIP", what, "needs Python 3.14+ (threads in subinterpreters)")
     if scenario in ("tasks", "taskcycle", "hostile") and py.version < (3, 5):
         return rep.line("SKIP", what, "needs Python 3.5+ (asyncio: async def, await)")
-    if scenario in ("tasks", "taskcycle", "hostile") and py.version < (3, 8):
-        return rep.line("SKIP", what, "needs Python 3.8+ (named asyncio tasks)")
     if unsupported:
         return rep.line("SKIP", what, unsupported[0])
     try:

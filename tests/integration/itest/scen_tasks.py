@@ -29,26 +29,53 @@ def pure_tree(block, pure_names):
     return bool(names) and all(n in pure_names for n in names)
 
 
+def target_tasks(expect):
+    """Every task the target reports, by id: its name (None before 3.8, when tasks had none),
+    label (its name, or the label the target made it with) and coroutine function."""
+    return {t["id"]: t for rep in expect["loops"].values() for t in rep["tasks"]}
+
+
+def shown_name(t):
+    """How pytop's text and live view show a task the target reports as T: its name, or where
+    it has none (before 3.8) its coroutine, as asyncio's repr of a task names it."""
+    return t["name"] if t["name"] is not None else "coro=%s()" % t.get("coro")
+
+
 def compare_tasks_self(expect, tasks):
     """pytop's tasks vs the target's own list per loop (its pure-Python tasks, expect["pure"],
-    included) and the edges the program builds."""
+    included), the coroutine each runs, and the edges the program builds (by the labels the
+    target gave its tasks: their names, or before 3.8 labels of its own)."""
     problems = []
-    names = {t.get("id"): t.get("name") for t in tasks}
+    mine = target_tasks(expect)
+    labels = {i: t.get("label") for i, t in mine.items()}
     for loop, rep in sorted(expect["loops"].items()):
         want = {t["id"]: t["name"] for t in rep["tasks"]}
         got = {t.get("id"): t.get("name") for t in tasks if t.get("thread") == rep["tid"]}
         if want != got:
-            diff = ["missing: %s %s" % (hex(i), n) for i, n in want.items() if got.get(i) != n]
+            diff = ["missing: %s %s %s" % (hex(i), n, labels.get(i))
+                    for i, n in want.items() if i not in got or got[i] != n]
             diff += ["extra: %s %s" % (hex(i), n) for i, n in got.items() if i not in want]
             problems.append(Problem("loop %s (thread %s): %d tasks in asyncio.all_tasks(), "
                                     "pytop has %d, %d differ" % (loop, rep["tid"], len(want),
                                                                  len(got), len(diff)), diff[:10]))
+    # The outermost frame of a task's coroutine stack is the coroutine the target gave it.
+    odd = []
+    for t in tasks:
+        stack = t.get("coroutine_stack") or []
+        coro = mine.get(t.get("id"), {}).get("coro")
+        if coro is not None and (not stack or stack[-1].get("function") != coro):
+            odd.append("%s %s: runs %s, pytop's outermost frame %s" % (
+                hex(t.get("id")), labels.get(t.get("id")), coro,
+                stack[-1].get("function") if stack else None))
+    if odd:
+        problems.append(Problem("%d tasks with another coroutine than the target's" % len(odd),
+                                odd[:5]))
     for child, parents in sorted(expect["edges"].items()):
-        got = sorted(str(names.get(a.get("task"), a.get("task"))) for t in tasks
-                     if t.get("name") == child for a in t.get("awaited_by") or [])
+        got = sorted(str(labels.get(a.get("task"), a.get("task"))) for t in tasks
+                     if labels.get(t.get("id")) == child for a in t.get("awaited_by") or [])
         if got != sorted(parents):
             problems.append(Problem("%s awaited by %s, expected %s" % (child, got, parents)))
-    bulk = [t for t in tasks if str(t.get("name")).startswith("bulk-")]
+    bulk = [t for t in tasks if str(labels.get(t.get("id"))).startswith("bulk-")]
     odd = [t for t in bulk if t.get("state") != "pending"
            or [f[0] for f in task_frames(t.get("coroutine_stack"))] != ["bulk"]]
     if len(bulk) != expect["bulk"] or odd:
@@ -59,10 +86,10 @@ def compare_tasks_self(expect, tasks):
 
 
 def pure_task_ids(expect):
-    """The ids of the target's pure-Python tasks (by the names it gives them)."""
+    """The ids of the target's pure-Python tasks (by the labels it gives them)."""
     pure = set(expect.get("pure", []))
     return {t["id"] for rep in expect["loops"].values() for t in rep["tasks"]
-            if t["name"] in pure}
+            if t.get("label") in pure}
 
 
 def compare_tasks_remote(remote, tasks, pure_ids, notes):
@@ -197,9 +224,19 @@ def check_tasks(ctx, py, proc, outfile, log_path, workdir, notes):
         raise Fail(problems)
 
 
+def shown_cycle(expect):
+    """The target's await ring as pytop's text shows it (each task by shown_name()), turned to
+    start at its least name as pstree_cycles() turns each cycle it reads."""
+    by_label = {t.get("label"): t for t in target_tasks(expect).values()}
+    ring = [shown_name(by_label[l]) if l in by_label else l for l in expect["cycle"]]
+    k = ring.index(min(ring))
+    return {tuple(ring[k:] + ring[:k])}
+
+
 def check_tasks_text(ctx, proc, expect, tasks, notes):
-    """Before 3.14 (no pstree to compare with): pytop's text tree names every task it found,
-    and reports the target's await cycle, if it has one, as pstree would."""
+    """Before 3.14 (no pstree to compare with): pytop's text tree names every task it found (by
+    its name, or where it has none by its coroutine), and reports the target's await cycle, if
+    it has one, as pstree would."""
     r = pytop_dump(ctx, proc.pid, json_output=False)
     notes.append("pytop --dump: %.3f s" % r.seconds)
     text = r.stdout.decode("utf-8", "replace").split("\n")
@@ -213,13 +250,15 @@ def check_tasks_text(ctx, proc, expect, tasks, notes):
         ours.append(line)
     drawn = set(re.findall(r"\(T\) (\S+)", "\n".join(ours)))
     problems = []
-    missing = sorted({str(t.get("name")) for t in tasks} - drawn)
+    mine = target_tasks(expect)
+    missing = sorted({shown_name(mine[t.get("id")]) if t.get("id") in mine else str(t.get("name"))
+                      for t in tasks} - drawn)
     if expect.get("cycle"):
-        ring = expect["cycle"]
-        want = {tuple(ring[ring.index(min(ring)):] + ring[:ring.index(min(ring))])}
+        want = shown_cycle(expect)
         if not ours or not ours[0].startswith("ERROR: await-graph contains cycles") or \
                 pstree_cycles(ours) != want:
-            problems.append(Problem("pytop text does not report the cycle %s" % ring, ours[:5]))
+            problems.append(Problem("pytop text does not report the cycle %s" % sorted(want),
+                                    ours[:5]))
     elif missing:
         problems.append(Problem("pytop text tree lacks %d tasks" % len(missing), missing[:5]))
     return problems

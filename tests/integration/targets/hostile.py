@@ -1,5 +1,5 @@
 """Integration target `hostile`: a process that corrupts, through ctypes, the structures pytop
-reads of it, then keeps itself alive without touching them again (Python 3.8+).
+reads of it, then keeps itself alive without touching them again (Python 3.6+).
 
 Usage: python hostile.py OUTFILE [objects|registry]. Automatic garbage collection is turned off
 first and for good (a collection would traverse the corrupted objects); every object stays
@@ -18,24 +18,30 @@ objects (the default):
   gather     a gather future whose _children list claims 2**40 items
   name-*     task names that are not str: a bytes object dressed as an ASCII str (its first
              bytes copied from a real str's header), a float, and (pure-Python task) an int
+             (3.8+: tasks have no names before; listed under "absent")
   canary-*   untouched tasks in a loop of their own and beside the corrupted ones (C tasks, and
              a pure-Python one, which 3.14+ lists from asyncio's registries too)
   threads    a thread whose threading name is the dressed-up bytes object, and one whose
              name str claims 2**40 characters
   exc-chain-loop  a thread parked inside a generator (handling nothing) whose exception state's
              previous_item, the link of the chain sys.exc_info() reads, points back at itself
+             (3.7+: generators keep no exception state of their own before)
   gc         the collector's `collecting` flag (found by comparing the memory around the
-             youngest generation's list head inside and outside a collection) set to 5
+             youngest generation's list head, or before 3.7 the interpreter's data, inside and
+             outside a collection) set to 5
 registry:
-  3.8-3.13   asyncio's task registry (the WeakSet's data set) claims 2**40 slots, 2**40 used
+  3.6-3.13   asyncio's task registry (the WeakSet's data set) claims 2**40 slots, 2**40 used
+             (3.6: the C tasks' one, which only the _asyncio module holds, found through the
+             canary's weak references)
   3.14+      a thread's task list whose second task's next link points back to the first;
              a second loop's tasks stay readable (canaries)
 
 OUTFILE (JSON): pid, mode, main_tid, main_function, threads {tid: expected name or null},
 tasks {id: {"name": expected name or null, "case": ...}}, loop_tasks (tasks whose coroutine
-chain loops), functions (every coroutine function name of the target), cases, skipped, gc
-("corrupted" or why not), fake (the text of the dressed-up str). Then the main thread parks in
-park_main() until killed (or PYTOP_TARGET_LIFETIME ends).
+chain loops), functions (every coroutine function name of the target), cases, skipped, absent
+(cases this version has nothing to corrupt for, with why), gc ("corrupted" or why not), fake
+(the text of the dressed-up str). Then the main thread parks in park_main() until killed (or
+PYTOP_TARGET_LIFETIME ends).
 """
 import asyncio
 import ctypes
@@ -45,6 +51,9 @@ import os
 import sys
 import threading
 import time
+import weakref
+
+import _aiocompat as aio
 
 LIFETIME = float(os.environ.get("PYTOP_TARGET_LIFETIME", "300"))
 OUTFILE = sys.argv[1]
@@ -55,6 +64,7 @@ FAKE_TEXT = b"INVENTED-NAME"
 
 KEEP = []          # everything the corrupted objects refer to, alive for good
 SKIPPED = []
+ABSENT = []
 CASES = []
 TASKS = {}         # id -> {"name": expected, "case": ...}
 THREADS = {}       # native id -> expected name
@@ -114,11 +124,23 @@ def field_offset(obj, referent, what):
     return offs[0]
 
 
+def instance_dict(obj, name):
+    """OBJ's instance dict: its __dict__, or where the type does not show one (3.6's pure-Python
+    Task, a subclass of the C Future) the dict among the objects it refers to that holds NAME."""
+    d = getattr(obj, "__dict__", None)
+    if d is not None:
+        return d
+    found = [r for r in gc.get_referents(obj) if type(r) is dict and name in r]
+    if len(found) != 1:
+        raise LookupError("%d instance dicts with %s" % (len(found), name))
+    return found[0]
+
+
 def attr_slot(obj, name, what):
     """The address of the word that holds OBJ's instance attribute NAME: in its dict's entries,
     in a split dict's values or in the values inline after the object (found by swapping in a
     probe object and reading the attribute back)."""
-    d = obj.__dict__
+    d = instance_dict(obj, name)
     value = d[name]
     regions = [(id(obj), basicsize(obj) + 512)]
     for off in range(16, basicsize(d), 8):
@@ -167,6 +189,11 @@ def dressed_bytes():
 
 def skip(case, why):
     SKIPPED.append("%s: %s" % (case, why))
+
+
+def absent(case, why):
+    """CASE does not exist in this version: nothing to corrupt, not a failure to."""
+    ABSENT.append("%s: %s" % (case, why))
 
 
 def attempt(case, fn):
@@ -223,6 +250,7 @@ class LoopThread:
         self.build = build
         self.pure = pure
         self.ready = threading.Event()
+        self.tid = None
         self.tasks = None
         self.main_task = None
         self.error = None
@@ -230,24 +258,25 @@ class LoopThread:
         self.thread.start()
 
     def run(self):
+        self.tid = aio.native_id()
         try:
-            asyncio.run(self.main())
+            aio.run(self.main())
         except BaseException as e:  # noqa: BLE001 - reported by the main thread
             self.error = e
             self.ready.set()
 
     async def main(self):
-        loop = asyncio.get_running_loop()
+        loop = aio.get_running_loop()
         if self.pure:
             loop.set_task_factory(pure_factory)
         forever = loop.create_future()
         KEEP.append(forever)
-        self.main_task = asyncio.current_task()
+        self.main_task = aio.current_task()
         self.tasks = self.build(loop, forever)
         for _ in range(20):
             await asyncio.sleep(0)
         KEEP.append(self.tasks)
-        KEEP.append(list(asyncio.all_tasks()))
+        KEEP.append(list(aio.all_tasks()))
         self.ready.set()
         await forever
 
@@ -255,14 +284,14 @@ class LoopThread:
 def record(task, case, name="same", required=False):
     """What pytop may say of TASK: its name (None: it has none pytop can know) and whether
     pytop must list it (the untouched canaries)."""
-    TASKS[id(task)] = {"name": task.get_name() if name == "same" else name, "case": case,
+    TASKS[id(task)] = {"name": aio.name(task) if name == "same" else name, "case": case,
                        "required": required}
 
 
 # ---------------------------------------------------------------- objects mode
 
 def build_canary(loop, forever):
-    return {"canary": loop.create_task(park_future(forever), name="canary-clean")}
+    return {"canary": aio.create_task(park_future(forever), "canary-clean", loop)}
 
 
 def build_fw(loop, forever):
@@ -270,41 +299,41 @@ def build_fw(loop, forever):
     for case in ("fw-c-garbage", "fw-c-int", "canary-fw"):
         f = loop.create_future()
         KEEP.append(f)
-        t[case] = (loop.create_task(park_future(f), name=case), f)
+        t[case] = (aio.create_task(park_future(f), case, loop), f)
     if sys.version_info >= (3, 14):
-        child = loop.create_task(park_future(forever), name="awaited-by-garbage")
-        t["awaited-by"] = (child, loop.create_task(await_task(child), name="awaiter"))
+        child = aio.create_task(park_future(forever), "awaited-by-garbage", loop)
+        t["awaited-by"] = (child, aio.create_task(await_task(child), "awaiter", loop))
     return t
 
 
 def build_fw_pure(loop, forever):
     f = loop.create_future()
     KEEP.append(f)
-    return {"fw-py-garbage": (loop.create_task(park_future(f), name="fw-py-garbage"), f),
-            "canary-fw-py": (loop.create_task(park_future(forever), name="canary-fw-py"),
+    return {"fw-py-garbage": (aio.create_task(park_future(f), "fw-py-garbage", loop), f),
+            "canary-fw-py": (aio.create_task(park_future(forever), "canary-fw-py", loop),
                              forever)}
 
 
 def build_loops(loop, forever):
-    return {"loop-self": loop.create_task(awaits_self(forever), name="loop-self"),
-            "loop-caller": loop.create_task(outer(forever), name="loop-caller")}
+    return {"loop-self": aio.create_task(awaits_self(forever), "loop-self", loop),
+            "loop-caller": aio.create_task(outer(forever), "loop-caller", loop)}
 
 
 def build_gather(loop, forever):
-    a = loop.create_task(park_future(forever), name="gather-child-1")
-    b = loop.create_task(park_future(forever), name="gather-child-2")
-    return {"gather": loop.create_task(gather_two(a, b), name="gather-parent"),
+    a = aio.create_task(park_future(forever), "gather-child-1", loop)
+    b = aio.create_task(park_future(forever), "gather-child-2", loop)
+    return {"gather": aio.create_task(gather_two(a, b), "gather-parent", loop),
             "children": (a, b)}
 
 
 def build_names(loop, forever):
-    return {"name-c-bytes": loop.create_task(park_future(forever), name="name-c-bytes"),
-            "name-c-float": loop.create_task(park_future(forever), name="name-c-float")}
+    return {"name-c-bytes": aio.create_task(park_future(forever), "name-c-bytes", loop),
+            "name-c-float": aio.create_task(park_future(forever), "name-c-float", loop)}
 
 
 def build_names_pure(loop, forever):
-    return {"name-py-int": loop.create_task(park_future(forever), name="name-py-int"),
-            "name-py-bytes": loop.create_task(park_future(forever), name="name-py-bytes")}
+    return {"name-py-int": aio.create_task(park_future(forever), "name-py-int", loop),
+            "name-py-bytes": aio.create_task(park_future(forever), "name-py-bytes", loop)}
 
 
 def frame_region(coro):
@@ -360,12 +389,12 @@ def corrupt_loops(lt):
     record(t_caller, "loop-caller")
 
     def c_self():
-        coro = t_self.get_coro()
+        coro = t_self._coro
         redirect_await(coro, coro, "loop-self")
         LOOP_TASKS.append(id(t_self))
 
     def c_caller():
-        top = t_caller.get_coro()
+        top = t_caller._coro
         innermost = top.cr_await.cr_await
         redirect_await(innermost, top, "loop-caller")
         LOOP_TASKS.append(id(t_caller))
@@ -415,7 +444,7 @@ def start_named_threads():
         box = {}
 
         def park(ev=ev, box=box):
-            box["tid"] = threading.get_native_id()
+            box["tid"] = aio.native_id()
             ev.set()
             threading.Event().wait()
         th = threading.Thread(target=park, name="".join(list(name)), daemon=True)
@@ -451,7 +480,7 @@ def start_generator_thread():
     def make():
         # Nested, so that its qualname is a str of its own (not its name's).
         def parked_gen():
-            box["tid"] = threading.get_native_id()
+            box["tid"] = aio.native_id()
             ev.set()
             threading.Event().wait()
             yield
@@ -467,11 +496,11 @@ def start_generator_thread():
 
 
 def corrupt_exc_chain(th, box):
-    """The running generator's gi_exc_state (right after gi_qualname in PyGenObject, 3.8-3.15)
+    """The running generator's gi_exc_state (right after gi_qualname in PyGenObject, 3.7-3.15)
     gets a previous_item pointing at itself."""
     gen = box["gen"]
     item = id(gen) + field_offset(gen, gen.__qualname__, "exc-chain") + 8
-    value = item if sys.version_info >= (3, 11) else item + 8   # 3.8-3.10: type, value, tb
+    value = item if sys.version_info >= (3, 11) else item + 8   # 3.7-3.10: type, value, tb
     previous = item + (8 if sys.version_info >= (3, 11) else 24)
     # Running and handling nothing: no exception (NULL or None), linked to the thread's item.
     if word(value) not in (0, id(None)) or word(previous) == 0:
@@ -483,62 +512,107 @@ def corrupt_exc_chain(th, box):
 def find_gc_head():
     """The address of the youngest generation's list head, walked to from a new object along
     the gc_prev links (towards older objects, none of which the walk frees), recognised by
-    the unusual threshold set just before."""
+    the unusual threshold set just before (right after the head: struct gc_generation)."""
     gc.set_threshold(54321, 4321, 321)
     obj = [[]]
     KEEP.append(obj)
-    node = id(obj) - 16
+    # sys.getsizeof() counts the GC header in front of the object: 16 bytes from 3.8, 32 before.
+    head_size = sys.getsizeof(obj) - obj.__sizeof__()
+    node = id(obj) - head_size
     maps = _mappings()
     for _ in range(1 << 20):
-        # The low bits of _gc_prev are flags (Include/internal/pycore_gc.h).
+        # The low bits of _gc_prev are flags (Include/internal/pycore_gc.h, 3.8+).
         node = word(node + 8) & ~0x3
-        if node == 0 or readable_len(node, 24, maps) < 24:
+        if node == 0 or readable_len(node, head_size + 8, maps) < head_size + 8:
             break
-        if ctypes.c_int32.from_address(node + 16).value == 54321:
+        if ctypes.c_int32.from_address(node + head_size).value == 54321:
             return node
     raise LookupError("gc: no list head with the threshold set")
 
 
-def find_gc_collecting():
-    """The address of the collector's `collecting` flag: the int near the generations' list
-    heads that is 0 outside a collection and 1 inside one (seen from a gc callback)."""
-    head = find_gc_head()
-    lo = head - 1024
-    n = readable_len(lo, 4096) & ~3
-    outside = [ctypes.string_at(lo, n)]
+def interpreter_data():
+    """The writable regions of the interpreter's own binary (libpython, or the executable):
+    its data, and the zeroed data right after it. Before 3.7 the collector's state is statics
+    there, not one struct."""
+    with open("/proc/self/maps") as f:
+        lines = [line.split() for line in f]
+    paths = [p[5] for p in lines if len(p) > 5 and "libpython" in os.path.basename(p[5])]
+    binary = paths[0] if paths else os.path.realpath(sys.executable)
+    regions = []
+    for i, p in enumerate(lines):
+        lo, hi = (int(x, 16) for x in p[0].split("-"))
+        if len(p) > 5 and p[5] == binary and p[1].startswith("rw"):
+            regions.append((lo, hi - lo))
+            nxt = lines[i + 1] if i + 1 < len(lines) else []
+            if len(nxt) == 5 and nxt[1].startswith("rw") and int(nxt[0].split("-")[0], 16) == hi:
+                lo2, hi2 = (int(x, 16) for x in nxt[0].split("-"))
+                regions.append((lo2, hi2 - lo2))
+    return regions
+
+
+def collecting_candidates(regions):
+    """The ints of REGIONS that are 1 inside a collection (seen from a gc callback) and 0 outside
+    it, before and after."""
+    def take():
+        return [ctypes.string_at(lo, n) for lo, n in regions]
+    outside = [take()]
     inside = []
 
     def callback(phase, info):
         if phase == "start" and not inside:
-            inside.append(ctypes.string_at(lo, n))
+            inside.append(take())
     gc.callbacks.append(callback)
     gc.collect(0)
     gc.callbacks.remove(callback)
-    outside.append(ctypes.string_at(lo, n))
+    outside.append(take())
     if not inside:
         raise LookupError("gc: the callback did not run")
+    found = []
+    for r, (lo, n) in enumerate(regions):
+        n &= ~3
+        ins = memoryview(inside[0][r][:n]).cast("i")
+        out0 = memoryview(outside[0][r][:n]).cast("i")
+        out1 = memoryview(outside[1][r][:n]).cast("i")
+        found += [lo + 4 * i for i in range(n // 4)
+                  if ins[i] == 1 and out0[i] == 0 and out1[i] == 0]
+    return found
 
-    def i32(raw, off):
-        return int.from_bytes(raw[off:off + 4], sys.byteorder, signed=True)
-    found = [off for off in range(0, n, 4)
-             if i32(inside[0], off) == 1 and all(i32(o, off) == 0 for o in outside)]
+
+def find_gc_collecting():
+    """The address of the collector's `collecting` flag: the int near the generations' list
+    heads (3.7+: one struct), else in the interpreter's data (3.6: statics), that is 0 outside
+    a collection and 1 inside one."""
+    head = find_gc_head()
+    lo = head - 1024
+    found = collecting_candidates([(lo, readable_len(lo, 4096))])
+    if not found and sys.version_info < (3, 7):
+        found = collecting_candidates(interpreter_data())
     if len(found) != 1:
         raise LookupError("gc: %d candidates for the collecting flag" % len(found))
-    return lo + found[0]
+    return found[0]
 
 
 # ---------------------------------------------------------------- registry mode
 
 def build_list_loop(loop, forever):
-    return {"a": loop.create_task(park_future(forever), name="list-a"),
-            "b": loop.create_task(park_future(forever), name="list-b")}
+    return {"a": aio.create_task(park_future(forever), "list-a", loop),
+            "b": aio.create_task(park_future(forever), "list-b", loop)}
 
 
-def corrupt_registry():
+def c_task_registry(task):
+    """The data set of the WeakSet holding the C task TASK where no module names it (3.6: a
+    static of the _asyncio module): the set among the referrers of TASK's weak references."""
+    sets = [s for r in weakref.getweakrefs(task) for s in gc.get_referrers(r)
+            if type(s) is set]
+    if len(sets) != 1:
+        raise LookupError("registry: %d sets hold a weak reference to the task" % len(sets))
+    return sets[0]
+
+
+def corrupt_registry(canary):
     tasks_mod = asyncio.tasks
-    ws = getattr(tasks_mod, "_scheduled_tasks" if hasattr(tasks_mod, "_scheduled_tasks")
-                 else "_all_tasks")
-    data = ws.data
+    name = "_scheduled_tasks" if hasattr(tasks_mod, "_scheduled_tasks") else "_all_tasks"
+    data = getattr(tasks_mod, name).data if hasattr(tasks_mod, name) else c_task_registry(canary)
     KEEP.append(data)
     # A set's used count and mask sit where a known set has them (Objects/setobject.c).
     probe = {object(), object(), object()}
@@ -584,9 +658,9 @@ def park_main():
 
 def main():
     gc.disable()
-    report = {"pid": os.getpid(), "mode": MODE, "main_tid": threading.get_native_id(),
+    report = {"pid": os.getpid(), "mode": MODE, "main_tid": aio.native_id(),
               "main_function": "park_main", "fake": FAKE_TEXT.decode()}
-    THREADS[threading.get_native_id()] = threading.current_thread().name
+    THREADS[aio.native_id()] = threading.current_thread().name
     canary = LoopThread("canary", build_canary)
     if MODE == "registry":
         loops = [canary]
@@ -599,20 +673,21 @@ def main():
         else:
             # The registry is shared by all loops: the canary is lost with it.
             record(canary.tasks["canary"], "canary")
-            attempt("registry-huge", corrupt_registry)
+            attempt("registry-huge", lambda: corrupt_registry(canary.tasks["canary"]))
         report["gc"] = "not corrupted in this mode"
     else:
         fw = LoopThread("fw", build_fw)
         fw_pure = LoopThread("fw-pure", build_fw_pure, pure=True)
         loops = LoopThread("loops", build_loops)
         gather = LoopThread("gather", build_gather)
-        names = LoopThread("names", build_names)
-        names_pure = LoopThread("names-pure", build_names_pure, pure=True)
+        named = [LoopThread("names", build_names),
+                 LoopThread("names-pure", build_names_pure, pure=True)] if aio.NAMED else []
         threads = start_named_threads()
         gen_thread = start_generator_thread()
-        wait_loops([canary, fw, fw_pure, loops, gather, names, names_pure])
-        for lt in (canary, fw, fw_pure, loops, gather, names, names_pure):
-            THREADS[lt.thread.native_id] = lt.thread.name
+        every = [canary, fw, fw_pure, loops, gather] + named
+        wait_loops(every)
+        for lt in every:
+            THREADS[lt.tid] = lt.thread.name
         record(canary.tasks["canary"], "canary", required=True)
         # Found while nothing is corrupted yet: finding it takes a collection.
         collecting = None
@@ -628,17 +703,24 @@ def main():
         corrupt_fw(fw, fw_pure)
         corrupt_loops(loops)
         corrupt_gather(gather)
-        attempt("exc-chain-loop", lambda: corrupt_exc_chain(*gen_thread))
+        if sys.version_info >= (3, 7):
+            attempt("exc-chain-loop", lambda: corrupt_exc_chain(*gen_thread))
+        else:
+            absent("exc-chain-loop", "generators keep no exception state before 3.7")
+            THREADS[gen_thread[1]["tid"]] = gen_thread[0].name
         report["exc_loop_tid"] = gen_thread[1]["tid"]
+        if not named:
+            absent("name-*", "tasks have no names before 3.8")
         if fake is not None:
-            corrupt_names(names, names_pure, fake)
+            if named:
+                corrupt_names(*named, fake)
             corrupt_threads(threads, fake)
         if collecting is not None:
             ctypes.c_int32.from_address(collecting).value = 5
             report["gc"] = "corrupted"
     report.update(threads={str(k): v for k, v in THREADS.items()},
                   tasks={str(k): v for k, v in TASKS.items()}, loop_tasks=LOOP_TASKS,
-                  functions=FUNCTIONS, cases=CASES, skipped=SKIPPED)
+                  functions=FUNCTIONS, cases=CASES, skipped=SKIPPED, absent=ABSENT)
     with open(OUTFILE + ".tmp", "w", encoding="utf-8") as f:
         json.dump(report, f)
     os.rename(OUTFILE + ".tmp", OUTFILE)

@@ -1,4 +1,4 @@
-"""Integration target `tasks`: asyncio task trees parked at known places (Python 3.8+).
+"""Integration target `tasks`: asyncio task trees parked at known places (Python 3.6+).
 
 Usage: python tasks.py OUTFILE. The main thread's event loop runs a gather, a TaskGroup (3.11+),
 a chain of tasks awaiting tasks three levels deep and PYTOP_TARGET_BULK_TASKS (default 10 000)
@@ -7,14 +7,18 @@ pure-Python tasks (asyncio.tasks._PyTask, made by the loop's task factory; their
 listed under "pure"), and a parent gathering pure-Python children. Once every task is
 suspended the target writes OUTFILE: per loop, its tasks (asyncio.all_tasks(), and from 3.14,
 whose C all_tasks() no longer sees them, the pure-Python tasks of asyncio.tasks' own registries:
-id, name, the kernel tid of the loop's thread) and the awaited-by edges by name that the program's structure
-implies. Then every task stays suspended until the process is killed (or LIFETIME ends).
+id, name, label, the function of its coroutine, the kernel tid of the loop's thread) and the
+awaited-by edges by label that the program's structure implies. A task's label is its name;
+before 3.8, when tasks had no names (name null), the label the target made it with
+(_aiocompat). Then every task stays suspended until the process is killed (or LIFETIME ends).
 """
 import asyncio
 import json
 import os
 import sys
 import threading
+
+import _aiocompat as aio
 
 LIFETIME = float(os.environ.get("PYTOP_TARGET_LIFETIME", "300"))
 BULK = int(os.environ.get("PYTOP_TARGET_BULK_TASKS", "10000"))
@@ -35,8 +39,8 @@ async def leaf(forever):
 
 
 async def gather_parent(forever):
-    a = asyncio.create_task(leaf(forever), name="g-child-1")
-    b = asyncio.create_task(leaf(forever), name="g-child-2")
+    a = aio.create_task(leaf(forever), "g-child-1")
+    b = aio.create_task(leaf(forever), "g-child-2")
     await asyncio.gather(a, b)
 
 
@@ -50,7 +54,7 @@ async def level(n, forever):
     if n == 3:
         await leaf(forever)
     else:
-        await asyncio.create_task(level(n + 1, forever), name="level-%d" % (n + 1))
+        await aio.create_task(level(n + 1, forever), "level-%d" % (n + 1))
 
 
 async def bulk(forever):
@@ -62,7 +66,7 @@ PURE = ["t2-root", "t2-child", "t2-gather", "t2-g-child-1", "t2-g-child-2"]
 
 
 def expected_edges(bulk_count):
-    """Child name -> awaiting task names, as the program builds them."""
+    """Child label -> awaiting task labels, as the program builds them."""
     edges = {"g-child-1": ["gather-parent"], "g-child-2": ["gather-parent"],
              "level-2": ["level-1"], "level-3": ["level-2"], "t2-child": ["t2-root"],
              "t2-g-child-1": ["t2-gather"], "t2-g-child-2": ["t2-gather"]}
@@ -74,8 +78,9 @@ def expected_edges(bulk_count):
 def report(loop_name, tasks):
     with reports_lock:
         reports[loop_name] = {
-            "tid": threading.get_native_id(),
-            "tasks": [{"id": id(t), "name": t.get_name()} for t in tasks],
+            "tid": aio.native_id(),
+            "tasks": [{"id": id(t), "name": aio.name(t), "label": aio.label(t),
+                       "coro": aio.coro_function(t)} for t in tasks],
         }
         if len(reports) == NLOOPS:
             doc = {"loops": reports, "edges": expected_edges(BULK), "bulk": BULK,
@@ -87,17 +92,6 @@ def report(loop_name, tasks):
             all_reported.set()
 
 
-def loop_tasks():
-    """The running loop's tasks. From 3.14, asyncio.all_tasks() lists the C tasks and the others
-    registered through the C _register_task; _PyTask registers with the pure-Python one, which
-    _py_all_tasks() reads."""
-    tasks = set(asyncio.all_tasks())
-    py_all = getattr(asyncio.tasks, "_py_all_tasks", None)
-    if sys.version_info >= (3, 14) and py_all is not None:
-        tasks |= py_all()
-    return tasks
-
-
 async def settle():
     """Lets every task run to its first suspension."""
     for _ in range(20):
@@ -105,15 +99,15 @@ async def settle():
 
 
 async def main_loop():
-    forever = asyncio.get_running_loop().create_future()
-    asyncio.create_task(gather_parent(forever), name="gather-parent")
+    forever = aio.get_running_loop().create_future()
+    aio.create_task(gather_parent(forever), "gather-parent")
     if HAS_TASKGROUP:
-        asyncio.create_task(taskgroup_parent(forever), name="tg-parent")
-    asyncio.create_task(level(1, forever), name="level-1")
+        aio.create_task(taskgroup_parent(forever), "tg-parent")
+    aio.create_task(level(1, forever), "level-1")
     for i in range(BULK):
-        asyncio.create_task(bulk(forever), name="bulk-%d" % i)
+        aio.create_task(bulk(forever), "bulk-%d" % i)
     await settle()
-    report("main", loop_tasks())
+    report("main", aio.all_tasks())
     await forever
 
 
@@ -122,12 +116,12 @@ async def t2_child(forever):
 
 
 async def t2_root(forever):
-    await asyncio.create_task(t2_child(forever), name="t2-child")
+    await aio.create_task(t2_child(forever), "t2-child")
 
 
 async def t2_gather(forever):
-    a = asyncio.create_task(leaf(forever), name="t2-g-child-1")
-    b = asyncio.create_task(leaf(forever), name="t2-g-child-2")
+    a = aio.create_task(leaf(forever), "t2-g-child-1")
+    b = aio.create_task(leaf(forever), "t2-g-child-2")
     await asyncio.gather(a, b)
 
 
@@ -137,18 +131,18 @@ def pure_task_factory(loop, coro, **kwargs):
 
 
 async def second_loop():
-    loop = asyncio.get_running_loop()
+    loop = aio.get_running_loop()
     forever = loop.create_future()
     loop.set_task_factory(pure_task_factory)
-    asyncio.create_task(t2_root(forever), name="t2-root")
-    asyncio.create_task(t2_gather(forever), name="t2-gather")
+    aio.create_task(t2_root(forever), "t2-root")
+    aio.create_task(t2_gather(forever), "t2-gather")
     await settle()
-    report("second", loop_tasks())
+    report("second", aio.all_tasks())
     await forever
 
 
 def second_thread():
-    asyncio.run(second_loop())
+    aio.run(second_loop())
 
 
 def main():
@@ -156,7 +150,7 @@ def main():
     timer = threading.Timer(LIFETIME, lambda: os._exit(0))
     timer.daemon = True
     timer.start()
-    asyncio.run(main_loop())
+    aio.run(main_loop())
 
 
 if __name__ == "__main__":

@@ -22,20 +22,27 @@ Output format, one record per line, fields separated by single spaces:
                                    v310 the table ends exactly at NUNITS
 Lines starting with '#' are comments.
 
-Written for Python 3.8 syntax so that every interpreter from 3.8 on can run it.
+Runs on Python 2.7 and 3.6 on (its own syntax is theirs): before 3.8 the corpus leaves out what
+those versions cannot compile (MISC_OLD), and synthetic tables go on a code object made with
+types.CodeType, as code.replace() is 3.8+. 2.7's co_lnotab has unsigned line increments
+(format lnotab-unsigned).
 """
+import binascii
 import ctypes
 import dis
 import os
 import sys
+import types
 
 VERSION = sys.version_info[:2]
 if VERSION >= (3, 11):
     FORMAT = "locations"
 elif VERSION == (3, 10):
     FORMAT = "v310"
-else:
+elif VERSION >= (3, 6):
     FORMAT = "lnotab"
+else:
+    FORMAT = "lnotab-unsigned"
 
 MISC = '''
 import os
@@ -119,6 +126,26 @@ def raises(a):
     except Exception as exc:
         raise RuntimeError("wrapped") from exc
 '''
+
+def misc_old():
+    """MISC without what 3.7 and older cannot compile (and 2.7 cannot: nonlocal, yield from,
+    starred items, f-strings, raise from), each construct replaced by a plain one."""
+    edits = [
+        ("        nonlocal a\n", ""),
+        ("    yield from range(3)\n", "    for q in range(3):\n        yield q\n"),
+        ("    t = a, *[b, c]\n", "    t = (a,) + tuple([b, c])\n"),
+        ("    v = f\"{a!r:>10} and {b + c} {'nested'}\"\n",
+         "    v = '%10r and %s %s' % (a, b + c, 'nested')\n"),
+        ("    if (w := a + 1) > 3:\n", "    w = a + 1\n    if w > 3:\n"),
+        ("raise RuntimeError(\"wrapped\") from exc", "raise RuntimeError(\"wrapped\")"),
+    ]
+    out = MISC
+    for old, new in edits:
+        if old not in out:
+            raise SystemExit("misc_old: %r is not in MISC" % old)
+        out = out.replace(old, new)
+    return out
+
 
 ASYNC = '''
 async def agen(n):
@@ -277,8 +304,7 @@ def long_function(nstmt):
 
 def corpus():
     items = [
-        ("misc", MISC, "exec"),
-        ("async", ASYNC, "exec"),
+        ("misc", MISC if VERSION >= (3, 8) else misc_old(), "exec"),
         ("multiline", MULTILINE, "exec"),
         ("eval", EVAL, "eval"),
         ("jumps", big_jumps(), "exec"),
@@ -286,6 +312,8 @@ def corpus():
         ("longline", long_lines(), "exec"),
         ("longfunc", long_function(300), "exec"),
     ]
+    if VERSION >= (3, 6):
+        items.insert(1, ("async", ASYNC, "exec"))
     if VERSION >= (3, 10):
         items.append(("match", MATCH, "exec"))
     if VERSION >= (3, 11):
@@ -310,7 +338,7 @@ addr2line.restype = ctypes.c_int
 
 
 def raw_table(code):
-    if FORMAT == "lnotab":
+    if FORMAT.startswith("lnotab"):
         return code.co_lnotab
     return code.co_linetable
 
@@ -372,7 +400,7 @@ def write_code(fh, name, code, check=True):
     results = expected(code, check)
     table = raw_table(code)
     fh.write("code %s %d %d\n" % (name.replace(" ", "_"), code.co_firstlineno, len(results)))
-    fh.write("table %s\n" % (table.hex() if table else "-"))
+    fh.write("table %s\n" % (binascii.hexlify(table).decode("ascii") if table else "-"))
     i = 0
     while i < len(results):
         j = i
@@ -438,11 +466,25 @@ def synth_v310(rnd, nbytes):
 
 def synth_lnotab(rnd, nbytes):
     table = bytearray()
+    lines = [0, 1, 2, -1, -5, 127, -128, 100]
+    if FORMAT == "lnotab-unsigned":
+        lines = [0, 1, 2, 5, 127, 128, 200, 255]
     for _ in range(nbytes // 4):
         addr = rnd.pick([0, 0, 2, 4, 8, 20, 255])
-        line = rnd.pick([0, 1, 2, -1, -5, 127, -128, 100])
+        line = rnd.pick(lines)
         table += bytearray([addr, line & 0xFF])
     return bytes(table)
+
+
+def with_lnotab(code, table, first):
+    """CODE with line table TABLE and first line FIRST (code.replace() is 3.8+)."""
+    args = [code.co_argcount]
+    if VERSION >= (3, 0):
+        args.append(code.co_kwonlyargcount)
+    args += [code.co_nlocals, code.co_stacksize, code.co_flags, code.co_code, code.co_consts,
+             code.co_names, code.co_varnames, code.co_filename, code.co_name, first, table,
+             code.co_freevars, code.co_cellvars]
+    return types.CodeType(*args)
 
 
 def synthetic(fh, base):
@@ -456,9 +498,11 @@ def synthetic(fh, base):
         elif FORMAT == "v310":
             table = synth_v310(rnd, len(base.co_code))
             code = base.replace(co_linetable=table, co_firstlineno=first)
-        else:
+        elif VERSION >= (3, 8):
             table = synth_lnotab(rnd, len(base.co_code))
             code = base.replace(co_lnotab=table, co_firstlineno=first)
+        else:
+            code = with_lnotab(base, synth_lnotab(rnd, len(base.co_code)), first)
         write_code(fh, "synthetic:%d" % seed, code, check=False)
 
 
