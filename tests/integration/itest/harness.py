@@ -26,7 +26,7 @@ SCENARIOS = ("errors", "stacks", "subinterp", "manythreads", "batch", "codereuse
              "record")
 # Versions pytop means to support (DESIGN.md); each one not found is reported as skipped.
 KNOWN_MINORS = [(3, m) for m in range(15, 5, -1)] + [(2, 7)]
-MIN_TARGET_VERSION = (3, 6)
+MIN_TARGET_VERSION = (2, 7)
 
 TARGET_START_TIMEOUT = 60.0   # target started until it wrote OUTFILE (debug builds, loaded CI)
 THREADS_GONE_TIMEOUT = 10.0   # OUTFILE written until the reporter threads have exited

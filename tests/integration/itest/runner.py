@@ -89,10 +89,8 @@ def run_one(ctx, rep, py, scenario, unsupported):
         return rep.line("SKIP", what, "the targets need Python %d.%d+" % MIN_TARGET_VERSION)
     if scenario == "subinterp" and py.version < (3, 14):
         return rep.line("SKIP", what, "needs Python 3.14+ (threads in subinterpreters)")
-    if scenario == "forkname" and py.version < (3, 8):
-        return rep.line("SKIP", what, "needs Python 3.8+ (threading.get_native_id)")
-    if scenario == "churn" and py.version < (3, 8):
-        return rep.line("SKIP", what, "needs Python 3.8+ (the frame layouts its target corrupts)")
+    if scenario in ("tasks", "taskcycle", "hostile") and py.version < (3, 5):
+        return rep.line("SKIP", what, "needs Python 3.5+ (asyncio: async def, await)")
     if unsupported:
         return rep.line("SKIP", what, unsupported[0])
     try:

@@ -522,7 +522,8 @@ def check_forkname(ctx, py, proc, outfile, log_path, workdir, notes):
                                            got.get(want["tid"], "no such thread"),
                                            want["name"])))
         notes.append("child %d: %s" % (child["pid"], ", ".join(
-            "%s %r" % (tid, name) for tid, name in sorted(got.items()))))
+            "%s %r" % (tid, name) for tid, name in sorted(got.items(),
+                                                          key=lambda kv: (kv[0] is None, kv[0])))))
     if problems:
         raise Fail(problems)
 

@@ -88,8 +88,14 @@ def check_wrong_layout(ctx, py, proc, outfile, log_path, workdir, notes):
     tids = {t["native_id"] for i in expect["interpreters"] for t in i["threads"]}
     wait_for_threads(proc.pid, len(tids), THREADS_GONE_TIMEOUT)
     minor = py.version[1]
-    # pytop's generated tables cover 3.8-3.12: take a neighbour, never the target's own.
-    wrong = "3.%d" % (minor + 1 if minor in (8, 9, 10, 11) else 11 if minor == 12 else 12)
+    # Take a neighbour's layout, never the target's own (the variable names 3.x only): 2.7 and
+    # 3.7 take 3.6's (2.7's runtime is found by symbol as 3.6's is), 3.6 takes 3.7's, 3.8-3.11
+    # the next one's, 3.12 3.11's, the debug-offset versions (3.13+) 3.12's.
+    if py.version[0] == 2 or minor == 7:
+        wrong = "3.6"
+    else:
+        wrong = "3.%d" % (7 if minor == 6 else minor + 1 if minor in (8, 9, 10, 11)
+                          else 11 if minor == 12 else 12)
     problems = []
     for fmt in ([], ["--json"]):
         args = [ctx.pytop, "-p", str(proc.pid), "--dump"] + fmt

@@ -3,13 +3,30 @@
 Shared by the integration targets (run-integration runs `python TARGET OUTFILE`). Every thread
 the target wants inspected calls `Parking.arrive()` and blocks on the very next line; a reporter
 thread waits until all of them have arrived and their stacks stopped moving, writes OUTFILE
-(JSON, atomically) and exits. Runs on Python 3.6 and newer, stdlib only.
+(JSON, atomically) and exits. Runs on Python 2.7 and 3.6 and newer, stdlib only; so do the
+targets, which take from here what 2.7 spells otherwise (get_ident, monotonic, new_thread,
+write_json, ...). Code that 2.7 cannot even parse (async def, yield from, non-ASCII names) lives
+in modules of its own (_*_py3.py), imported on 3.x only.
 """
+import io
 import json
+import math
 import os
+import signal
 import sys
 import threading
 import time
+
+PY2 = sys.version_info[0] < 3
+
+try:
+    from threading import get_ident
+except ImportError:  # 2.7
+    from thread import get_ident
+
+# 2.7 has no time.monotonic (nor os.replace: there os.rename replaces, atomically, on POSIX).
+monotonic = getattr(time, "monotonic", time.time)
+replace = getattr(os, "replace", os.rename)
 
 # How long a parked target lives if nobody kills it: the main thread's wait ends after this, and
 # with it the process (all other threads are daemons), so a crashed driver leaves nothing behind.
@@ -17,6 +34,19 @@ LIFETIME = float(os.environ.get("PYTOP_TARGET_LIFETIME", "300"))
 
 # Never set: threads park in FOREVER.wait().
 FOREVER = threading.Event()
+
+if PY2:
+    class _Forever(threading._Event):
+        """2.7's Event.wait(timeout) polls: it sleeps up to 50 ms at a time and looks again, so
+        a thread parked in it would run (and move its stack) 20 times a second. This one blocks
+        on its lock whatever the timeout; the process still ends after LIFETIME (the alarm)."""
+
+        def wait(self, timeout=None):
+            return threading._Event.wait(self)
+
+    FOREVER = _Forever()
+    # SIGALRM's default action ends the process (2.7 installs no handler for it).
+    signal.alarm(int(math.ceil(LIFETIME)))
 
 # The reporter gives up (and writes an error) when threads have not parked by then.
 SETTLE_TIMEOUT = float(os.environ.get("PYTOP_TARGET_SETTLE_TIMEOUT", "60"))
@@ -34,23 +64,64 @@ def native_id():
     return ctypes.CDLL(None, use_errno=True).syscall(_SYS_GETTID[platform.machine()])
 
 
+def new_thread(target, name=None, args=(), daemon=True):
+    """threading.Thread(target, name, args, daemon) (2.7's Thread() takes no daemon=)."""
+    if PY2:
+        t = threading.Thread(target=target, name=name, args=args)
+        t.daemon = daemon
+        return t
+    # daemon given to the constructor: set afterwards, Thread() would first ask
+    # threading.current_thread(), which in a subinterpreter registers a dummy thread.
+    return threading.Thread(target=target, name=name, args=args, daemon=daemon)
+
+
+def main_thread_ident():
+    """The ident of the thread threading calls its main thread (threading.main_thread() from
+    3.4; 2.7 knows it as the one instance of threading._MainThread)."""
+    main = getattr(threading, "main_thread", None)
+    if main is not None:
+        return main().ident
+    for thread in list(threading._active.values()):
+        if isinstance(thread, threading._MainThread):
+            return thread.ident
+    return None
+
+
+def json_text(doc, **kwargs):
+    """json.dumps(DOC) as text (unicode on 2.7, whose json mixes str and unicode chunks unless
+    it escapes everything non-ASCII: so it does there, which reads back the same)."""
+    if PY2:
+        kwargs["ensure_ascii"] = True
+    text = json.dumps(doc, **kwargs)
+    return text.decode("utf-8") if isinstance(text, bytes) else text
+
+
+def write_json(path, doc, **kwargs):
+    """Writes DOC (json.dumps(DOC, **KWARGS), UTF-8) to PATH atomically."""
+    tmp = path + ".tmp"
+    with io.open(tmp, "w", encoding="utf-8") as f:
+        f.write(json_text(doc, **kwargs))
+    replace(tmp, path)
+
+
+def read_json(path):
+    with io.open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
 def run_logging_thread(outfile, name, body):
     """Starts thread NAME running BODY(log_path, until, started, tid) (it logs to OUTFILE.log,
     appends its kernel id to TID and sets STARTED once it has logged), waits for it to start,
     writes OUTFILE ({"pid", "tid", "log"} or an error) atomically and waits for the thread."""
     started = threading.Event()
     tid = []
-    until = time.monotonic() + LIFETIME
-    t = threading.Thread(target=body, args=(outfile + ".log", until, started, tid), name=name,
-                         daemon=True)
+    until = monotonic() + LIFETIME
+    t = new_thread(body, name, (outfile + ".log", until, started, tid))
     t.start()
     started.wait(60)
-    tmp = outfile + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump({"pid": os.getpid(), "tid": tid[0] if tid else None,
-                   "log": outfile + ".log"} if started.is_set()
-                  else {"error": "the %s did not start" % name}, f)
-    os.replace(tmp, outfile)
+    write_json(outfile, {"pid": os.getpid(), "tid": tid[0] if tid else None,
+                         "log": outfile + ".log"} if started.is_set()
+               else {"error": "the %s did not start" % name})
     t.join()
 
 
@@ -71,15 +142,31 @@ _positions_cache = {}
 _opnames_cache = {}
 
 
+def _instruction_starts(code):
+    """[(offset, name)] of CODE's instructions, as dis lists them (no CACHE entries)."""
+    import dis
+    if hasattr(dis, "get_instructions"):  # 3.4+
+        return [(i.offset, i.opname) for i in dis.get_instructions(code)
+                if i.opname != "CACHE"]
+    # 2.7: no wordcode; an opcode byte, then two bytes of argument from HAVE_ARGUMENT on.
+    # EXTENDED_ARG is an instruction of its own with its argument, as dis.dis lists it.
+    raw = bytearray(code.co_code)
+    starts = []
+    i = 0
+    while i < len(raw):
+        op = raw[i]
+        starts.append((i, dis.opname[op]))
+        i += 3 if op >= dis.HAVE_ARGUMENT else 1
+    return starts
+
+
 def _instruction_at(code, offset):
     """[start, name] of the instruction of CODE whose code units hold byte OFFSET (its inline
     caches included: 3.11 and 3.12 frames point at the last unit they ran), as dis names it;
     None when there is none."""
     starts = _opnames_cache.get(code)
     if starts is None:
-        import dis
-        starts = [(i.offset, i.opname) for i in dis.get_instructions(code)
-                  if i.opname != "CACHE"]
+        starts = _instruction_starts(code)
         _opnames_cache[code] = starts
     found = None
     for start, name in starts:
@@ -140,7 +227,7 @@ def _thread_state(tid):
             (fields.get("voluntary_ctxt_switches"), fields.get("nonvoluntary_ctxt_switches")))
 
 
-class Parking:
+class Parking(object):
     """Collects the threads of one interpreter as they park, then reports them once.
 
     main_ident: the thread this interpreter calls its main thread (default:
@@ -168,14 +255,11 @@ class Parking:
             "has_exception": sys.exc_info()[1] is not None,
         }
         with self._lock:
-            self._arrived[threading.get_ident()] = record
+            self._arrived[get_ident()] = record
 
     def start_reporter(self, nthreads):
         """Starts the reporter; it reports once NTHREADS threads (not counting itself) parked."""
-        # daemon given explicitly: else Thread() asks threading.current_thread(), which in a
-        # subinterpreter would register (and name) the calling thread as a dummy thread.
-        self._reporter = threading.Thread(target=self._report, args=(nthreads,), name="reporter",
-                                          daemon=self.daemon)
+        self._reporter = new_thread(self._report, "reporter", (nthreads,), self.daemon)
         self._reporter.start()
 
     def _report(self, nthreads):
@@ -185,26 +269,22 @@ class Parking:
                 doc["interpreters"].extend(self._wait_for_file(path)["interpreters"])
         except Exception as e:  # reported to the driver, which fails the scenario with it
             doc = {"error": "%s: %s" % (type(e).__name__, e)}
-        tmp = self.outfile + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(doc, f, ensure_ascii=False, indent=1)
-        os.replace(tmp, self.outfile)
+        write_json(self.outfile, doc, ensure_ascii=False, indent=1)
 
     def _wait_for_file(self, path):
-        deadline = time.monotonic() + SETTLE_TIMEOUT
+        deadline = monotonic() + SETTLE_TIMEOUT
         while not os.path.exists(path):
-            if time.monotonic() > deadline:
+            if monotonic() > deadline:
                 raise RuntimeError("no report from the other interpreter in %s" % path)
             time.sleep(0.005)
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+        doc = read_json(path)
         if "error" in doc:
             raise RuntimeError("other interpreter: " + doc["error"])
         return doc
 
     def _parked_stacks(self):
         """The other threads' frames if every one has parked, else None."""
-        me = threading.get_ident()
+        me = get_ident()
         stacks = {ident: f for ident, f in sys._current_frames().items() if ident != me}
         with self._lock:
             arrived = dict(self._arrived)
@@ -235,7 +315,7 @@ class Parking:
         return out
 
     def _collect(self, nthreads):
-        deadline = time.monotonic() + SETTLE_TIMEOUT
+        deadline = monotonic() + SETTLE_TIMEOUT
         previous = None
         while True:
             # Sleeping releases the GIL, so a thread that arrived but still wants the GIL gets
@@ -250,12 +330,12 @@ class Parking:
             if fingerprint is not None and fingerprint == previous:
                 break
             previous = fingerprint
-            if time.monotonic() > deadline:
+            if monotonic() > deadline:
                 raise RuntimeError("threads did not park: %d of %d arrived" % (narrived, nthreads))
         stacks, arrived = got
         main_ident = self.main_ident
         if main_ident is None:
-            main_ident = threading.main_thread().ident
+            main_ident = main_thread_ident()
         threads = []
         for ident, frame in stacks.items():
             # Look the name up without threading.current_thread(), which would invent one.

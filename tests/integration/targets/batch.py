@@ -5,16 +5,15 @@ the GIL nearly all the time). Two threads "sleeper-1", "sleeper-2" and the main 
 short sleeps, each alternating between two functions of its own, so that no function of theirs
 is innermost in more than about half of their samples while `spin` is innermost in all of the
 spinner's. Once all run, OUTFILE gets {"pid", "spinner": tid, "sleepers": [tid, ...],
-"function": "spin", "file": this file}. Python 3.6+.
+"function": "spin", "file": this file}. Python 2.7, 3.6+.
 """
-import json
 import os
 import sys
 import threading
 import time
 
 import _parking
-from _parking import LIFETIME
+from _parking import LIFETIME, monotonic
 
 NAP = 0.25
 started = {}
@@ -60,17 +59,17 @@ def nap_0b():
 def sleeper(first, second, until, offset=0.0):
     checked_in("sleepers")
     time.sleep(offset)  # the sleepers wake one at a time, not all together
-    while time.monotonic() < until:
+    while monotonic() < until:
         first()
         second()
 
 
 def report(outfile):
-    deadline = time.monotonic() + 60
+    deadline = monotonic() + 60
     while True:
         with lock:
             ready = "spinner" in started and len(started.get("sleepers", [])) == 3
-        if ready or time.monotonic() > deadline:
+        if ready or monotonic() > deadline:
             break
         time.sleep(0.01)
     doc = {"pid": os.getpid(), "spinner": started.get("spinner", [None])[0],
@@ -78,25 +77,19 @@ def report(outfile):
            "file": os.path.abspath(__file__)}
     if not ready:
         doc = {"error": "threads did not start: %r" % started}
-    tmp = outfile + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(doc, f)
-    os.replace(tmp, outfile)
+    _parking.write_json(outfile, doc)
 
 
 def main():
-    until = time.monotonic() + LIFETIME
-    threading.Thread(target=spin, name="spinner", daemon=True).start()
-    threading.Thread(target=sleeper, args=(nap_1a, nap_1b, until, NAP / 3), name="sleeper-1",
-                     daemon=True).start()
-    threading.Thread(target=sleeper, args=(nap_2a, nap_2b, until, 2 * NAP / 3),
-                     name="sleeper-2",
-                     daemon=True).start()
-    reporter = threading.Thread(target=report, args=(sys.argv[1],), name="reporter")
+    until = monotonic() + LIFETIME
+    _parking.new_thread(spin, "spinner").start()
+    _parking.new_thread(sleeper, "sleeper-1", (nap_1a, nap_1b, until, NAP / 3)).start()
+    _parking.new_thread(sleeper, "sleeper-2", (nap_2a, nap_2b, until, 2 * NAP / 3)).start()
+    reporter = _parking.new_thread(report, "reporter", (sys.argv[1],), daemon=False)
     reporter.start()
     checked_in("sleepers")
     reporter.join()
-    while time.monotonic() < until:
+    while monotonic() < until:
         nap_0a()
         nap_0b()
 

@@ -12,18 +12,18 @@ the main thread then points that frame's code pointer at a float (through ctypes
 found by scanning the generator's, or before 3.11 its frame object's, bytes for its code's
 address), as a torn read would see it. Automatic GC is off. Every function the churners run is
 named churn_*. OUTFILE gets {"pid", "tids" (the churners), "corrupt_tid", "corrupted" (false
-when the field was not found), "functions"} once all run. Python 3.8+.
+when the field was not found), "functions"} once all run. Python 2.7, 3.6+ (before 3.11 every
+frame is an object of its own, f_code among its first fields, generators' included).
 """
 import ctypes
 import gc
-import json
 import os
 import sys
 import threading
 import time
 
 import _parking
-from _parking import FOREVER, LIFETIME
+from _parking import FOREVER, LIFETIME, monotonic
 
 started = []
 parked = []
@@ -83,7 +83,7 @@ def churner(until):
     with lock:
         started.append(_parking.native_id())
     i = 0
-    while time.monotonic() < until:
+    while monotonic() < until:
         churn_narrow(i)
         churn_w5(3)
         churn_wide(i % 7 + 1)
@@ -131,15 +131,13 @@ def main():
     # A collection would visit the corrupted frame's code pointer (a float: harmless), but
     # nothing must look at it more than pytop does.
     gc.disable()
-    until = time.monotonic() + LIFETIME
-    threads = [threading.Thread(target=churner, args=(until,), name="churner-%d" % k,
-                                daemon=True) for k in range(2)]
+    until = monotonic() + LIFETIME
+    threads = [_parking.new_thread(churner, "churner-%d" % k, (until,)) for k in range(2)]
     running = threading.Event()
-    threads.append(threading.Thread(target=corrupt_parked, args=(running,), name="corrupt",
-                                    daemon=True))
+    threads.append(_parking.new_thread(corrupt_parked, "corrupt", (running,)))
     for t in threads:
         t.start()
-    while len(started) < 2 and time.monotonic() < until:
+    while len(started) < 2 and monotonic() < until:
         time.sleep(0.01)
     running.wait(60)
     time.sleep(0.2)  # the generator is blocked in FOREVER.wait() by now
@@ -150,12 +148,10 @@ def main():
         word = ctypes.c_uint64.from_address(slot)
         word.value = id(not_code) | (word.value & 7)
     names = sorted(n for n in globals() if n.startswith("churn")) + ["<genexpr>"]
-    tmp = outfile + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump({"pid": os.getpid(), "tids": started, "corrupt_tid": parked[0],
-                   "corrupted": slot is not None, "functions": names}, f)
-    os.replace(tmp, outfile)
-    while time.monotonic() < until:
+    _parking.write_json(outfile, {"pid": os.getpid(), "tids": started,
+                                  "corrupt_tid": parked[0],
+                                  "corrupted": slot is not None, "functions": names})
+    while monotonic() < until:
         time.sleep(0.5)
 
 

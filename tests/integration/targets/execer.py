@@ -7,7 +7,8 @@ a thread "before-exec-worker" in `before_exec_worker`; OUTFILE gets {"pid", "ver
   NEXT a path: that interpreter running this file again as `execer.py OUTFILE.after --after`,
   whose main thread waits in `after_exec_main` and a thread "after-exec-worker" in
   `after_exec_worker`; OUTFILE.after gets {"pid", "version", "executable", "time"} once both
-  run. Python 3.6+, stdlib only.
+  run. Python 2.7, 3.6+, stdlib only, on its own (_parking would arm an alarm on 2.7, and an
+  exec keeps alarms).
 """
 import json
 import os
@@ -18,6 +19,7 @@ import time
 
 LIFETIME = float(os.environ.get("PYTOP_TARGET_LIFETIME", "300"))
 NAP = 0.05
+monotonic = getattr(time, "monotonic", time.time)  # 2.7 has none
 
 
 def write_report(outfile, extra=None):
@@ -42,9 +44,9 @@ def after_exec_worker():
 
 def before_exec(outfile, nxt):
     go = outfile + ".go"
-    deadline = time.monotonic() + LIFETIME
+    deadline = monotonic() + LIFETIME
     while not os.path.exists(go):
-        if time.monotonic() > deadline:
+        if monotonic() > deadline:
             sys.exit(0)
         time.sleep(NAP)
     if nxt == "sleep":
@@ -65,7 +67,8 @@ def main():
     worker.daemon = True
     worker.start()
     write_report(outfile)
-    print("pid %d" % os.getpid(), flush=True)  # what the TUI tests wait for
+    sys.stdout.write("pid %d\n" % os.getpid())  # what the TUI tests wait for
+    sys.stdout.flush()
     if after:
         after_exec_main()
     else:

@@ -6,11 +6,12 @@ thread's chain (tstate->exc_info -> previous_item ...) holds while the generator
 sys.exc_info() answers from the newest item of it that holds an exception, so each of these
 threads reports has_exception as the target's own sys.exc_info() says at the parking place.
 
-Usage: python genexc.py OUTFILE. Python 3.6+.
+Usage: python genexc.py OUTFILE. Python 2.7, 3.6+. 2.7 has no exception state per generator
+(the thread state's exc_* is all sys.exc_info() reads), no `yield from` (there the outer
+generator iterates the inner one) and no coroutines: the coroutine and asyncio threads are
+3.x's (_genexc_py3.py).
 """
-import asyncio
 import sys
-import threading
 
 import _parking
 from _parking import FOREVER
@@ -62,13 +63,15 @@ def plain_gen():
 
 
 # An outer generator resumed inside its except, delegating to an inner one that handles
-# nothing: the inner item is empty, the outer one holds the exception: has_exception.
+# nothing: the inner item is empty, the outer one holds the exception: has_exception. (3.x
+# delegates with `yield from`, in _genexc_py3.py; 2.7 iterates.)
 def outer_in_except():
     try:
         raise LookupError("handled by the outer generator")
     except LookupError:
         yield 0
-        yield from plain_gen()
+        for x in plain_gen():
+            yield x
 
 
 def drive_nested():
@@ -89,52 +92,6 @@ def except_then_gen():
         next(g)
 
 
-# A coroutine driven by send(), suspended inside its except and resumed there.
-class Suspend:
-    def __await__(self):
-        yield
-
-
-async def coro_in_except():
-    try:
-        raise RuntimeError("handled in a coroutine")
-    except RuntimeError:
-        await Suspend()
-        park()
-
-
-def drive_coro_in_except():
-    c = coro_in_except()
-    c.send(None)
-    c.send(None)
-
-
-# The same under asyncio: the task is resumed by the event loop inside its except.
-async def aio_in_except():
-    try:
-        raise ZeroDivisionError("handled in a task")
-    except ZeroDivisionError:
-        await asyncio.sleep(0)
-        park()
-
-
-# ... and a task that left its except after resuming there: no exception.
-async def aio_left_except():
-    try:
-        raise IndexError("handled in a task and done")
-    except IndexError:
-        await asyncio.sleep(0)
-    await asyncio.sleep(0)
-    park()
-
-
-def run_asyncio(main):
-    if hasattr(asyncio, "run"):
-        asyncio.run(main())
-    else:  # 3.6
-        asyncio.new_event_loop().run_until_complete(main())
-
-
 # The cases without generators, which must stay right: parked in a `finally` the exception
 # runs through, in an `__exit__` called for it, and in an outer `except` after an inner
 # handler ended (all has_exception); a handler that ended before parking (none).
@@ -145,7 +102,7 @@ def in_finally():
         park()
 
 
-class Exits:
+class Exits(object):
     def __enter__(self):
         return self
 
@@ -180,21 +137,24 @@ def handler_ended():
 THREADS = [
     ("gen-in-except", drive_gen_in_except),
     ("gen-left-except", drive_gen_left_except),
-    ("gen-nested-outer-except", drive_nested),
     ("except-then-gen", except_then_gen),
-    ("coro-send-in-except", drive_coro_in_except),
-    ("asyncio-in-except", lambda: run_asyncio(aio_in_except)),
-    ("asyncio-left-except", lambda: run_asyncio(aio_left_except)),
     ("in-finally", in_finally),
     ("in-exit", in_exit),
     ("nested-handler", nested_handler),
     ("handler-ended", handler_ended),
 ]
+if _parking.PY2:
+    THREADS.append(("gen-nested-outer-except", drive_nested))
+else:
+    import _genexc_py3
+    _genexc_py3.park = park
+    _genexc_py3.plain_gen = plain_gen
+    THREADS += _genexc_py3.THREADS
 
 
 def main():
     for name, target in THREADS:
-        threading.Thread(target=target, name=name, daemon=True).start()
+        _parking.new_thread(target, name).start()
     P.start_reporter(len(THREADS) + 1)
     P.arrive()
     FOREVER.wait(_parking.LIFETIME)

@@ -6,14 +6,15 @@ each call under a fresh frame, with the GIL released all the while (time.sleep):
 hops nothing but the hopper runs, so a reader that keeps the stacks of threads that cannot have
 run (pytop's kept stacks) keeps every stack, the hopper's included, until the hopper moves.
 Every hop is logged to OUTFILE.log, one JSON line {"name", "start", "end"} (wall-clock seconds)
-after it returns. Once the first hop ended, OUTFILE gets {"pid", "tid", "log"}. Python 3.6+.
+after it returns. Once the first hop ended, OUTFILE gets {"pid", "tid", "log"}. Python 2.7, 3.6+.
 """
-import json
+import io
+import os
 import sys
-import threading
 import time
 
 import _parking
+from _parking import monotonic
 
 HOP_S = 0.2
 SLEEPERS = 20
@@ -46,13 +47,14 @@ def hopper(log_path, until, started, tid):
     tid.append(_parking.native_id())
     hops = (hop_0, hop_1, hop_2, hop_3)
     i = 0
-    with open(log_path, "w", encoding="utf-8") as log:
-        while time.monotonic() < until:
+    with io.open(log_path, "w", encoding="utf-8") as log:
+        while monotonic() < until:
             fn = hops[i % len(hops)]
             start = time.time()
             fn(HOP_S)
             end = time.time()
-            log.write(json.dumps({"name": fn.__name__, "start": start, "end": end}) + "\n")
+            log.write(_parking.json_text({"name": fn.__name__, "start": start, "end": end})
+                      + u"\n")
             log.flush()
             started.set()
             i += 1
@@ -60,8 +62,7 @@ def hopper(log_path, until, started, tid):
 
 def main():
     for k in range(SLEEPERS):
-        threading.Thread(target=sleep_in, args=(k % 5,), name="sleeper-%d" % k,
-                         daemon=True).start()
+        _parking.new_thread(sleep_in, "sleeper-%d" % k, (k % 5,)).start()
     _parking.run_logging_thread(sys.argv[1], "hopper", hopper)
 
 

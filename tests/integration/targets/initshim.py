@@ -5,11 +5,10 @@ From 3.13 a call of a class whose __init__ is Python code, once specialised
 (_Py_InitCleanup: function "__init__", file "__init__", no line). Python's own views of the
 stack (sys._current_frames(), tracebacks) do not list it, and neither may pytop.
 
-Usage: python initshim.py OUTFILE. Python 3.6+ (the shim exists from 3.13; before, the same
-stacks must read the same).
+Usage: python initshim.py OUTFILE. Python 2.7, 3.6+ (the shim exists from 3.13; before, the
+same stacks must read the same).
 """
 import sys
-import threading
 
 import _parking
 from _parking import FOREVER
@@ -26,7 +25,7 @@ def park_wait():
 
 
 # A class whose __init__ parks, called from one call site until it is specialised.
-class Parker:
+class Parker(object):
     def __init__(self, park):
         if park:
             park_wait()
@@ -38,12 +37,12 @@ def construct_direct():
 
 
 # An __init__ that constructs another class: two shims in one stack.
-class Outer:
+class Outer(object):
     def __init__(self, park):
         self.inner = Inner(park)
 
 
-class Inner:
+class Inner(object):
     def __init__(self, park):
         if park:
             P.arrive()
@@ -56,7 +55,7 @@ def construct_nested():
 
 
 # A subclass whose __init__ parks inside super().__init__() (an ordinary call from __init__).
-class Base:
+class Base(object):
     def __init__(self, park):
         if park:
             park_wait()
@@ -64,7 +63,10 @@ class Base:
 
 class Derived(Base):
     def __init__(self, park):
-        super().__init__(park)
+        if _parking.PY2:  # no super() without arguments
+            super(Derived, self).__init__(park)
+        else:
+            super().__init__(park)
 
 
 def construct_derived():
@@ -73,7 +75,7 @@ def construct_derived():
 
 
 # The first call of a call site: not specialised, no shim (the control).
-class Once:
+class Once(object):
     def __init__(self):
         park_wait()
 
@@ -92,7 +94,7 @@ THREADS = [
 
 def main():
     for name, target in THREADS:
-        threading.Thread(target=target, name=name, daemon=True).start()
+        _parking.new_thread(target, name).start()
     P.start_reporter(len(THREADS) + 1)
     for i in range(WARMUP):
         Parker(False)

@@ -4,14 +4,18 @@ Usage: python latename.py OUTFILE. A thread started with _thread (so threading d
 it) waits in wait_for_name(); OUTFILE gets {"pid", "tid"}. Once OUTFILE.go exists, the main
 thread enters that thread into threading._active under the name "registered-late", as
 Thread._bootstrap_inner() does for every thread some time after Thread.start() returned, and
-writes the wall-clock time it did so to OUTFILE.named. Python 3.6+.
+writes the wall-clock time it did so to OUTFILE.named. Python 2.7, 3.6+ (2.7: module thread,
+and Thread keeps its ident as _Thread__ident).
 """
-import _thread
-import json
 import os
 import sys
 import threading
 import time
+
+try:
+    import _thread
+except ImportError:  # 2.7
+    import thread as _thread
 
 import _parking
 
@@ -31,13 +35,16 @@ def main():
     ident = _thread.start_new_thread(wait_for_name, ())
     ready.wait(60)
     write_atomically(outfile, {"pid": os.getpid(), "tid": tid[0]})
-    deadline = time.monotonic() + _parking.LIFETIME
+    deadline = _parking.monotonic() + _parking.LIFETIME
     while not os.path.exists(outfile + ".go"):
-        if time.monotonic() > deadline:
+        if _parking.monotonic() > deadline:
             return
         time.sleep(0.005)
     late = threading.Thread(name="registered-late")
-    late._ident = ident
+    if _parking.PY2:
+        late._Thread__ident = ident
+    else:
+        late._ident = ident
     with threading._active_limbo_lock:
         threading._active[ident] = late
     write_atomically(outfile + ".named", {"named_at": time.time()})
@@ -45,10 +52,7 @@ def main():
 
 
 def write_atomically(path, obj):
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(obj, f)
-    os.replace(tmp, path)
+    _parking.write_json(path, obj)
 
 
 if __name__ == "__main__":

@@ -2,11 +2,10 @@
 `below` (1 250 frames and more in all: before 3.11, more frame objects than one read takes).
 
 Usage: python manythreads.py OUTFILE. Even-numbered threads park in Event.wait(), odd ones in
-time.sleep(). Python 3.6+.
+time.sleep(). Python 2.7, 3.6+.
 """
 import os
 import sys
-import threading
 import time
 
 import _parking
@@ -69,7 +68,7 @@ def depth10(i):
 
 def main():
     for i in range(NTHREADS):
-        threading.Thread(target=below, args=(BELOW, i), name="many-%02d" % i, daemon=True).start()
+        _parking.new_thread(below, "many-%02d" % i, (BELOW, i)).start()
     P.start_reporter(NTHREADS + 1)
     P.arrive()
     FOREVER.wait(LIFETIME)

@@ -4,22 +4,22 @@ Usage: python modes.py OUTFILE. Threads:
   spinner  runs `spin` in pure Python: on a CPU, holding the GIL most of the time
   waiter   runs `spin_too` likewise: the two take the GIL from each other, so each of them also
            waits for it
-  hasher   runs `hash_loop`: sha256 over 32 MiB at a time, which hashlib computes with the GIL
-           released: on a CPU without the GIL
+  hasher   runs `hash_loop`: zlib.compress() of 32 MiB at a time, which zlib computes with the
+           GIL released: on a CPU without the GIL (hashlib's sha256 would not do: without
+           OpenSSL, as pyenv builds 2.7 and 3.6, its fallback hashes with the GIL held)
   sleeper  parked in `nap` (an Event wait that never ends): off CPU, no GIL
   handler  parked in `handle`, inside an `except` block: handling an exception, off CPU
 The main thread waits for them, then parks too. Once all run, OUTFILE gets {"pid", "tids":
-{role: tid}, "file": this file}. Python 3.6+.
+{role: tid}, "file": this file}. Python 2.7, 3.6+.
 """
-import hashlib
-import json
 import os
 import sys
 import threading
 import time
+import zlib
 
 import _parking
-from _parking import LIFETIME, FOREVER
+from _parking import LIFETIME, FOREVER, monotonic
 
 started = {}
 lock = threading.Lock()
@@ -48,7 +48,7 @@ def hash_loop():
     checked_in("hasher")
     data = b"\x5a" * (32 << 20)
     while True:
-        hashlib.sha256(data).digest()
+        zlib.compress(data, 1)
 
 
 def nap():
@@ -70,9 +70,9 @@ ROLES = {"spinner": spin, "waiter": spin_too, "hasher": hash_loop, "sleeper": na
 
 def main():
     for role, body in sorted(ROLES.items()):
-        threading.Thread(target=body, name=role, daemon=True).start()
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+        _parking.new_thread(body, role).start()
+    deadline = monotonic() + 60
+    while monotonic() < deadline:
         with lock:
             if len(started) == len(ROLES):
                 break
@@ -82,10 +82,7 @@ def main():
                "file": os.path.abspath(__file__)}
     if len(doc["tids"]) != len(ROLES):
         doc = {"error": "threads did not start: %r" % started}
-    tmp = sys.argv[1] + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(doc, f)
-    os.replace(tmp, sys.argv[1])
+    _parking.write_json(sys.argv[1], doc)
     FOREVER.wait(LIFETIME)
 
 

@@ -1,12 +1,11 @@
+# -*- coding: utf-8 -*-
 """Integration target `stacks`: threads parked in many kinds of frames.
 
-Usage: python stacks.py OUTFILE. Generated modules go next to OUTFILE. Python 3.6+.
+Usage: python stacks.py OUTFILE. Generated modules go next to OUTFILE. Python 2.7, 3.6+; the
+coroutine and asyncio threads and the non-ASCII function name are 3.x's (_stacks_py3.py).
 """
-import asyncio
-import importlib.util
 import os
 import sys
-import threading
 import time
 
 import _parking
@@ -40,7 +39,7 @@ def nested_inner():
 
 
 # A method calling a staticmethod calling a classmethod: qualnames Worker.*.
-class Worker:
+class Worker(object):
     def method(self):
         Worker.static_method()
 
@@ -82,45 +81,6 @@ def iterate_generator():
         pass
 
 
-# A coroutine driven by hand: the second send() resumes it and it blocks synchronously.
-async def hand_inner():
-    P.arrive()
-    time.sleep(LIFETIME)
-
-
-async def hand_outer():
-    await asyncio.sleep(0)
-    await hand_inner()
-
-
-def drive_by_hand():
-    coro = hand_outer()
-    coro.send(None)
-    coro.send(None)
-
-
-# asyncio.run() in a thread whose coroutine blocks the event loop synchronously.
-async def aio_leaf():
-    P.arrive()
-    FOREVER.wait()
-
-
-async def aio_middle():
-    await asyncio.sleep(0)
-    await aio_leaf()
-
-
-async def aio_main():
-    await aio_middle()
-
-
-def run_asyncio():
-    if hasattr(asyncio, "run"):
-        asyncio.run(aio_main())
-    else:  # 3.6
-        asyncio.new_event_loop().run_until_complete(aio_main())
-
-
 # A deep recursion: 300 frames of recurse().
 def recurse(n):
     if n > 1:
@@ -136,12 +96,6 @@ def in_except():
     except ValueError:
         P.arrive()
         FOREVER.wait()
-
-
-# Non-ASCII function and thread names.
-def grüße():
-    P.arrive()
-    FOREVER.wait()
 
 
 # Generated modules: line numbers above 10000, and a path with a space and non-ASCII letters.
@@ -175,9 +129,17 @@ SPACEY_MODULE = (
 
 def load_generated(relpath, source, name):
     path = os.path.join(GENERATED_DIR, relpath)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(source)
+    try:
+        os.makedirs(os.path.dirname(path))  # 2.7 has no exist_ok
+    except OSError:
+        if not os.path.isdir(os.path.dirname(path)):  # the other thread made it first
+            raise
+    with open(path, "wb") as f:
+        f.write(source.encode("utf-8"))
+    if _parking.PY2:
+        import imp
+        return imp.load_source(name, path)
+    import importlib.util
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -199,14 +161,19 @@ THREADS = [
     ("methods", run_worker),
     ("closure", make_closure()),
     ("generator", iterate_generator),
-    ("coroutine-by-hand", drive_by_hand),
-    ("asyncio-run", run_asyncio),
     ("recursion-300", lambda: recurse(300)),
     ("in-except", in_except),
-    ("wörker-ß", grüße),
     ("far-lines", far_lines),
     ("späce path", spacey_path),
 ]
+if _parking.PY2:
+    # A non-ASCII thread name (a UTF-8 byte string, as 2.7 code names them) on an ASCII
+    # function: 2.7 has no other identifiers.
+    THREADS.append(("wörker-ß", park_wait))
+else:
+    import _stacks_py3
+    _stacks_py3.P = P
+    THREADS += _stacks_py3.THREADS
 
 
 def main_inner():
@@ -220,7 +187,7 @@ def main_outer():
 
 def main():
     for name, target in THREADS:
-        threading.Thread(target=target, name=name, daemon=True).start()
+        _parking.new_thread(target, name).start()
     P.start_reporter(len(THREADS) + 1)
     main_outer()
 

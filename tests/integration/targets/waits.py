@@ -21,11 +21,15 @@ atomically) and then sleeps in time.sleep() until LIFETIME ends:
    "recv": {"fd", "local": [host, port], "remote": [host, port]},
    "select": {"r", "w"},
    "syscalls": {name: the first line of /proc/self/task/TID/syscall when it reported}}
-or {"error": ...}. Python 3.6+ (3.8+ for threading.get_native_id; before, _parking's gettid).
+or {"error": ...}. Python 2.7, 3.6+ (3.8+ for threading.get_native_id; before, _parking's
+gettid; 2.7's RLock is threading.py's _RLock around a lock, its Queue in module Queue, and a
+Barrier made here).
 """
-import json
 import os
-import queue
+try:
+    import queue
+except ImportError:  # 2.7
+    import Queue as queue
 import select
 import socket
 import sys
@@ -34,7 +38,7 @@ import threading
 import time
 
 import _parking
-from _parking import LIFETIME
+from _parking import LIFETIME, monotonic
 
 SETTLE_TIMEOUT = 60.0
 SLEEP_SECONDS = 3600
@@ -99,6 +103,25 @@ def spin(name):
         x = (x * 7 + 3) % 1000003
 
 
+class OneBarrier(object):
+    """threading.Barrier(parties).wait(), once (2.7 has no Barrier)."""
+
+    def __init__(self, parties):
+        self.parties = parties
+        self.arrived = 0
+        self.cond = threading.Condition()
+
+    def wait(self):
+        with self.cond:
+            self.arrived += 1
+            self.cond.notify_all()
+            while self.arrived < self.parties:
+                self.cond.wait()
+
+
+Barrier = getattr(threading, "Barrier", OneBarrier)
+
+
 def task_state(tid):
     """(state letter, context switch counts) of one of our threads; None when unreadable."""
     state, switches = _parking._thread_state(tid)
@@ -122,9 +145,9 @@ def gil_disabled():
 
 def settle(threads):
     """Waits until every thread checked in and the blocked ones stay blocked; None or why not."""
-    deadline = time.monotonic() + SETTLE_TIMEOUT
+    deadline = monotonic() + SETTLE_TIMEOUT
     previous = None
-    while time.monotonic() < deadline:
+    while monotonic() < deadline:
         time.sleep(0.1)
         with tids_lock:
             known = dict(tids)
@@ -151,7 +174,7 @@ def settle(threads):
 def main():
     rlock_a, rlock_b = threading.RLock(), threading.RLock()
     lock_a, lock_b = threading.Lock(), threading.Lock()
-    rl_barrier, l_barrier = threading.Barrier(2), threading.Barrier(2)
+    rl_barrier, l_barrier = Barrier(2), Barrier(2)
 
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.bind(("127.0.0.1", 0))
@@ -178,8 +201,7 @@ def main():
              ("attr", guarded.enter, ()),
              ("busy-1", spin, ("busy-1",)),
              ("busy-2", spin, ("busy-2",))]
-    threads = [threading.Thread(target=body, args=args, name=name, daemon=True)
-               for name, body, args in specs]
+    threads = [_parking.new_thread(body, name, args) for name, body, args in specs]
     for t in threads:
         t.start()
     why = settle(threads)
@@ -203,10 +225,7 @@ def main():
             "syscalls": {name: task_syscall(tid) for name, tid in sorted(known.items())},
             "file": os.path.abspath(__file__),
         }
-    tmp = sys.argv[1] + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(doc, f)
-    os.replace(tmp, sys.argv[1])
+    _parking.write_json(sys.argv[1], doc)
     time.sleep(LIFETIME)
 
 
