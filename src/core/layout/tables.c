@@ -181,6 +181,8 @@ static const struct layout_global GLOBALS_OLD[] = {
     {"main_thread", "signalmodule.c", offsetof(struct py_layout, runtime.main_thread), false},
     /* 3.2's GIL counts its switches (Python/ceval_gil.h, in ceval.c); 2.7's has no count. */
     {"gil_switch_number", "ceval.c", offsetof(struct py_layout, runtime.gil_switch), false},
+    /* Whether a collection runs (Modules/gcmodule.c), read with the runtime's fields. */
+    {"collecting", "gcmodule.c", offsetof(struct py_layout, runtime.gc_collecting), false},
 };
 
 const struct layout_global *layout_globals(const struct py_layout *L, size_t *n)
