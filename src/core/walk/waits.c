@@ -388,7 +388,7 @@ static void search_lock(struct search *q, const struct waits_thread *t)
 }
 
 /* The threading or queue call the thread waits inside: the outermost of the innermost frames
- * that lie in threading.py or queue.py ("Queue.get", "Event.wait"). */
+ * that lie in threading.py or queue.py (2.7's Queue.py) ("Queue.get", "Event.wait"). */
 static struct snap_str wait_via(const struct snap_thread *t)
 {
     struct snap_str via = {0};
@@ -399,8 +399,8 @@ static struct snap_str wait_via(const struct snap_thread *t)
         }
         struct snap_str file = f->file;
         bool lib = false;
-        static const char *const libs[] = {"/threading.py", "/queue.py"};
-        for (size_t k = 0; k < 2 && file.ptr != NULL; k++) {
+        static const char *const libs[] = {"/threading.py", "/queue.py", "/Queue.py"};
+        for (size_t k = 0; k < sizeof libs / sizeof libs[0] && file.ptr != NULL; k++) {
             size_t m = strlen(libs[k]);
             lib |= file.len >= m && memcmp(file.ptr + file.len - m, libs[k], m) == 0;
         }

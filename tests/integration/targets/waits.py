@@ -80,7 +80,8 @@ def get(q):
 
 class Guarded:
     """A lock held as an attribute (`with self.guard:`), the way most servers hold theirs; the
-    main thread holds it for ever."""
+    main thread holds it for ever. On 2.7 an old-style class: its instances keep attributes in
+    their in_dict, not where a type's tp_dictoffset says."""
 
     def __init__(self):
         self.guard = threading.Lock()
@@ -226,6 +227,13 @@ def main():
             "file": os.path.abspath(__file__),
         }
     _parking.write_json(sys.argv[1], doc)
+    # 2.7's GIL is a plain lock its holder gives up every sys.getcheckinterval() instructions
+    # and, as a rule, takes back at once: a spinner waiting for it wakes at each release and is
+    # on a CPU more often than asleep on it. Handed over a thousand times less often from now
+    # on (once all have reported), the waiter sleeps on it, as a thread waiting for the GIL of
+    # a busy 2.7 server does.
+    if sys.version_info < (3, 0):
+        sys.setcheckinterval(100000)
     time.sleep(LIFETIME)
 
 
