@@ -148,7 +148,8 @@ static const struct CMUnitTest real_binary_tests[] = {
     {"test_elf_finds_local_interp_head_in_symtab_of_pyenv_libpython36", check_real_binary, NULL,
      NULL, &(struct real_binary){"/root/.pyenv/versions/3.6.15/lib/libpython3.6m.so.1.0", true}},
     {"test_elf_tells_apart_the_main_thread_of_two_files_in_pyenv_libpython27", check_real_binary,
-     NULL, NULL, &(struct real_binary){"/root/.pyenv/versions/2.7.18/lib/libpython2.7.so.1.0", true}},
+     NULL, NULL,
+     &(struct real_binary){"/root/.pyenv/versions/2.7.18/lib/libpython2.7.so.1.0", true}},
 };
 
 static void test_elf_open_rejects_every_truncation(void **state)

@@ -179,7 +179,8 @@ static bool field_fits(uint64_t off, uint64_t width, uint64_t size)
 void layout_pick_build(struct py_layout *L, bool ref_debug)
 {
     size_t n = 0;
-    const struct layout_build_gen *v = layout_build_variants(LAYOUT_VERSION_KEY(L->hexversion), &n);
+    const struct layout_build_gen *v =
+        layout_build_variants(LAYOUT_VERSION_KEY(L->hexversion), &n);
     const struct layout_build_gen *pick = NULL;
     bool ambiguous = false;
     for (size_t i = 0; i < n; i++) {

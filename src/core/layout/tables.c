@@ -1,4 +1,4 @@
-/* tables: the layouts of Python 2.7 and 3.6 to 3.12, read from pytop's generated per-version tables. */
+/* tables: the layouts of Python 2.7 and 3.6 to 3.12, from pytop's generated per-version tables. */
 #include "config.h"
 
 #include "core/layout/layout.h"
