@@ -149,12 +149,7 @@ bool asyncio_locate_registries(struct proc *p, const struct py_layout *L,
 static int static_in(struct proc *p, const struct proc_map *first, const char *path,
                      const char *name, uint64_t *addr, struct pt_error *err)
 {
-    int fd = proc_open_file(p, path, err);
-    if (fd < 0) {
-        return -1;
-    }
-    struct elf *e = elf_open_fd(fd, err);
-    close(fd);
+    struct elf *e = runtime_open_elf(p, path, err);
     if (e == NULL) {
         return -1;
     }

@@ -134,6 +134,17 @@ static uint64_t rodata_version(const struct elf *e, const char *path)
     return 0;
 }
 
+struct elf *runtime_open_elf(struct proc *p, const char *path, struct pt_error *err)
+{
+    int fd = proc_open_file(p, path, err);
+    if (fd < 0) {
+        return NULL;
+    }
+    struct elf *e = elf_open_fd(fd, err);
+    close(fd);
+    return e;
+}
+
 /* Opens PATH's ELF image through the target's root and looks for the runtime in it. Returns 1
  * when found (RT filled except the layout), 0 when not, -1 on an error worth reporting. */
 static int examine(struct proc *p, const struct proc_map *maps, size_t n, const char *path,
@@ -447,12 +458,7 @@ static uint64_t global_marker(struct proc *p, const struct candidate *cand)
 {
     struct elf_symbol sym;
     uint64_t addr = 0;
-    int fd = proc_open_file(p, cand->path, NULL);
-    if (fd < 0) {
-        return 0;
-    }
-    struct elf *e = elf_open_fd(fd, NULL);
-    close(fd);
+    struct elf *e = runtime_open_elf(p, cand->path, NULL);
     if (e != NULL && elf_find_symbol(e, LAYOUT_NEXT_VERSION_SYMBOL, &sym, NULL) == 0 &&
         sym.value != 0) {
         addr = sym.value + cand->bias;
@@ -490,12 +496,7 @@ static int find_globals(struct proc *p, struct runtime *rt, const struct candida
     for (size_t i = 0; i < n_more && n + n_kept < RUNTIME_SYMBOLS_MAX; i++) {
         q[n + n_kept++] = (struct elf_lookup){.name = more[i]};
     }
-    int fd = proc_open_file(p, cand->path, err);
-    if (fd < 0) {
-        return -1;
-    }
-    struct elf *e = elf_open_fd(fd, err);
-    close(fd);
+    struct elf *e = runtime_open_elf(p, cand->path, err);
     if (e == NULL) {
         return -1;
     }

@@ -8,6 +8,7 @@
 
 #include "core/layout/layout.h"
 
+struct elf;
 struct proc;
 struct pt_error;
 
@@ -67,6 +68,10 @@ int runtime_locate(struct proc *p, struct runtime *rt, struct pt_error *err);
  * target says) whatever the target claims, for testing that a wrong layout is refused. */
 int runtime_locate_as(struct proc *p, uint64_t forced_version, struct runtime *rt,
                       struct pt_error *err);
+
+/* Opens the ELF image of PATH as the target sees it (through its root); NULL with ERR when it
+ * cannot be opened or parsed. The caller closes it with elf_close(). */
+struct elf *runtime_open_elf(struct proc *p, const char *path, struct pt_error *err);
 
 /* For a tool that knows what runtime_locate() learns from the binary (a memory image taken by
  * tests/fuzz/capture.c, where there is no file to read): RT's runtime_addr (its anchor_addr
