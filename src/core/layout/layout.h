@@ -130,7 +130,7 @@ struct py_layout {
      * LAYOUT_NONE unknown). */
     uint64_t gil_switch_from_holder;
 
-    /* What tells a thread's wait apart (src/core/walk/waits.c); LAYOUT_NONE where unknown. */
+    /* What tells a thread's wait apart (src/core/walk/waits*.c); LAYOUT_NONE where unknown. */
     struct {
         uint64_t gil_holder_at;      /* last_holder's offset in the GIL state */
         uint64_t gil_size;           /* the GIL state's size: a futex word inside is the GIL's */

@@ -13,6 +13,7 @@
 #include "core/util/limits.h"
 #include "core/target/proc.h"
 #include "core/pyobj/pydict.h"
+#include "core/pyobj/pyint.h"
 #include "core/pyobj/pyobj.h"
 
 enum {
@@ -225,17 +226,17 @@ static bool type_has(struct proc *p, const struct py_layout *L, struct type_flag
 }
 
 /* The ints at ADDRS[0..N) (0: none) into OUT, RC[i] 0 or -1, and the objects' types into TYPES
- * (0 when unreadable), in one batch (BUF holds N of PYDICT_UINT_READ bytes); one at a time
+ * (0 when unreadable), in one batch (BUF holds N of PYINT_UINT_READ bytes); one at a time
  * when the batch fails. */
 static void read_uints(struct proc *p, const struct py_layout *L, const uint64_t *addrs, size_t n,
                        uint8_t *buf, struct proc_iov *iov, uint64_t *out, int *rc,
                        uint64_t *types)
 {
-    size_t want = pydict_uint_len(L);
+    size_t want = pyint_uint_len(L);
     size_t k = 0;
     for (size_t i = 0; i < n && want > 0; i++) {
         if (addrs[i] != 0) {
-            iov[k++] = (struct proc_iov){addrs[i], buf + i * PYDICT_UINT_READ, want};
+            iov[k++] = (struct proc_iov){addrs[i], buf + i * PYINT_UINT_READ, want};
         }
     }
     bool batch = want > 0 && proc_read_many(p, iov, k, NULL) == 0;
@@ -247,12 +248,12 @@ static void read_uints(struct proc *p, const struct py_layout *L, const uint64_t
             continue;
         }
         if (batch) {
-            layout_read_u64(buf + i * PYDICT_UINT_READ, want, L->object.ob_type, &types[i]);
-            rc[i] = pydict_uint_from_buf(L, buf + i * PYDICT_UINT_READ, want, addrs[i], &out[i],
-                                         NULL);
+            layout_read_u64(buf + i * PYINT_UINT_READ, want, L->object.ob_type, &types[i]);
+            rc[i] = pyint_uint_from_buf(L, buf + i * PYINT_UINT_READ, want, addrs[i], &out[i],
+                                        NULL);
         } else {
             proc_read_bytes(p, addrs[i] + L->object.ob_type, &types[i], 8, NULL);
-            rc[i] = pydict_read_uint(p, L, addrs[i], &out[i], NULL);
+            rc[i] = pyint_read_uint(p, L, addrs[i], &out[i], NULL);
         }
     }
 }
@@ -274,7 +275,7 @@ static void read_entries(struct threadnames *t, struct proc *p, const struct py_
     uint64_t *tids = malloc(n * sizeof *tids);
     uint64_t *types = malloc(n * sizeof *types);
     int *tid_rc = malloc(n * sizeof *tid_rc);
-    size_t per = (size_t)PYDICT_UINT_READ > (size_t)STR_WINDOW ? (size_t)PYDICT_UINT_READ
+    size_t per = (size_t)PYINT_UINT_READ > (size_t)STR_WINDOW ? (size_t)PYINT_UINT_READ
                                                                 : (size_t)STR_WINDOW;
     uint8_t *buf = malloc(n * per);
     struct proc_iov *iov = malloc(n * sizeof *iov);
