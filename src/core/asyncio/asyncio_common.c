@@ -14,7 +14,7 @@
 #include "core/util/error.h"
 #include "core/layout/layout.h"
 #include "core/target/proc.h"
-#include "core/pyobj/pydict.h"
+#include "core/pyobj/pyint.h"
 #include "core/pyobj/pyobj.h"
 #include "core/target/runtime.h"
 #include "core/model/snapshot_arena.h"
@@ -250,9 +250,9 @@ static struct snap_str name_of(struct asyncio_common *c, uint64_t name_addr, uin
     if (is_int) {
         uint64_t n;
         bool have = pre != NULL && layout_has(L->pylong.digits) &&
-                    pre_len >= (size_t)L->pylong.digits + PYDICT_UINT_DIGITS * 4;
-        if ((have ? pydict_uint_from_buf(L, pre, pre_len, name_addr, &n, &e)
-                  : pydict_read_uint(c->proc, L, name_addr, &n, &e)) < 0) {
+                    pre_len >= (size_t)L->pylong.digits + PYINT_UINT_DIGITS * 4;
+        if ((have ? pyint_uint_from_buf(L, pre, pre_len, name_addr, &n, &e)
+                  : pyint_read_uint(c->proc, L, name_addr, &n, &e)) < 0) {
             return none;
         }
         int len = snprintf(buf, sizeof buf, "Task-%" PRIu64, n);

@@ -23,6 +23,7 @@
 #include "core/util/limits.h"
 #include "core/target/proc.h"
 #include "core/pyobj/pydict.h"
+#include "core/pyobj/pyint.h"
 #include "core/pyobj/pyobj.h"
 #include "core/target/runtime.h"
 #include "core/model/snapshot.h"
@@ -485,7 +486,7 @@ static pid_t loop_thread(struct asyncio_registry *a, uint64_t loop)
         pydict_instance_attr(a->proc, a->L, loop, "_thread_id", &id_obj, NULL) == 1 &&
         asyncio_common_read_word(a->proc, id_obj + a->L->object.ob_type, &type) == 0 &&
         (asyncio_common_type_flags(a->common, type) & a->L->flag_long_subclass) != 0 &&
-        pydict_read_uint(a->proc, a->L, id_obj, &ident, NULL) == 0) {
+        pyint_read_uint(a->proc, a->L, id_obj, &ident, NULL) == 0) {
         for (size_t i = 0; i < a->n_threads; i++) {
             if (a->threads[i].thread_id == ident) {
                 tid = a->threads[i].tid;

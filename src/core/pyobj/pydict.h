@@ -1,4 +1,4 @@
-/* pydict: look up str keys in target dicts and instance attributes, and read ints. */
+/* pydict: look up str keys in target dicts and instance attributes. */
 #ifndef PYTOP_CORE_PYDICT_H
 #define PYTOP_CORE_PYDICT_H
 
@@ -48,24 +48,5 @@ int pydict_instance_attr(struct proc *p, const struct py_layout *L, uint64_t obj
 int pydict_instances_attrs(struct proc *p, const struct py_layout *L, const uint64_t *objs,
                            size_t n, const char *const *names, size_t n_names, uint64_t *values,
                            int *rcs, struct pt_error *err);
-
-/* Reads the int object at ADDR as an unsigned 64-bit value. Errors: PT_E_FORMAT (negative or
- * too large), PT_E_READ. */
-int pydict_read_uint(struct proc *p, const struct py_layout *L, uint64_t addr, uint64_t *out,
-                     struct pt_error *err);
-
-enum {
-    PYDICT_UINT_DIGITS = 4, /* 30-bit digits a uint64 takes at most (15-bit: more, refused) */
-    PYDICT_UINT_READ = 64,  /* bytes of an int object that hold every digit of a uint64 */
-};
-
-/* The bytes of an int object pydict_uint_from_buf() needs (at most PYDICT_UINT_READ); 0 when
- * the layout has no ints. */
-size_t pydict_uint_len(const struct py_layout *L);
-
-/* pydict_read_uint() of the int object at ADDR whose first LEN bytes are BUF (LEN at least
- * its digits' offset and PYDICT_UINT_DIGITS digits: PT_E_BADLAYOUT otherwise). */
-int pydict_uint_from_buf(const struct py_layout *L, const uint8_t *buf, size_t len,
-                         uint64_t addr, uint64_t *out, struct pt_error *err);
 
 #endif
