@@ -91,11 +91,6 @@ def run_one(ctx, rep, py, scenario, unsupported):
         return rep.line("SKIP", what, "needs Python 3.14+ (threads in subinterpreters)")
     if scenario in ("tasks", "taskcycle") and py.version < (3, 5):
         return rep.line("SKIP", what, "needs Python 3.5+ (asyncio: async def, await)")
-    # Most of its cases corrupt asyncio tasks; the others find what they corrupt with 3.x
-    # introspection (gc.callbacks, __qualname__, memoryview.cast).
-    if scenario == "hostile" and py.version < (3, 5):
-        return rep.line("SKIP", what, "needs Python 3.5+ (asyncio tasks; gc.callbacks and "
-                        "__qualname__ to find the fields it corrupts)")
     if unsupported:
         return rep.line("SKIP", what, unsupported[0])
     try:
