@@ -42,14 +42,37 @@ def check_manythreads(ctx, py, proc, outfile, log_path, workdir, notes):
 BATCH_HIGH_PCT = 50   # the spinner's %CPU and %GIL are above this
 BATCH_LOW_PCT = 20    # the sleepers' are below this
 BATCH_LOADED_CPU_PCT = 10  # the spinner's %CPU, when more threads want a CPU than there are CPUs
+BATCH_BUSY_IDLE = 0.25     # a machine idle less than this share of its CPU time was saturated
 
 
-def busy_floor(field):
+def cpu_times():
+    """The machine's (idle, total) CPU time so far, in ticks (/proc/stat's first line); None
+    where it cannot be read."""
+    try:
+        with open("/proc/stat") as f:
+            ticks = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    return (ticks[3] + ticks[4], sum(ticks[:8])) if len(ticks) >= 8 else None
+
+
+def idle_share(before, after):
+    """The share of the machine's CPU time that was idle between two cpu_times(); None when
+    unknown."""
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return (after[0] - before[0]) / float(after[1] - before[1])
+
+
+def busy_floor(field, idle=None):
     """What the spinner's FIELD must exceed. %CPU is the kernel's count of the CPU time it got:
     on a machine busier than its CPUs (more runnable threads than cores) it gets less than half a
     core however right pytop is, so it then only has to stand clear of the sleepers' (< 1 %).
+    Busier is judged by the 1-minute load average, and by IDLE, the machine's idle share while
+    pytop ran, where the caller knows it (the load average lags behind a load that just began).
     %GIL does not depend on the load."""
-    if field == "cpu_pct" and os.getloadavg()[0] >= (os.cpu_count() or 1):
+    if field == "cpu_pct" and (os.getloadavg()[0] >= (os.cpu_count() or 1) or
+                               (idle is not None and idle < BATCH_BUSY_IDLE)):
         return BATCH_LOADED_CPU_PCT
     return BATCH_HIGH_PCT
 
@@ -57,7 +80,9 @@ def busy_floor(field):
 def pytop_batch(ctx, pid, args):
     """Runs `pytop -p PID -b ARGS`; returns the Run, or raises Fail/Skip."""
     cmd = [ctx.pytop, "-p", str(pid), "-b"] + args
+    before = cpu_times()
     r = run(cmd, timeout=PYTOP_TIMEOUT, env=clean_env())
+    r.idle = idle_share(before, cpu_times())
     shown = "pytop %s" % " ".join(cmd[1:])
     if r.returncode is None:
         raise Fail([Problem("%s: no answer within %.0f s (killed)" % (shown, PYTOP_TIMEOUT))])
@@ -79,8 +104,9 @@ def json_lines(text, what):
     return docs
 
 
-def batch_doc_problems(doc, expect, label):
-    """What is wrong with one batch document: sampling, the threads' shares, the functions."""
+def batch_doc_problems(doc, expect, label, idle=None):
+    """What is wrong with one batch document: sampling, the threads' shares, the functions.
+    IDLE: the machine's idle share while the document was taken (busy_floor())."""
     problems = []
     sampling = doc.get("sampling") or {}
     if not isinstance(sampling.get("samples"), int) or sampling["samples"] <= 0:
@@ -98,10 +124,13 @@ def batch_doc_problems(doc, expect, label):
             value = t.get(field)
             if not isinstance(value, (int, float)):
                 problems.append(Problem("%s: %s %s: %s is %r" % (label, role, tid, field, value)))
-            elif field != "gc_pct" and busy and value <= busy_floor(field):
-                problems.append(Problem("%s: spinner %s: %s %s, expected > %d (load %.1f)"
-                                        % (label, tid, field, value, busy_floor(field),
-                                           os.getloadavg()[0])))
+            elif field != "gc_pct" and busy and value <= busy_floor(field, idle):
+                problems.append(Problem("%s: spinner %s: %s %s, expected > %d (load %.1f, "
+                                        "idle %s)" % (label, tid, field, value,
+                                                      busy_floor(field, idle),
+                                                      os.getloadavg()[0],
+                                                      "?" if idle is None else
+                                                      "%.0f %%" % (100 * idle))))
     functions = doc.get("functions")
     if not isinstance(functions, list) or not functions:
         return problems + [Problem("%s: no functions table (%r)" % (label, functions))]
@@ -170,7 +199,7 @@ def check_batch(ctx, py, proc, outfile, log_path, workdir, notes):
     if len(docs) != 3:
         problems.append(Problem("pytop -b -n 3 --json: %d JSON lines, expected 3" % len(docs)))
     for i, doc in enumerate(docs):
-        problems += batch_doc_problems(doc, expect, "document %d" % (i + 1))
+        problems += batch_doc_problems(doc, expect, "document %d" % (i + 1), r.idle)
     problems += sleeper_problems(docs, expect)
     shares = {t.get("tid"): (t.get("cpu_pct"), t.get("gil_pct")) for d in docs[:1]
               for _, t in all_threads(d)}

@@ -15,7 +15,7 @@ from .harness import (CHILDREN, Fail, NOT_PYTHON_RE, PYTOP_TIMEOUT, Problem, Ski
                       TARGET_START_TIMEOUT, UNSUPPORTED_RE, clean_env, run)
 from .compare import PYTOP_HEADER_RE, parse_text_dump
 from .scen_stacks import pytop_dump, wait_for_report
-from .scen_batch import batch_doc_problems, json_lines
+from .scen_batch import batch_doc_problems, cpu_times, idle_share, json_lines
 from .scen_exec import unused_pid, wait_for_exec, wait_until
 from .harness import discover
 
@@ -131,11 +131,13 @@ def check_incident(ctx, py, proc, outfile, log_path, workdir, notes):
                      re.M):
         problems.append(Problem("--dump --window: no statistics row for the spinner %d"
                                 % expect["spinner"], text.splitlines()[:16]))
+    before = cpu_times()
     r = run([ctx.pytop, "-p", str(pid), "--dump", "--json", "--window", "0.4"],
             timeout=PYTOP_TIMEOUT, env=clean_env())
+    idle = idle_share(before, cpu_times())
     doc = json.loads(r.stdout.decode("utf-8"))
     problems += identity_problems(doc, pid, argv, started, "--dump --json --window")
-    problems += batch_doc_problems(doc, expect, "--dump --json --window 0.4")
+    problems += batch_doc_problems(doc, expect, "--dump --json --window 0.4", idle)
 
     # -b -- CMD: each document names the command pytop started; pytop ends it after -n.
     script = os.path.join(TARGETS, "incident.py")
