@@ -13,6 +13,7 @@
 #include "core/layout/layout.h"
 #include "core/util/limits.h"
 #include "core/target/proc.h"
+#include "core/target/runtime.h"
 
 int asyncdebug_parse_offsets(const uint8_t *buf, size_t len, struct asyncdebug_offsets *out,
                              struct pt_error *err)
@@ -104,12 +105,8 @@ static int examine(struct proc *p, const struct proc_map *maps, size_t n, const 
             first = &maps[i];
         }
     }
-    int fd = first != NULL ? proc_open_file(p, path, NULL) : -1;
-    if (fd < 0) {
-        return 0;
-    }
-    struct elf *e = elf_open_fd(fd, NULL);
-    close(fd);
+    /* A file that cannot be opened, or is no ELF image, holds no section: not an error. */
+    struct elf *e = first != NULL ? runtime_open_elf(p, path, NULL) : NULL;
     if (e == NULL) {
         return 0;
     }
