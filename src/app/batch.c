@@ -18,6 +18,7 @@
 #include "core/target/proc.h"
 #include "core/target/runtime.h"
 #include "core/sampler/sampler.h"
+#include "core/sampler/schedule.h"
 #include "core/write/sampler_write.h"
 #include "core/model/snapshot.h"
 #include "core/write/snapshot_write.h"
@@ -79,14 +80,15 @@ static int follow(struct batch *b)
     return -1;
 }
 
-/* Samples from START until END: on the grid START + k / rate (a late sample is taken at once,
- * but ticks missed beyond it are skipped, never made up in a burst), or back to back at --rate
- * max; failed samples in a row back off (sampler_due()). Stops early when the target exits,
- * exec()s a program that cannot be followed, or a signal asks. */
+/* Samples from START until END: one at a random point of each period of the rate from START
+ * (schedule.h; a late sample is taken at once, but periods missed beyond it are skipped, never
+ * made up in a burst), or back to back at --rate max; failed samples in a row back off
+ * (sampler_due()). Stops early when the target exits, exec()s a program that cannot be
+ * followed, or a signal asks. */
 static void sample_interval(struct batch *b, double start, double end)
 {
-    double period = b->o->rate_hz > 0 ? 1.0 / b->o->rate_hz : 0;
-    double tick = 0;
+    struct schedule sched;
+    schedule_start(&sched, b->o->rate_hz, start, schedule_seed());
     double now = clock_now();
     /* At least one sample, even when pytop itself did not run until the interval was over (a
      * loaded machine): an empty document would say the target could not be read. */
@@ -104,16 +106,7 @@ static void sample_interval(struct batch *b, double start, double end)
             }
         }
         now = clock_now();
-        double next = now;
-        if (period > 0) {
-            tick++;
-            /* Late by more than a tick: take the newest missed one now and go on from there. */
-            if (start + (tick + 1) * period <= now) {
-                tick = (double)(uint64_t)((now - start) / period);
-            }
-            next = start + tick * period;
-        }
-        next = sampler_due(b->sampler, next);
+        double next = sampler_due(b->sampler, schedule_next(&sched, now));
         if (next > now) {
             stopsig_sleep_until(next < end ? next : end);
             now = clock_now();

@@ -19,6 +19,7 @@
 #include "core/target/proc.h"
 #include "core/write/report.h"
 #include "core/sampler/sampler.h"
+#include "core/sampler/schedule.h"
 #include "core/write/sampler_write.h"
 #include "core/model/snapshot.h"
 #include "core/write/snapshot_write.h"
@@ -148,9 +149,9 @@ static int keep_snapshot(struct dump *d, struct pt_error *err)
 static void sample_until(struct dump *d, double end)
 {
     const struct cli_options *o = d->o;
-    double period = o->rate_hz > 0 ? 1.0 / o->rate_hz : 0;
     double now = clock_now();
-    double next = now;
+    struct schedule sched;
+    schedule_start(&sched, o->rate_hz, now, schedule_seed());
     double next_snap = now;
     while (!stopsig_requested() && now < end) {
         struct pt_error err = {0};
@@ -160,6 +161,9 @@ static void sample_until(struct dump *d, double end)
             }
         }
         now = clock_now();
+        /* At a random point of each period of the rate; after a stall, on from now rather
+         * than catch up in a burst (schedule.h). */
+        double next = schedule_next(&sched, now);
         if (now >= next_snap) {
             struct pt_error serr = {0};
             if (keep_snapshot(d, &serr) < 0 && (d->gone || d->ended)) {
@@ -168,8 +172,6 @@ static void sample_until(struct dump *d, double end)
             now = clock_now();
             next_snap = now + o->delay;
         }
-        /* Keep to the rate; after a stall start afresh rather than catch up in a burst. */
-        next = period > 0 && next + period > now - period ? next + period : now;
         next = sampler_due(d->sampler, next);
         stopsig_sleep_until(next < end ? next : end);
         now = clock_now();

@@ -21,6 +21,7 @@
 #include "core/target/proc.h"
 #include "core/target/runtime.h"
 #include "core/sampler/sampler.h"
+#include "core/sampler/schedule.h"
 #include "core/model/snapshot.h"
 #include "core/model/snapshot_arena.h"
 #include "core/write/snapshot_write.h"
@@ -79,6 +80,7 @@ struct live {
     bool heat_on;
     double started;
     double next_frame;
+    struct schedule schedule; /* when the next sample is due */
     double last_sample;
     double age_s;
     char command[512];
@@ -464,6 +466,7 @@ static double step_waiting(struct live *l, const struct requests *rq, double now
     if (attach(l, rq, &err) == 0) {
         l->state = LIVE_SAMPLING;
         l->next_frame = now;
+        schedule_start(&l->schedule, l->opts.rate_hz, now, schedule_seed());
         return now;
     }
     snprintf(l->status, sizeof l->status, "%s", err.msg);
@@ -544,42 +547,41 @@ static void follow_exec(struct live *l, double now)
     publish(l, now);
 }
 
-/* One sample, and a frame when one is due. Returns when to sample next. */
-static double step_sampling(struct live *l, const struct requests *rq, double now,
-                            double next_sample)
+/* A sample when one is due (a wake for a frame or a key takes none off the schedule), and a
+ * frame when one is due. Returns when the next sample is. */
+static double step_sampling(struct live *l, const struct requests *rq, double now)
 {
-    struct pt_error err = {0};
     apply_requests(l, rq, now);
-    int rc = sampler_sample(l->sampler, now, &err);
-    now = clock_now();
-    l->last_sample = now;
-    if (rc < 0) {
-        snprintf(l->status, sizeof l->status, "%s", err.msg);
-        if (is_gone(&err)) {
-            l->state = LIVE_GONE;
-            stop_recording(l, now);
-            publish(l, now);
-            return now;
-        }
-        if (err.code == PT_E_EXEC) {
-            follow_exec(l, now);
-            if (l->state != LIVE_SAMPLING) {
+    if (now >= sampler_due(l->sampler, schedule_due(&l->schedule))) {
+        struct pt_error err = {0};
+        int rc = sampler_sample(l->sampler, now, &err);
+        now = clock_now();
+        l->last_sample = now;
+        /* Keep to the rate, but after a stall go on from now rather than catch up in a burst;
+         * a run of failed samples backs off (sampler_due()). */
+        schedule_next(&l->schedule, now);
+        if (rc < 0) {
+            snprintf(l->status, sizeof l->status, "%s", err.msg);
+            if (is_gone(&err)) {
+                l->state = LIVE_GONE;
+                stop_recording(l, now);
+                publish(l, now);
                 return now;
             }
-            now = clock_now();
+            if (err.code == PT_E_EXEC) {
+                follow_exec(l, now);
+                if (l->state != LIVE_SAMPLING) {
+                    return now;
+                }
+                now = clock_now();
+            }
         }
     }
     if (now >= l->next_frame) {
         publish(l, now);
         l->next_frame = now + rq->period_s;
     }
-    if (l->opts.rate_hz <= 0) {
-        return sampler_due(l->sampler, now);
-    }
-    /* Keep to the rate, but after a stall start afresh rather than catch up in a burst; a run
-     * of failed samples backs off. */
-    double next = next_sample + 1.0 / l->opts.rate_hz;
-    return sampler_due(l->sampler, next < now - 1.0 / l->opts.rate_hz ? now : next);
+    return sampler_due(l->sampler, schedule_due(&l->schedule));
 }
 
 /* A replay: the position moved as asked (or by playing), the samples up to it counted, and a
@@ -638,7 +640,7 @@ static void *run(void *arg)
             next = step_waiting(l, &rq, now);
             break;
         case LIVE_SAMPLING:
-            next = l->replay != NULL ? step_replay(l, &rq, now) : step_sampling(l, &rq, now, next);
+            next = l->replay != NULL ? step_replay(l, &rq, now) : step_sampling(l, &rq, now);
             break;
         case LIVE_GONE:
         case LIVE_EXECED:

@@ -18,6 +18,7 @@
 #include "core/record/recconv.h"
 #include "core/record/recording.h"
 #include "core/sampler/sampler.h"
+#include "core/sampler/schedule.h"
 #include "core/util/clock.h"
 #include "core/util/error.h"
 #include "core/write/sampler_write.h"
@@ -157,20 +158,19 @@ static int export_live(const struct cli_options *o, FILE *out)
     e.start = clock_now();
     struct sampler_hook hook = {live_sample, NULL, &e};
     sampler_set_hook(sampler, &hook);
-    double period = o->rate_hz > 0 ? 1.0 / o->rate_hz : 0;
     double end = e.start + o->delay;
     double now = e.start;
-    for (uint64_t tick = 1; !stopsig_requested() && now < end && !e.failed; tick++) {
+    /* At a random point of each period of the rate (schedule.h). */
+    struct schedule sched;
+    schedule_start(&sched, o->rate_hz, now, schedule_seed());
+    while (!stopsig_requested() && now < end && !e.failed) {
         if (sampler_sample(sampler, now, &err) < 0 &&
             (err.code == PT_E_GONE || err.code == PT_E_NOPROC || err.code == PT_E_EXEC)) {
             fprintf(stderr, "pytop: %s; exporting what was sampled\n", err.msg);
             break;
         }
         now = clock_now();
-        double next = sampler_due(sampler, period > 0 ? e.start + (double)tick * period : now);
-        if (next <= now && period > 0) {
-            tick = (uint64_t)((now - e.start) / period);
-        }
+        double next = sampler_due(sampler, schedule_next(&sched, now));
         if (next > now) {
             stopsig_sleep_until(next < end ? next : end);
             now = clock_now();

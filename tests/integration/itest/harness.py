@@ -22,8 +22,8 @@ REMOTE_MODES = os.path.join(SRCDIR, "tests", "integration", "remote_modes.py")
 
 SCENARIOS = ("errors", "stacks", "subinterp", "manythreads", "batch", "codereuse", "churn",
              "wronglayout", "tasks", "taskcycle", "gc", "gcwait", "hostile", "initshim", "genexc",
-             "exec", "idle", "latename", "forkname", "output", "incident", "modes", "waits",
-             "record")
+             "exec", "idle", "latename", "forkname", "output", "incident", "modes", "schedule",
+             "waits", "record")
 # Versions pytop means to support (DESIGN.md); each one not found is reported as skipped.
 KNOWN_MINORS = [(3, m) for m in range(15, 5, -1)] + [(2, 7)]
 MIN_TARGET_VERSION = (2, 7)

@@ -13,7 +13,7 @@ from .scen_hostile import check_hostile
 from .scen_batch import (check_batch, check_churn, check_codereuse, check_forkname, check_idle,
                          check_latename, check_manythreads)
 from .scen_exec import check_exec
-from .scen_modes import check_modes
+from .scen_modes import check_modes, check_schedule
 from .scen_waits import check_waits
 from .scen_record import check_record
 from .scen_output import check_incident, check_output
@@ -28,7 +28,7 @@ def run_target_scenario(ctx, py, scenario, notes):
         with open(log_path, "wb") as log:
             target = {"wronglayout": "manythreads", "gc": "gcstate",
                       "exec": "execer", "output": "batch", "record": "stacks",
-                      "incident": "batch"}.get(scenario, scenario)
+                      "incident": "batch", "schedule": "pulse"}.get(scenario, scenario)
             proc = CHILDREN.start([py.path, os.path.join(TARGETS, target + ".py"), outfile],
                                   stdout=log, stderr=subprocess.STDOUT, cwd=workdir,
                                   env=clean_env())
@@ -43,7 +43,8 @@ def run_target_scenario(ctx, py, scenario, notes):
                      "hostile": check_hostile, "exec": check_exec,
                      "output": check_output,
                      "incident": check_incident,
-                     "modes": check_modes, "waits": check_waits,
+                     "modes": check_modes, "schedule": check_schedule,
+                     "waits": check_waits,
                      "record": check_record}.get(scenario, check_target)
             check(ctx, py, proc, outfile, log_path, workdir, notes)
             ok = True

@@ -170,3 +170,41 @@ def cpu_share_problems(doc):
                                 "on a CPU (expected some of at least %d)"
                                 % (on, states, STATES_ENOUGH), [json.dumps(f) for f in busy]))
     return problems
+
+
+# targets/pulse.py is on a CPU for the first 3 ms of every 10 ms of the clock: the period of
+# -r 100. Sampled at a random point of each period, it is on a CPU in about 30 % of the samples
+# (more on a loaded machine, where it waits to run); a strict 100 Hz grid sees it at one phase
+# every time, in (nearly) all samples or none.
+PULSE_ARGS = ["-n", "1", "-d", "2", "-r", "100", "--mode", "cpu", "--json"]
+PULSE_SHARE = (5.0, 85.0)
+PULSE_SAMPLES = 50
+
+
+def check_schedule(ctx, py, proc, outfile, log_path, workdir, notes):
+    """pytop -b -r 100 --mode cpu on a thread that works in step with the rate: its share of
+    the samples is its share of the time, not 0 % or 100 % as a sampler locked to one phase of
+    its period would count."""
+    expect = wait_for_report(proc, outfile, log_path, TARGET_START_TIMEOUT)
+    if "error" in expect:
+        raise Fail([Problem("pulse target: %s" % expect["error"])])
+    tid = expect["tids"]["pulse"]
+    docs = json_lines(pytop_batch(ctx, proc.pid, PULSE_ARGS).stdout.decode("utf-8", "replace"),
+                      "pytop -b -r 100 --mode cpu")
+    if len(docs) != 1:
+        raise Fail([Problem("pytop -b -r 100 --mode cpu: %d documents, expected 1" % len(docs))])
+    samples = (docs[0].get("sampling") or {}).get("samples")
+    counted = {t.get("tid"): t for _, t in all_threads(docs[0])}.get(tid, {}).get("samples")
+    if not isinstance(samples, int) or samples < PULSE_SAMPLES or not isinstance(counted, int):
+        raise Fail([Problem("pytop -b -r 100 --mode cpu: %r samples, the pulse thread's %r"
+                            % (samples, counted))])
+    share = 100.0 * counted / samples
+    notes.append("the pulse thread (on a CPU %.0f %% of each %.0f ms) on a CPU in %d of %d "
+                 "samples (%.1f %%)" % (100 * expect["busy"] / expect["period"],
+                                        1000 * expect["period"], counted, samples, share))
+    if not PULSE_SHARE[0] <= share <= PULSE_SHARE[1]:
+        raise Fail([Problem("the pulse thread, on a CPU %.0f %% of the time in step with the "
+                            "rate, was on a CPU in %d of %d samples (%.1f %%, expected %.0f-%.0f "
+                            "%%): are the samples locked to one phase of the period?"
+                            % (100 * expect["busy"] / expect["period"], counted, samples, share,
+                               PULSE_SHARE[0], PULSE_SHARE[1]))])
