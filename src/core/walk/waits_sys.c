@@ -156,7 +156,8 @@ void waits_read_syscall(struct waits *w, struct proc *p, struct snapshot *s,
     buf[0] = '\0';
     struct pt_error e = {0};
     size_t n_fds = 0;
-    switch (proc_syscall_class(sc->nr)) {
+    enum proc_sys_class class = proc_syscall_class(sc->nr);
+    switch (class) {
     case PROC_SYS_SLEEP:
     case PROC_SYS_PAUSE:
         set_sleep(p, sc, sc->nr, out, key);
@@ -168,15 +169,13 @@ void waits_read_syscall(struct waits *w, struct proc *p, struct snapshot *s,
         describe_fd(w, p, out->fd, buf, sizeof buf);
         break;
     case PROC_SYS_POLL:
-        poll_fds(w, p, sc, buf, sizeof buf, &n_fds);
-        if (n_fds == 0) {
-            set_sleep(p, sc, sc->nr, out, key);
-            return;
-        }
-        out->kind = SNAP_WAIT_IO;
-        break;
     case PROC_SYS_SELECT:
-        select_fds(w, p, sc, buf, sizeof buf, &n_fds);
+        if (class == PROC_SYS_POLL) {
+            poll_fds(w, p, sc, buf, sizeof buf, &n_fds);
+        } else {
+            select_fds(w, p, sc, buf, sizeof buf, &n_fds);
+        }
+        /* With no descriptor to watch, poll and select are sleeps. */
         if (n_fds == 0) {
             set_sleep(p, sc, sc->nr, out, key);
             return;
