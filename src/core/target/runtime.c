@@ -164,6 +164,14 @@ static int examine(struct proc *p, const struct proc_map *maps, size_t n, const 
     int found = 0;
     struct elf_section sec;
     struct elf_lookup api[API_COUNT];
+    /* Local symbols, which only .symtab names: one scan of it finds them all. */
+    enum { LOCAL_HEAD, LOCAL_VERSION0, LOCAL_VERSION, LOCAL_COUNT };
+    struct elf_lookup local[LOCAL_COUNT] = {
+        [LOCAL_HEAD] = {.name = "interp_head"},
+        [LOCAL_VERSION0] = {.name = "version.0"},
+        [LOCAL_VERSION] = {.name = "version"},
+    };
+    bool locals_read = false;
     if (elf_load_bias(e, m->start, m->offset, &cand->bias, NULL) < 0) {
         goto out;
     }
@@ -182,10 +190,11 @@ static int examine(struct proc *p, const struct proc_map *maps, size_t n, const 
         cand->runtime_addr = lookup_addr(&api[API_RUNTIME], cand->bias);
     } else if (lookup_addr(&api[API_INITIALIZE], cand->bias) != 0) {
         /* Before 3.7 there is no _PyRuntime: the list of interpreters is a static of
-         * Python/pystate.c, which only an unstripped binary's .symtab names. */
-        struct elf_lookup head = {.name = "interp_head"};
-        (void)elf_find_symbols(e, &head, 1, NULL);
-        cand->runtime_addr = lookup_addr(&head, cand->bias);
+         * Python/pystate.c, which only an unstripped binary's .symtab names. The version's
+         * buffer (below) is looked up in the same scan of it. */
+        (void)elf_find_symbols(e, local, LOCAL_COUNT, NULL);
+        locals_read = true;
+        cand->runtime_addr = lookup_addr(&local[LOCAL_HEAD], cand->bias);
         cand->globals_only = cand->runtime_addr != 0;
         cand->python_without_runtime = !cand->globals_only;
         if (!cand->globals_only) {
@@ -200,11 +209,12 @@ static int examine(struct proc *p, const struct proc_map *maps, size_t n, const 
         cand->rodata_hexversion = rodata_version(e, path);
         /* Py_GetVersion() formats sys.version into a static buffer (Python/getversion.c);
          * unstripped libraries name it in .symtab, as version.0 or version. */
-        struct elf_lookup buf[2] = {{.name = "version.0"}, {.name = "version"}};
-        (void)elf_find_symbols(e, buf, 2, NULL);
-        cand->version_buf_addr = lookup_addr(&buf[0], cand->bias);
+        if (!locals_read) {
+            (void)elf_find_symbols(e, local + LOCAL_VERSION0, LOCAL_COUNT - LOCAL_VERSION0, NULL);
+        }
+        cand->version_buf_addr = lookup_addr(&local[LOCAL_VERSION0], cand->bias);
         if (cand->version_buf_addr == 0) {
-            cand->version_buf_addr = lookup_addr(&buf[1], cand->bias);
+            cand->version_buf_addr = lookup_addr(&local[LOCAL_VERSION], cand->bias);
         }
     }
     rt->runtime_addr = cand->runtime_addr;
