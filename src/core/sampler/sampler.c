@@ -275,9 +275,10 @@ static void cpu_commit(struct sampler *s, size_t n)
 }
 
 /* The CPU time of each thread of SMP since the last look, and of each thread looked at last
- * time that SMP lacks but the window still holds: a sample of the GIL holder alone
- * (--active-only) lists a thread only while it holds the GIL, and its time must run on
- * between its turns. */
+ * time that SMP lacks: a sample of the GIL holder alone (--active-only) lists a thread only
+ * while it holds the GIL, and its time must run on between its turns. A thread that is gone
+ * (its time cannot be read) is dropped; one the window no longer holds keeps its baseline, and
+ * its time counts again once it is seen. */
 static void read_cpu(struct sampler *s, const struct sample *smp, double now)
 {
     size_t n = 0;
@@ -289,13 +290,36 @@ static void read_cpu(struct sampler *s, const struct sample *smp, double now)
     qsort(s->cpu_next, listed, sizeof *s->cpu_next, cmp_seen);
     for (size_t i = 0; i < s->n_cpu; i++) {
         const struct cpu_seen *c = &s->cpu[i];
-        if (bsearch(c, s->cpu_next, listed, sizeof *s->cpu_next, cmp_seen) == NULL &&
-            sampler_table_find_thread(&s->window.table, c->interp_id, c->tid, c->thread_id) !=
-                SAMPLER_TABLE_NONE) {
+        if (bsearch(c, s->cpu_next, listed, sizeof *s->cpu_next, cmp_seen) == NULL) {
             account_cpu(s, c->interp_id, c->tid, c->thread_id, now, &n);
         }
     }
     cpu_commit(s, n);
+}
+
+/* --active-only: a thread seen holding the GIL for the first time gets its CPU time's baseline
+ * at once. The periodic read meets it only if it holds the GIL at that very sample: a thread
+ * holding it a tenth of the time went on showing no CPU time for seconds. A sample lists a
+ * holder per interpreter, so this is a few lookups. */
+static void baseline_new_threads(struct sampler *s, const struct sample *smp)
+{
+    for (size_t i = 0; i < smp->n_threads && s->cpu != NULL; i++) {
+        const struct sample_thread *t = &smp->threads[i];
+        struct cpu_seen key = {.tid = t->tid};
+        uint64_t ns;
+        if (t->tid <= 0 || s->n_cpu >= LIMIT_THREADS ||
+            (s->n_cpu > 0 && bsearch(&key, s->cpu, s->n_cpu, sizeof *s->cpu, cmp_seen) != NULL) ||
+            proc_task_cputime(s->proc, t->tid, &ns, NULL) < 0) {
+            continue;
+        }
+        size_t at = 0;
+        while (at < s->n_cpu && s->cpu[at].tid < t->tid) {
+            at++;
+        }
+        memmove(&s->cpu[at + 1], &s->cpu[at], (s->n_cpu - at) * sizeof *s->cpu);
+        s->cpu[at] = (struct cpu_seen){t->tid, ns, t->interp_id, t->thread_id};
+        s->n_cpu++;
+    }
 }
 
 void sampler_update_cpu(struct sampler *s, double now)
@@ -481,6 +505,8 @@ int sampler_sample(struct sampler *s, double now, struct pt_error *err)
     if (!(now < s->next_cpu)) {
         read_cpu(s, smp, now);
         s->next_cpu = now + s->cpu_period;
+    } else if (s->opts.active_only) {
+        baseline_new_threads(s, smp);
     }
     return 0;
 }
