@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "core/export/export.h"
+#include "core/sampler/schedule.h"
 #include "core/util/error.h"
 #include "export_fixture.h"
 
@@ -358,7 +359,7 @@ static void feed_pause(struct exporter *x)
     add_one(x, 1.01, b, 1, false);
 }
 
-static void test_export_weights_stop_at_four_periods_and_the_last_is_one_period(void **state)
+static void test_export_weights_are_half_the_gaps_around_stop_at_four_periods_the_last_one_period(void **state)
 {
     (void)state;
     struct export_opts o = opts_all();
@@ -371,12 +372,14 @@ static void test_export_weights_stop_at_four_periods_and_the_last_is_one_period(
     struct profile pr;
     decode_profile((struct pb){(const uint8_t *)raw, raw_len}, &pr);
     assert_int_equal(pr.n_samples, 3);
-    /* 10 ms, then the 990 ms pause cut to four periods; 10 ms, then one period for the last;
-     * 2's one sample stands for the time to the next sample, not to its next GIL. */
+    /* Each sample stands for half the gaps on either side, the 990 ms pause cut to four
+     * periods: the first 10 ms (the time to the next, as the first), the second (10 + 40) / 2,
+     * the third (40 + 10) / 2, the last one period. 2's one sample stands for the time to the
+     * next sample, not to its next GIL. */
     const char *expected[] = {
-        "1 one|main /app/main.py:3|Worker.run /app/work.py:12 2 50000000\n",
+        "1 one|main /app/main.py:3|Worker.run /app/work.py:12 2 35000000\n",
         "2 two|main /app/main.py:1 1 10000000\n",
-        "1 one|main /app/main.py:3 2 20000000\n",
+        "1 one|main /app/main.py:3 2 35000000\n",
     };
     char text[512];
     for (size_t i = 0; i < pr.n_samples; i++) { /* in the order the stacks were first seen */
@@ -385,6 +388,62 @@ static void test_export_weights_stop_at_four_periods_and_the_last_is_one_period(
     }
     free(raw);
 }
+/* Samples as pytop takes them (schedule.h: a random point of each 10 ms) of a thread that works
+ * in Worker.run for the first 3 ms of every 10 ms and in main the rest. */
+enum { PHASED_SAMPLES = 20000 };
+
+static void feed_phased(struct exporter *x)
+{
+    struct rec_frame work[] = {py(C_WORK, 12), py(C_MAIN, 3)};
+    struct rec_frame idle[] = {py(C_MAIN, 3)};
+    struct schedule sched;
+    schedule_start(&sched, 1 / PERIOD, 0, 11);
+    double t = schedule_due(&sched);
+    for (int i = 0; i < PHASED_SAMPLES; i++) {
+        bool working = fmod(t, PERIOD) < 0.3 * PERIOD;
+        add_one(x, t, working ? work : idle, working ? 2 : 1, false);
+        t = schedule_next(&sched, t);
+    }
+}
+
+/* Worker.run's share of thread one's time is its 30 %: a weight of the gap to the next sample
+ * alone made it about 40 % (a sample early in its period is followed by a long gap). */
+static void test_export_weights_are_fair_to_work_in_step_with_the_rate(void **state)
+{
+    (void)state;
+    struct export_opts o = opts_all();
+    size_t len;
+    char *gz = export_stream(EXPORT_PPROF, &o, feed_phased, &len);
+    size_t raw_len;
+    char *raw = gunzip(gz, len, &raw_len);
+    free(gz);
+    struct profile pr;
+    decode_profile((struct pb){(const uint8_t *)raw, raw_len}, &pr);
+    double work = 0;
+    double all = 0;
+    char text[512];
+    for (size_t i = 0; i < pr.n_samples; i++) {
+        sample_text(&pr, pr.samples[i], text);
+        unsigned long long count;
+        unsigned long long weight;
+        const char *tail = strrchr(text, ' ');
+        assert_non_null(tail);
+        const char *mid = tail - 1;
+        while (mid > text && *mid != ' ') {
+            mid--;
+        }
+        assert_int_equal(sscanf(mid, " %llu %llu", &count, &weight), 2);
+        if (strncmp(text, "1 one|", 6) != 0) {
+            continue;
+        }
+        all += (double)weight;
+        work += strstr(text, "Worker.run") != NULL ? (double)weight : 0;
+    }
+    assert_true(all > 0.95 * PHASED_SAMPLES * PERIOD * 1e9);
+    assert_true(fabs(work / all - 0.3) < 0.02);
+    free(raw);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -397,7 +456,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_export_pprof_is_a_gzipped_profile_with_the_same_counts),
         cmocka_unit_test(test_export_pprof_reads_back_in_go_tool_pprof),
-        cmocka_unit_test(test_export_weights_stop_at_four_periods_and_the_last_is_one_period),
+        cmocka_unit_test(test_export_weights_are_half_the_gaps_around_stop_at_four_periods_the_last_one_period),
+        cmocka_unit_test(test_export_weights_are_fair_to_work_in_step_with_the_rate),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -120,11 +120,12 @@ static bool selected(const struct exporter *x, const struct rec_thread *th)
 }
 
 /* What each thread-sample stands for (the weight of speedscope, pprof's wall time, the length
- * of chrome's events): the time from its sample to the next sample taken (whether or not that
- * one counts it, so a thread the mode counts only now and then is not stretched over the
- * samples between), at most CAP_NS (four periods, or 0.1 s when the period is not known) so
- * a pause in the recording does not land on one stack. The last sample's thread-samples
- * stand for one period, or for the gap before them when the period is not known. */
+ * of chrome's events): half the time from the sample before to the sample after (samples
+ * taken, whether or not they count it, so a thread the mode counts only now and then is not
+ * stretched over the samples between; the first sample: the time to the next), each gap at
+ * most CAP_NS (four periods, or 0.1 s when the period is not known) so a pause in the
+ * recording does not land on one stack. The last sample's thread-samples stand for one
+ * period, or for the gap before them when the period is not known. */
 static void settle(struct exporter *x, int64_t w)
 {
     for (size_t i = 0; i < x->n_pending; i++) {
@@ -413,8 +414,17 @@ int exporter_add(struct exporter *x, const struct rec_sample *s, struct pt_error
     int64_t t_ns = to_ns(s->t);
     if (x->n_pending > 0) {
         int64_t gap = t_ns > x->pending_ns ? t_ns - x->pending_ns : 0;
+        int64_t capped = gap < x->cap_ns ? gap : x->cap_ns;
+        /* Half the gaps on either side: pytop samples at a random point of each period
+         * (schedule.h), and the gap to the next sample alone is long for a sample early in
+         * its period, which would weigh what a target does early in each period more. */
+        int64_t before = x->last_gap_ns;
         x->last_gap_ns = gap;
-        settle(x, gap < x->cap_ns ? gap : x->cap_ns);
+        if (before >= 0) {
+            settle(x, ((before < x->cap_ns ? before : x->cap_ns) + capped) / 2);
+        } else {
+            settle(x, capped);
+        }
     }
     if (!(s->t >= x->opts.from && s->t <= x->opts.to)) {
         return 0;
