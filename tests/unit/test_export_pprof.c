@@ -347,6 +347,20 @@ static void test_export_pprof_reads_back_in_go_tool_pprof(void **state)
     free(out);
 }
 
+/* The pprof export of FEED_FN's samples with OPTS, decoded into *PR (which points into the
+ * returned buffer: free it after). */
+static char *pprof_of(const struct export_opts *opts, void (*feed_fn)(struct exporter *),
+                      struct profile *pr)
+{
+    size_t len;
+    char *gz = export_stream(EXPORT_PPROF, opts, feed_fn, &len);
+    size_t raw_len;
+    char *raw = gunzip(gz, len, &raw_len);
+    free(gz);
+    decode_profile((struct pb){(const uint8_t *)raw, raw_len}, pr);
+    return raw;
+}
+
 /* 1: main:3 > Worker.run:12 at 0 and 10 ms, a pause, main:3 at 1 s and 1.01 s; 2 holds the
  * GIL in the first sample only. */
 static void feed_pause(struct exporter *x)
@@ -364,13 +378,8 @@ static void test_export_weights_are_half_the_gaps_around_stop_at_four_periods_th
     (void)state;
     struct export_opts o = opts_all();
     o.mode = SAMPLER_MODE_GIL;
-    size_t len;
-    char *gz = export_stream(EXPORT_PPROF, &o, feed_pause, &len);
-    size_t raw_len;
-    char *raw = gunzip(gz, len, &raw_len);
-    free(gz);
     struct profile pr;
-    decode_profile((struct pb){(const uint8_t *)raw, raw_len}, &pr);
+    char *raw = pprof_of(&o, feed_pause, &pr);
     assert_int_equal(pr.n_samples, 3);
     /* Each sample stands for half the gaps on either side, the 990 ms pause cut to four
      * periods: the first 10 ms (the time to the next, as the first), the second (10 + 40) / 2,
@@ -412,13 +421,8 @@ static void test_export_weights_are_fair_to_work_in_step_with_the_rate(void **st
 {
     (void)state;
     struct export_opts o = opts_all();
-    size_t len;
-    char *gz = export_stream(EXPORT_PPROF, &o, feed_phased, &len);
-    size_t raw_len;
-    char *raw = gunzip(gz, len, &raw_len);
-    free(gz);
     struct profile pr;
-    decode_profile((struct pb){(const uint8_t *)raw, raw_len}, &pr);
+    char *raw = pprof_of(&o, feed_phased, &pr);
     double work = 0;
     double all = 0;
     char text[512];
